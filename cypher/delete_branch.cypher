@@ -1,0 +1,47 @@
+// name: delete_branch
+// returns: one row {problem, fork_point_id, deleted_ids, previous_head_id, head_id}
+// purpose: tombstones a branch's exclusive nodes (everything below its fork point); HEAD moves to the fork point if it was among them
+// params: session_id, tenant, tip_id, now
+// Nodes are flagged, never removed: calls that read them keep their READ edges.
+MATCH (s:Session {id: $session_id, tenant: $tenant})
+SET s.updated_at = $now
+WITH s
+MATCH (s)-[h:HEAD]->(head:Node)
+OPTIONAL MATCH (tip:Node {id: $tip_id, tenant: $tenant})
+WITH s, h, head, tip,
+  CASE
+    WHEN tip IS NULL THEN 'tip_not_found'
+    WHEN tip.session_id <> s.id THEN 'tip_other_session'
+    WHEN tip.deleted_at IS NOT NULL THEN 'tip_deleted'
+    WHEN tip.role = 'summary' OR tip.side_branch THEN 'tip_not_a_branch'
+    WHEN tip.depth = 0 THEN 'tip_is_root'
+    WHEN EXISTS {
+      (tip)<-[:PREDECESSOR]-(c:Node)
+      WHERE c.deleted_at IS NULL AND c.role <> 'summary' AND NOT c.side_branch
+    } THEN 'tip_not_a_tip'
+  END AS problem
+OPTIONAL CALL (s, h, head, tip, problem) {
+  WITH * WHERE problem IS NULL
+  // The fork point: the nearest ancestor that is ROOT or has another live user child.
+  MATCH path = (tip)-[:PREDECESSOR]->+(fork:Node
+    WHERE fork.depth = 0 OR COUNT {
+      (fork)<-[:PREDECESSOR]-(c:Node)
+      WHERE c.deleted_at IS NULL AND c.role <> 'summary' AND NOT c.side_branch
+    } > 1)
+  WITH s, h, head, fork, nodes(path)[-2] AS top
+  ORDER BY fork.depth DESC
+  LIMIT 1
+  MATCH (top)<-[:PREDECESSOR*0..]-(x:Node)
+  WHERE x.deleted_at IS NULL
+  SET x.deleted_at = $now
+  WITH s, h, head, fork, collect(x.id) AS deleted_ids
+  CALL (s, h, head, fork) {
+    WITH * WHERE head.deleted_at IS NOT NULL
+    DELETE h
+    CREATE (s)-[:HEAD]->(fork)
+  }
+  RETURN fork.id AS fork_point_id, deleted_ids,
+    CASE WHEN head.deleted_at IS NULL THEN head.id ELSE fork.id END AS new_head_id
+}
+RETURN problem, fork_point_id, deleted_ids, head.id AS previous_head_id,
+  coalesce(new_head_id, head.id) AS head_id

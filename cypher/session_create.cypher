@@ -1,0 +1,16 @@
+// name: session_create
+// returns: one row {session}
+// purpose: a new session with its ROOT node (the system prompt); HEAD starts on ROOT
+// params: session_id, tenant, title, extra_meta, now, root_id, system_prompt, root_tokens
+CREATE (s:Session {
+  id: $session_id, tenant: $tenant, title: $title, extra_meta: $extra_meta,
+  created_at: $now, updated_at: $now, next_seq: 1
+})
+CREATE (r:Node {
+  id: $root_id, session_id: $session_id, tenant: $tenant, role: 'system',
+  content: $system_prompt, created_at: $now, tokens: $root_tokens, metadata: '{}',
+  seq: 0, depth: 0, side_branch: false
+})
+CREATE (s)-[:ROOT]->(r)
+CREATE (s)-[:HEAD]->(r)
+RETURN s {.*, root_id: r.id, head_id: r.id} AS session

@@ -1,0 +1,8 @@
+// name: session_get
+// returns: zero or one row {session}
+// purpose: one session of the tenant, with its ROOT and HEAD ids
+// params: session_id, tenant
+MATCH (s:Session {id: $session_id, tenant: $tenant})
+MATCH (s)-[:ROOT]->(r:Node)
+MATCH (s)-[:HEAD]->(h:Node)
+RETURN s {.*, root_id: r.id, head_id: h.id} AS session

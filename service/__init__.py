@@ -1,0 +1,1 @@
+"""ctxdag: a Neo4j-backed ledger of LLM conversations."""

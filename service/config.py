@@ -1,0 +1,57 @@
+"""One settings object, read from the environment when asked (never at import)."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+DEFAULT_TENANT = "local"
+
+
+def _user_dir(env: Mapping[str, str], xdg_var: str, fallback: str) -> Path:
+    base = env.get(xdg_var) or str(Path.home() / fallback)
+    return Path(base) / "ctxdag"
+
+
+@dataclass(frozen=True)
+class Settings:
+    # An existing Neo4j (any 5.x or Aura). None: the managed local Neo4j is used.
+    neo4j_uri: str | None
+    neo4j_user: str
+    neo4j_password: str
+    neo4j_database: str | None
+    # The managed local Neo4j.
+    data_dir: Path
+    cache_dir: Path
+    local_neo4j_port: int
+    local_neo4j_heap: str
+    local_neo4j_pagecache_mb: int
+    # The ledger.
+    tenant: str
+    max_content_bytes: int
+    max_metadata_bytes: int
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
+        env = os.environ if env is None else env
+        return cls(
+            neo4j_uri=env.get("NEO4J_URI") or None,
+            neo4j_user=env.get("NEO4J_USER", "neo4j"),
+            neo4j_password=env.get("NEO4J_PASSWORD", ""),
+            neo4j_database=env.get("NEO4J_DATABASE") or None,
+            data_dir=Path(env["CTXDAG_HOME"]) if env.get("CTXDAG_HOME")
+            else _user_dir(env, "XDG_DATA_HOME", ".local/share"),
+            cache_dir=Path(env["CTXDAG_CACHE"]) if env.get("CTXDAG_CACHE")
+            else _user_dir(env, "XDG_CACHE_HOME", ".cache"),
+            local_neo4j_port=int(env.get("CTXDAG_NEO4J_PORT", "7687")),
+            local_neo4j_heap=env.get("CTXDAG_NEO4J_HEAP", "1g"),
+            local_neo4j_pagecache_mb=int(env.get("CTXDAG_NEO4J_PAGECACHE_MB", "512")),
+            tenant=env.get("CTXDAG_TENANT", DEFAULT_TENANT),
+            max_content_bytes=int(env.get("CTXDAG_MAX_CONTENT_BYTES", str(1024 * 1024))),
+            max_metadata_bytes=int(env.get("CTXDAG_MAX_METADATA_BYTES", str(64 * 1024))),
+        )
+
+    @property
+    def local_neo4j_home(self) -> Path:
+        return self.data_dir / "neo4j"

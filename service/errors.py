@@ -1,0 +1,49 @@
+"""Every error ctxdag raises on purpose. Each carries a stable code for clients.
+
+Driver errors are translated into these in exactly one place:
+`service.store.db.translate_driver_errors`.
+"""
+from __future__ import annotations
+
+
+class CtxdagError(Exception):
+    """Root of all expected errors. `code` is stable; `message` is for people."""
+
+    code = "INTERNAL"
+
+    def __init__(self, message: str, **details: object) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+class NotFound(CtxdagError):
+    code = "NOT_FOUND"
+
+    def __init__(self, kind: str, id: str, message: str | None = None) -> None:
+        super().__init__(message or f"{kind} {id!r} does not exist", kind=kind, id=id)
+        self.kind = kind
+        self.id = id
+
+
+class BadInput(CtxdagError):
+    code = "BAD_INPUT"
+
+
+class Conflict(CtxdagError):
+    code = "CONFLICT"
+
+
+class Unavailable(CtxdagError):
+    """The database cannot be reached or did not answer in time."""
+
+    code = "UNAVAILABLE"
+
+
+class StoreFailure(CtxdagError):
+    """The database refused a statement for a reason that is our bug, not the input."""
+
+    code = "INTERNAL"

@@ -1,0 +1,10 @@
+"""The ledger in Neo4j. The only package that talks to the database."""
+from .db import Database, open_driver
+from .ledger import Ledger
+from .models import Appended, Branch, DeletedBranch, HeadMove, Node, Page, Role, Session
+from .validate import Limits
+
+__all__ = [
+    "Appended", "Branch", "Database", "DeletedBranch", "HeadMove", "Ledger", "Limits", "Node",
+    "Page", "Role", "Session", "open_driver",
+]

@@ -1,0 +1,140 @@
+"""The one door to Neo4j: runs named statements, translates driver errors.
+
+Every statement runs in a managed transaction (the driver retries transient
+failures), is consumed inside it, and counts one round trip.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Callable, Mapping
+
+import neo4j
+from neo4j import AsyncDriver, AsyncGraphDatabase
+from neo4j.exceptions import (
+    ConstraintError,
+    DriverError,
+    Neo4jError,
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,
+)
+
+from ..errors import Conflict, CtxdagError, StoreFailure, Unavailable
+from .queries import Query, load_migrations, load_queries
+
+Rows = list[dict[str, Any]]
+RowCheck = Callable[[Rows], None]
+
+
+def open_driver(uri: str, user: str = "neo4j", password: str = "") -> AsyncDriver:
+    """One driver per process. Timeouts are bounded so an outage is reported, not waited out."""
+    auth = neo4j.basic_auth(user, password) if password else None
+    return AsyncGraphDatabase.driver(
+        uri,
+        auth=auth,
+        connection_timeout=5.0,
+        connection_acquisition_timeout=10.0,
+        max_transaction_retry_time=15.0,
+        notifications_min_severity="OFF",
+    )
+
+
+@contextlib.asynccontextmanager
+async def translate_driver_errors() -> AsyncIterator[None]:
+    """The single place where driver errors become ctxdag errors."""
+    try:
+        yield
+    except CtxdagError:
+        raise
+    except ConstraintError as e:
+        raise Conflict(f"the write conflicts with stored data: {e.message}") from e
+    except (ServiceUnavailable, SessionExpired) as e:
+        raise Unavailable(f"Neo4j is unreachable: {e}") from e
+    except TransientError as e:
+        raise Unavailable(f"Neo4j could not complete the transaction in time: {e.message}") from e
+    except Neo4jError as e:
+        raise StoreFailure(f"Neo4j refused a statement ({e.code}): {e.message}") from e
+    except (DriverError, OSError, asyncio.TimeoutError) as e:
+        raise Unavailable(f"Neo4j is unreachable: {e}") from e
+
+
+@dataclass
+class RoundTrips:
+    """Counts statements sent, per name. Tests use it to hold the one-round-trip rules."""
+
+    total: int = 0
+    by_name: dict[str, int] = field(default_factory=dict)
+
+    def add(self, name: str) -> None:
+        self.total += 1
+        self.by_name[name] = self.by_name.get(name, 0) + 1
+
+
+class Database:
+    def __init__(
+        self,
+        driver: AsyncDriver,
+        queries: Mapping[str, Query] | None = None,
+        database: str | None = None,
+    ) -> None:
+        self.driver = driver
+        self.queries = dict(queries) if queries is not None else load_queries()
+        self.database = database
+        self.round_trips = RoundTrips()
+
+    async def read(self, query_name: str, /, **params: Any) -> Rows:
+        query, bound = self._prepare(query_name, params)
+        async with translate_driver_errors():
+            async with self.driver.session(database=self.database) as session:
+                return await session.execute_read(_run, query.text, bound, None)
+
+    async def write(self, query_name: str, /, check: RowCheck | None = None, **params: Any) -> Rows:
+        """Runs one statement in one write transaction.
+
+        `check` sees the rows inside the transaction; an error it raises rolls
+        the whole write back, so bad input leaves nothing behind.
+        """
+        query, bound = self._prepare(query_name, params)
+        async with translate_driver_errors():
+            async with self.driver.session(database=self.database) as session:
+                return await session.execute_write(_run, query.text, bound, check)
+
+    async def ping(self) -> str:
+        """Returns the server agent, e.g. 'Neo4j/5.26.31'."""
+        async with translate_driver_errors():
+            await self.driver.verify_connectivity()
+            info = await self.driver.get_server_info()
+            return info.agent
+
+    async def apply_schema(self) -> int:
+        """Applies pending migrations idempotently; returns the schema version now in force."""
+        rows = await self.read("schema_version_get")
+        current = rows[0]["version"] if rows else 0
+        async with translate_driver_errors():
+            for migration in load_migrations():
+                if migration.version <= current:
+                    continue
+                for statement in migration.statements:
+                    await self.driver.execute_query(statement, database_=self.database)
+                await self.write("schema_version_set", version=migration.version,
+                                 migration=migration.name)
+                current = migration.version
+        await self.write("schema_await_indexes")
+        return current
+
+    def _prepare(self, name: str, params: Mapping[str, Any]) -> tuple[Query, dict[str, Any]]:
+        query = self.queries[name]
+        bound = query.bind(params)
+        self.round_trips.add(name)
+        return query, bound
+
+
+async def _run(tx: neo4j.AsyncManagedTransaction, text: str, params: dict[str, Any],
+               check: RowCheck | None) -> Rows:
+    result = await tx.run(text, params)
+    rows = [record.data() async for record in result]
+    if check is not None:
+        check(rows)
+    return rows

@@ -1,0 +1,32 @@
+"""The ledger: the store layer's one entry point, bound to a tenant."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .branches import Branches
+from .db import Database
+from .head import HeadMoves
+from .nodes import Nodes
+from .sessions import Sessions
+from .validate import Limits
+
+
+@dataclass(frozen=True)
+class Ledger:
+    db: Database
+    tenant: str
+    sessions: Sessions
+    nodes: Nodes
+    head: HeadMoves
+    branches: Branches
+
+    @classmethod
+    def open(cls, db: Database, tenant: str, limits: Limits) -> "Ledger":
+        return cls(
+            db=db,
+            tenant=tenant,
+            sessions=Sessions(db, tenant, limits),
+            nodes=Nodes(db, tenant),
+            head=HeadMoves(db, tenant, limits),
+            branches=Branches(db, tenant),
+        )

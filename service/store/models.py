@@ -1,0 +1,133 @@
+"""The ledger's records: frozen, built from query rows by one function each."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from enum import Enum
+from typing import Any, Generic, Mapping, TypeVar
+
+T = TypeVar("T")
+
+
+class Role(str, Enum):
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    SUMMARY = "summary"
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    tenant: str
+    title: str | None
+    created_at: datetime
+    updated_at: datetime
+    extra_meta: Mapping[str, Any]
+    root_id: str
+    head_id: str
+    node_count: int
+    meta_version: int
+
+
+@dataclass(frozen=True)
+class Node:
+    id: str
+    session_id: str
+    role: Role
+    content: str
+    created_at: datetime
+    tokens: int
+    metadata: Mapping[str, Any]
+    seq: int  # display order only; never decides coverage or ancestry
+    depth: int  # edges from ROOT along PREDECESSOR
+    predecessor_id: str | None
+    caller_id: str | None
+    side_branch: bool  # on a spawned side branch: never a user branch
+    deleted_at: datetime | None
+    fork_of: str | None = None  # the node this one was retried or edited from
+
+    @property
+    def deleted(self) -> bool:
+        return self.deleted_at is not None
+
+
+@dataclass(frozen=True)
+class Appended:
+    node: Node
+    head_moved: bool
+
+
+@dataclass(frozen=True)
+class HeadMove:
+    session_id: str
+    previous_head_id: str
+    head_id: str
+
+    @property
+    def moved(self) -> bool:
+        return self.previous_head_id != self.head_id
+
+
+@dataclass(frozen=True)
+class Branch:
+    tip: Node
+    length: int  # nodes from ROOT to the tip, both included
+    is_head: bool  # HEAD is the tip itself
+    holds_head: bool  # HEAD lies on this branch's chain (after a rewind it may sit mid-chain)
+
+
+@dataclass(frozen=True)
+class DeletedBranch:
+    session_id: str
+    tip_id: str
+    fork_point_id: str
+    deleted_ids: tuple[str, ...]
+    head: HeadMove
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    items: tuple[T, ...]
+    end_cursor: str | None
+    has_next: bool
+
+
+def _native(value: Any) -> Any:
+    return value.to_native() if hasattr(value, "to_native") else value
+
+
+def session_from_row(row: Mapping[str, Any]) -> Session:
+    return Session(
+        id=row["id"],
+        tenant=row["tenant"],
+        title=row.get("title"),
+        created_at=_native(row["created_at"]),
+        updated_at=_native(row["updated_at"]),
+        extra_meta=json.loads(row.get("extra_meta") or "{}"),
+        root_id=row["root_id"],
+        head_id=row["head_id"],
+        node_count=row["next_seq"],
+        meta_version=row.get("meta_version") or 0,
+    )
+
+
+def node_from_row(row: Mapping[str, Any]) -> Node:
+    return Node(
+        id=row["id"],
+        session_id=row["session_id"],
+        role=Role(row["role"]),
+        content=row["content"],
+        created_at=_native(row["created_at"]),
+        tokens=row["tokens"],
+        metadata=json.loads(row.get("metadata") or "{}"),
+        seq=row["seq"],
+        depth=row["depth"],
+        predecessor_id=row.get("predecessor_id"),
+        caller_id=row.get("caller_id"),
+        side_branch=bool(row.get("side_branch")),
+        deleted_at=_native(row.get("deleted_at")),
+        fork_of=row.get("fork_of"),
+    )

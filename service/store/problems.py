@@ -1,0 +1,73 @@
+"""Statements that validate and write in one round trip report a `problem` code.
+
+This table turns each code into the error a person reads; raising it inside the
+transaction rolls the write back, so bad input leaves nothing behind.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from ..errors import BadInput, Conflict, CtxdagError, NotFound
+from .db import RowCheck, Rows
+
+
+def _not_found(kind: str, key: str) -> Callable[[Mapping[str, Any]], CtxdagError]:
+    return lambda ids: NotFound(kind, str(ids.get(key)))
+
+
+def _bad(template: str) -> Callable[[Mapping[str, Any]], CtxdagError]:
+    return lambda ids: BadInput(template.format(**ids))
+
+
+def _conflict(template: str) -> Callable[[Mapping[str, Any]], CtxdagError]:
+    return lambda ids: Conflict(template.format(**ids))
+
+
+PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
+    "predecessor_not_found": _not_found("node", "predecessor_id"),
+    "predecessor_other_session": _bad("predecessor {predecessor_id} belongs to another session"),
+    "predecessor_deleted": _bad("predecessor {predecessor_id} was deleted with its branch"),
+    "predecessor_summary": _bad("predecessor {predecessor_id} is a summary; nothing is appended "
+                                "after a summary (it stands in for turns, it is not one)"),
+    "caller_not_found": _not_found("node", "caller_id"),
+    "caller_other_session": _bad("caller {caller_id} belongs to another session"),
+    "caller_deleted": _bad("caller {caller_id} was deleted with its branch"),
+    "node_not_found": _not_found("node", "node_id"),
+    "node_other_session": _bad("node {node_id} belongs to another session"),
+    "node_deleted": _bad("node {node_id} was deleted with its branch"),
+    "node_summary": _bad("node {node_id} is a summary; HEAD stays on conversation turns"),
+    "not_an_ancestor": _bad("node {node_id} is not an ancestor of HEAD; rewind only goes back "
+                            "along the current branch (use checkout to jump elsewhere)"),
+    "node_is_root": _bad("node {node_id} is the session's ROOT; it has no sibling to fork"),
+    "wrong_role_retry": _bad("node {node_id} is not an assistant reply; retry forks replies "
+                             "(edit forks user messages)"),
+    "wrong_role_edit": _bad("node {node_id} is not a user message; edit forks user messages "
+                            "(retry forks assistant replies)"),
+    "tip_not_found": _not_found("node", "tip_id"),
+    "tip_other_session": _bad("node {tip_id} belongs to another session"),
+    "tip_deleted": _conflict("branch tip {tip_id} was already deleted"),
+    "tip_not_a_branch": _bad("node {tip_id} is a summary or on a spawned side branch, "
+                             "not a user branch"),
+    "tip_not_a_tip": _bad("node {tip_id} is not a branch tip: live turns follow it"),
+    "tip_is_root": _bad("the ROOT alone is not a branch that can be deleted"),
+}
+
+
+def raise_for_problem(problem: str | None, ids: Mapping[str, Any]) -> None:
+    if problem is None:
+        return
+    factory = PROBLEMS.get(problem)
+    if factory is None:
+        raise CtxdagError(f"unknown problem code from the store: {problem}")
+    raise factory(ids)
+
+
+def single_row(session_id: str, ids: Mapping[str, Any]) -> RowCheck:
+    """The check for statements that match the session first and return one row with `problem`."""
+
+    def check(rows: Rows) -> None:
+        if not rows:
+            raise NotFound("session", session_id)
+        raise_for_problem(rows[0].get("problem"), ids)
+
+    return check

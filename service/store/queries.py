@@ -1,0 +1,110 @@
+"""Cypher statements live in cypher/*.cypher, one per file, loaded by name once.
+
+Each file opens with a header of `// key: value` lines:
+
+    // name: session_get            (must equal the file's stem)
+    // returns: one row {session} or none
+    // purpose: one line saying why the statement exists
+    // params: session_id, tenant   (every $parameter of the body, nothing more)
+
+The loader refuses a file whose name does not match, a duplicate name, and a
+body that uses a parameter it does not declare (or declares one it never uses).
+Calls are checked too: a statement runs only with exactly its declared params.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+CYPHER_DIR = Path(__file__).resolve().parents[2] / "cypher"
+MIGRATIONS_DIR = CYPHER_DIR / "migrations"
+
+_HEADER = re.compile(r"^//\s*(\w+):\s*(.*?)\s*$")
+_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_STRING_OR_COMMENT = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|//[^\n]*")
+
+
+class QueryFileError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Query:
+    name: str
+    text: str
+    params: frozenset[str]
+    returns: str
+    purpose: str
+
+    def bind(self, params: Mapping[str, object]) -> dict[str, object]:
+        given = set(params)
+        if given != self.params:
+            missing = sorted(self.params - given)
+            extra = sorted(given - self.params)
+            raise TypeError(f"query {self.name}: missing params {missing}, unexpected {extra}")
+        return dict(params)
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+def parse_query(path: Path) -> Query:
+    header: dict[str, str] = {}
+    body_lines: list[str] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        match = _HEADER.match(line)
+        if match and not body_lines:
+            header[match.group(1)] = match.group(2)
+        else:
+            body_lines.append(line)
+    body = "\n".join(body_lines).strip()
+    for key in ("name", "returns", "purpose"):
+        if not header.get(key):
+            raise QueryFileError(f"{path.name}: header lacks '// {key}:'")
+    if header["name"] != path.stem:
+        raise QueryFileError(f"{path.name}: header names {header['name']!r}, file is {path.stem!r}")
+    declared = {p.strip() for p in header.get("params", "").split(",") if p.strip()}
+    used = set(_PARAM.findall(_STRING_OR_COMMENT.sub("", body)))
+    if used != declared:
+        raise QueryFileError(
+            f"{path.name}: params used but not declared {sorted(used - declared)}, "
+            f"declared but not used {sorted(declared - used)}"
+        )
+    if not body:
+        raise QueryFileError(f"{path.name}: empty statement")
+    return Query(header["name"], body, frozenset(declared), header["returns"], header["purpose"])
+
+
+def load_queries(directory: Path = CYPHER_DIR) -> dict[str, Query]:
+    queries: dict[str, Query] = {}
+    for path in sorted(directory.glob("*.cypher")):
+        query = parse_query(path)
+        if query.name in queries:
+            raise QueryFileError(f"duplicate query name {query.name!r}")
+        queries[query.name] = query
+    return queries
+
+
+def load_migrations(directory: Path = MIGRATIONS_DIR) -> list[Migration]:
+    """Files named NNN_name.cypher; statements separated by lines ending in ';'."""
+    migrations = []
+    for path in sorted(directory.glob("*.cypher")):
+        number, _, name = path.stem.partition("_")
+        text = "\n".join(
+            line for line in path.read_text(encoding="utf-8").splitlines()
+            if not line.lstrip().startswith("//")
+        )
+        statements = tuple(s.strip() for s in text.split(";") if s.strip())
+        if _PARAM.search(text):
+            raise QueryFileError(f"{path.name}: migrations take no parameters")
+        migrations.append(Migration(int(number), name, statements))
+    versions = [m.version for m in migrations]
+    if versions != sorted(set(versions)):
+        raise QueryFileError(f"migration versions must be unique and ordered: {versions}")
+    return migrations

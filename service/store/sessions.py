@@ -1,0 +1,95 @@
+"""Sessions: create (with ROOT), get, list in pages, title and the user's extra_meta."""
+from __future__ import annotations
+
+import base64
+import json
+from datetime import datetime
+from typing import Any, Mapping
+
+from ..errors import BadInput, Conflict, NotFound
+from ..tokens import estimate_tokens
+from . import validate
+from .db import Database
+from .ids import new_id, utcnow
+from .models import Page, Session, session_from_row
+from .validate import Limits
+
+_META_RETRIES = 5
+
+
+class Sessions:
+    def __init__(self, db: Database, tenant: str, limits: Limits) -> None:
+        self._db, self._tenant, self._limits = db, tenant, limits
+
+    async def create(self, title: str | None = None, system_prompt: str = "",
+                     extra_meta: Mapping[str, Any] | None = None) -> Session:
+        title = validate.title(title)
+        system_prompt = validate.content(system_prompt, self._limits, "system prompt",
+                                         allow_empty=True)
+        validate.user_meta_keys(extra_meta or {})
+        meta = validate.json_object(extra_meta, self._limits, "extra_meta")
+        rows = await self._db.write(
+            "session_create", session_id=new_id("ses"), tenant=self._tenant, title=title,
+            extra_meta=meta, now=utcnow(), root_id=new_id("nod"), system_prompt=system_prompt,
+            root_tokens=estimate_tokens(system_prompt),
+        )
+        return session_from_row(rows[0]["session"])
+
+    async def get(self, session_id: str) -> Session:
+        validate.identifier(session_id, "session id")
+        rows = await self._db.read("session_get", session_id=session_id, tenant=self._tenant)
+        if not rows:
+            raise NotFound("session", session_id)
+        return session_from_row(rows[0]["session"])
+
+    async def list(self, first: int = 20, after: str | None = None) -> Page[Session]:
+        first = validate.page_size(first)
+        after_created_at, after_id = _decode_cursor(after) if after else (None, None)
+        rows = await self._db.read(
+            "session_list", tenant=self._tenant, after_created_at=after_created_at,
+            after_id=after_id, limit=first + 1,
+        )
+        sessions = [session_from_row(r["session"]) for r in rows]
+        page, has_next = sessions[:first], len(sessions) > first
+        end = _encode_cursor(page[-1]) if page else None
+        return Page(tuple(page), end, has_next)
+
+    async def update(self, session_id: str, *, title: str | None = None, set_title: bool = False,
+                     extra_meta: Mapping[str, Any] | None = None) -> Session:
+        """Sets the title and/or merges `extra_meta` (a key set to None is removed).
+
+        Keys starting with '_' belong to ctxdag (the active summary lives there)
+        and are refused. A metadata save never touches HEAD.
+        """
+        title = validate.title(title) if set_title else None
+        if extra_meta is not None:
+            validate.user_meta_keys(extra_meta)
+            validate.json_object(extra_meta, self._limits, "extra_meta")
+        for _ in range(_META_RETRIES):
+            current = await self.get(session_id)
+            merged = None
+            if extra_meta is not None:
+                updated = {**current.extra_meta, **extra_meta}
+                merged = validate.json_object(
+                    {k: v for k, v in updated.items() if v is not None}, self._limits, "extra_meta")
+            rows = await self._db.write(
+                "session_update", session_id=session_id, tenant=self._tenant, title=title,
+                set_title=set_title, extra_meta=merged,
+                expected_meta_version=current.meta_version, now=utcnow(),
+            )
+            if rows:
+                return session_from_row(rows[0]["session"])
+        raise Conflict(f"session {session_id} metadata kept changing; try again")
+
+
+def _encode_cursor(session: Session) -> str:
+    raw = json.dumps([session.created_at.isoformat(), session.id]).encode()
+    return base64.urlsafe_b64encode(raw).decode()
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        created_at, session_id = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+        return datetime.fromisoformat(created_at), str(session_id)
+    except (ValueError, TypeError) as e:
+        raise BadInput("the 'after' cursor is not one this service issued") from e
