@@ -1,7 +1,7 @@
 // name: append_message
 // returns: one row {problem, head_moved, node}; node is null when problem is set
-// purpose: appends a node after its predecessor (default: HEAD) and advances HEAD only when the predecessor is HEAD
-// params: session_id, tenant, node_id, role, content, tokens, metadata, now, predecessor_id, caller_id, side_branch
+// purpose: appends a node after its predecessor (default: HEAD); HEAD advances only when the predecessor is HEAD and the writer's policy allows it
+// params: session_id, tenant, node_id, role, content, tokens, metadata, now, predecessor_id, caller_id, side_branch, advance_head
 // The SET on the session takes its write lock first, so HEAD is read after any
 // concurrent append has committed: of two appends on the same HEAD exactly one advances it.
 MATCH (s:Session {id: $session_id, tenant: $tenant})
@@ -31,7 +31,7 @@ OPTIONAL CALL (s, seq, head, pred, caller, problem) {
   FOREACH (c IN CASE WHEN caller IS NULL THEN [] ELSE [caller] END | CREATE (n)-[:CALLER]->(c))
   WITH s, head, pred, n
   OPTIONAL CALL (s, head, pred, n) {
-    WITH * WHERE pred = head
+    WITH * WHERE pred = head AND $advance_head
     MATCH (s)-[h:HEAD]->(:Node)
     DELETE h
     CREATE (s)-[:HEAD]->(n)

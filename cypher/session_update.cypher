@@ -1,14 +1,19 @@
 // name: session_update
-// returns: zero or one row {session}; none when the session is missing or meta_version moved
+// returns: zero or one row {stale, session}; stale when meta_version moved since the caller read it
 // purpose: sets title and the user's extra_meta; optimistic on meta_version so merges never lose a key
 // params: session_id, tenant, title, set_title, extra_meta, expected_meta_version, now
+// The first SET takes the session's write lock, so meta_version is read after
+// any concurrent save has committed.
 MATCH (s:Session {id: $session_id, tenant: $tenant})
-WHERE coalesce(s.meta_version, 0) = $expected_meta_version
-SET s.title = CASE WHEN $set_title THEN $title ELSE s.title END,
-    s.extra_meta = coalesce($extra_meta, s.extra_meta),
-    s.meta_version = coalesce(s.meta_version, 0) + 1,
-    s.updated_at = $now
-WITH s
+SET s.updated_at = $now
+WITH s, coalesce(s.meta_version, 0) <> $expected_meta_version AS stale
+CALL (s, stale) {
+  WITH * WHERE NOT stale
+  SET s.title = CASE WHEN $set_title THEN $title ELSE s.title END,
+      s.extra_meta = coalesce($extra_meta, s.extra_meta),
+      s.meta_version = coalesce(s.meta_version, 0) + 1
+}
+WITH s, stale
 MATCH (s)-[:ROOT]->(r:Node)
 MATCH (s)-[:HEAD]->(h:Node)
-RETURN s {.*, root_id: r.id, head_id: h.id} AS session
+RETURN stale, s {.*, root_id: r.id, head_id: h.id} AS session

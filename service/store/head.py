@@ -39,9 +39,12 @@ class HeadMoves:
         caller_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         side_branch: bool = False,
+        advance_head: bool = True,
     ) -> Appended:
         """Appends after `predecessor_id` (default: HEAD). One statement, one transaction.
 
+        HEAD moves onto the new node only when its predecessor is HEAD and
+        `advance_head` holds (a spawned sub-agent turn writes with it off).
         `side_branch` marks a spawned branch (and, by inheritance, everything under
         it): such nodes never count as user branches.
         """
@@ -57,7 +60,7 @@ class HeadMoves:
             "append_message", single_row(session_id, ids), tenant=self._tenant,
             node_id=new_id("nod"), role=role.value, content=content,
             tokens=estimate_tokens(content), metadata=meta, now=utcnow(),
-            side_branch=side_branch, **ids,
+            side_branch=side_branch, advance_head=advance_head, **ids,
         )
         return Appended(node_from_row(rows[0]["node"]), bool(rows[0]["head_moved"]))
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from .branches import Branches
 from .db import Database
 from .head import HeadMoves
+from .invariants import violations
 from .nodes import Nodes
 from .sessions import Sessions
 from .validate import Limits
@@ -30,3 +31,7 @@ class Ledger:
             head=HeadMoves(db, tenant, limits),
             branches=Branches(db, tenant),
         )
+
+    async def violations(self, session_id: str) -> list[str]:
+        """Broken storage invariants of one session; empty when it is sound."""
+        return await violations(self.db, self.tenant, session_id)

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 from ..errors import BadInput, Conflict, NotFound
 from ..tokens import estimate_tokens
 from . import validate
-from .db import Database
+from .db import Database, Rows
 from .ids import new_id, utcnow
 from .models import Page, Session, session_from_row
 from .validate import Limits
@@ -72,14 +72,30 @@ class Sessions:
                 updated = {**current.extra_meta, **extra_meta}
                 merged = validate.json_object(
                     {k: v for k, v in updated.items() if v is not None}, self._limits, "extra_meta")
-            rows = await self._db.write(
-                "session_update", session_id=session_id, tenant=self._tenant, title=title,
-                set_title=set_title, extra_meta=merged,
-                expected_meta_version=current.meta_version, now=utcnow(),
-            )
-            if rows:
-                return session_from_row(rows[0]["session"])
+            try:
+                rows = await self._db.write(
+                    "session_update", _refuse_stale(session_id), session_id=session_id, tenant=self._tenant, title=title,
+                    set_title=set_title, extra_meta=merged,
+                    expected_meta_version=current.meta_version, now=utcnow(),
+                )
+            except _Stale:
+                continue
+            return session_from_row(rows[0]["session"])
         raise Conflict(f"session {session_id} metadata kept changing; try again")
+
+
+class _Stale(Exception):
+    """Another save landed between our read and our write; raising it rolls ours back."""
+
+
+def _refuse_stale(session_id: str):
+    def check(rows: Rows) -> None:
+        if not rows:
+            raise NotFound("session", session_id)
+        if rows[0]["stale"]:
+            raise _Stale()
+
+    return check
 
 
 def _encode_cursor(session: Session) -> str:

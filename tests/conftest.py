@@ -1,0 +1,60 @@
+"""Shared fixtures. Integration tests run on a real Neo4j, started once per test session.
+
+A missing Neo4j is a failure, never a skip: the tests that need it error out
+with the reason.
+"""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import pytest_asyncio
+
+from service.store import Database, Ledger, Limits, open_driver
+from tests.neo4j_source import Neo4jServer, start_neo4j
+
+
+def _say(config: pytest.Config, line: str) -> None:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def neo4j_server(request: pytest.FixtureRequest,
+                 tmp_path_factory: pytest.TempPathFactory) -> Neo4jServer:
+    try:
+        server = start_neo4j(tmp_path_factory.mktemp("neo4j"))
+    except Exception as e:  # noqa: BLE001 - any reason is reported as it is
+        pytest.fail(f"no Neo4j for the integration tests: {type(e).__name__}: {e}", pytrace=False)
+    yield server
+    server.stop()
+
+
+@pytest_asyncio.fixture(scope="session")
+async def neo4j_driver(request: pytest.FixtureRequest, neo4j_server: Neo4jServer):
+    driver = open_driver(neo4j_server.uri, neo4j_server.user, neo4j_server.password)
+    database = Database(driver)
+    agent = await database.ping()
+    version = await database.apply_schema()
+    _say(request.config, f"\nNeo4j for this run: {agent} from {neo4j_server.origin} "
+                         f"at {neo4j_server.uri}; schema version {version}")
+    yield driver
+    await driver.close()
+
+
+@pytest.fixture
+def db(neo4j_driver) -> Database:
+    """A fresh Database per test (own round-trip counter) over the shared driver."""
+    return Database(neo4j_driver)
+
+
+@pytest.fixture
+def tenant() -> str:
+    return f"test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def ledger(db: Database, tenant: str) -> Ledger:
+    """Each test gets its own tenant, so its sessions never meet another test's."""
+    return Ledger.open(db, tenant, Limits())

@@ -1,0 +1,81 @@
+"""Sessions: create with ROOT, get, paged listing, title, extra_meta, tenant scoping."""
+import pytest
+
+from service.errors import BadInput, NotFound
+from service.store import Ledger, Limits, Role
+
+
+async def test_create_makes_root_with_system_prompt_and_head_on_root(ledger, tenant):
+    session = await ledger.sessions.create("Planning", "You are a planner.", {"topic": "trip"})
+    assert session.tenant == tenant
+    assert session.title == "Planning"
+    assert session.extra_meta == {"topic": "trip"}
+    assert session.head_id == session.root_id
+    root = await ledger.nodes.get(session.root_id)
+    assert root.role is Role.SYSTEM
+    assert root.content == "You are a planner."
+    assert (root.depth, root.seq, root.predecessor_id) == (0, 0, None)
+    assert await ledger.sessions.get(session.id) == session
+
+
+async def test_list_pages_newest_first_without_gaps_or_repeats(ledger):
+    created = [await ledger.sessions.create(f"s{i}") for i in range(7)]
+    seen, after = [], None
+    while True:
+        page = await ledger.sessions.list(first=3, after=after)
+        seen.extend(s.id for s in page.items)
+        if not page.has_next:
+            break
+        after = page.end_cursor
+    assert seen == [s.id for s in reversed(created)]
+
+
+async def test_list_rejects_a_forged_cursor_and_bad_page_size(ledger):
+    with pytest.raises(BadInput):
+        await ledger.sessions.list(after="not-a-cursor")
+    for first in (0, -1, 101, "3"):
+        with pytest.raises(BadInput):
+            await ledger.sessions.list(first=first)
+
+
+async def test_update_title_and_merge_extra_meta(ledger):
+    session = await ledger.sessions.create("old", extra_meta={"a": 1, "b": 2})
+    updated = await ledger.sessions.update(session.id, title="new", set_title=True,
+                                           extra_meta={"b": None, "c": [1, 2]})
+    assert updated.title == "new"
+    assert updated.extra_meta == {"a": 1, "c": [1, 2]}
+    assert updated.head_id == session.head_id
+
+
+async def test_concurrent_meta_saves_lose_no_key(ledger):
+    import asyncio
+
+    session = await ledger.sessions.create()
+    await asyncio.gather(*(
+        ledger.sessions.update(session.id, extra_meta={f"k{i}": i}) for i in range(5)
+    ))
+    stored = await ledger.sessions.get(session.id)
+    assert stored.extra_meta == {f"k{i}": i for i in range(5)}
+
+
+async def test_reserved_meta_keys_are_refused(ledger):
+    session = await ledger.sessions.create()
+    with pytest.raises(BadInput, match="reserved"):
+        await ledger.sessions.update(session.id, extra_meta={"_last_summary_id": "x"})
+    with pytest.raises(BadInput, match="reserved"):
+        await ledger.sessions.create(extra_meta={"_last_summary_text": "x"})
+
+
+async def test_another_tenant_sees_nothing(ledger, db):
+    session = await ledger.sessions.create("private")
+    (await ledger.head.append_message(session.id, "user", "secret"))
+    other = Ledger.open(db, ledger.tenant + "-other", Limits())
+    with pytest.raises(NotFound):
+        await other.sessions.get(session.id)
+    with pytest.raises(NotFound):
+        await other.nodes.get(session.root_id)
+    with pytest.raises(NotFound):
+        await other.branches.list(session.id)
+    with pytest.raises(NotFound):
+        await other.head.append_message(session.id, "user", "intrusion")
+    assert (await other.sessions.list()).items == ()
