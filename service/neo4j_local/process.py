@@ -45,6 +45,12 @@ _JVM_FLAGS = (
 _detached_children: dict[int, subprocess.Popen[bytes]] = {}
 
 
+def _reap_detached_children() -> None:
+    for pid, child in list(_detached_children.items()):
+        if child.poll() is not None:
+            del _detached_children[pid]
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that is free right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -131,6 +137,7 @@ def start_detached(
     """Start a Neo4j daemon for `home`, or return the uri of the one already
     recorded there (which keeps its own port even if `port` differs)."""
     home = Path(home).resolve()
+    _reap_detached_children()
     with exclusive_lock(home / _LOCK_NAME):
         state = _read_state(home)
         if state is not None and _is_our_jvm(state["pid"], home):
@@ -157,6 +164,7 @@ def stop_detached(home: Path, timeout: float = 60) -> bool:
     """Stop the daemon recorded in `home`. False if none was running (a stale
     state file is removed all the same)."""
     home = Path(home).resolve()
+    _reap_detached_children()
     with exclusive_lock(home / _LOCK_NAME):
         state = _read_state(home)
         if state is None:
@@ -177,6 +185,7 @@ def detached_status(home: Path) -> dict | None:
     """The recorded state if the daemon's pid is alive and its port accepts
     connections; None otherwise."""
     home = Path(home).resolve()
+    _reap_detached_children()
     state = _read_state(home)
     if state is None or not _is_our_jvm(state["pid"], home) or not _port_open(state["port"]):
         return None
@@ -266,7 +275,8 @@ def _wait_ready(
 
 
 def _tail(output: bytes, lines: int = 30) -> str:
-    return "\n".join(output.decode(errors="replace").rstrip().splitlines()[-lines:])
+    text = output.decode(errors="replace").rstrip()
+    return "\n".join(text.splitlines()[-lines:]) if text else "(no output)"
 
 
 # --- stopping --------------------------------------------------------------

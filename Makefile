@@ -1,0 +1,35 @@
+# The two commands: `make run` (set up everything, start Neo4j, run the service's
+# main job) and `make test` (set up everything, run the whole suite).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup run test neo4j-up neo4j-down neo4j-status clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/ctxdag neo4j up
+	$(BIN)/ctxdag smoke
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+neo4j-up: $(STAMP)
+	$(BIN)/ctxdag neo4j up
+
+neo4j-down: $(STAMP)
+	$(BIN)/ctxdag neo4j down
+
+neo4j-status: $(STAMP)
+	$(BIN)/ctxdag neo4j status
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -1,0 +1,107 @@
+"""The Cypher loader's rules, and that every shipped statement obeys them."""
+import re
+from pathlib import Path
+
+import pytest
+
+from service.store.queries import (
+    CYPHER_DIR,
+    QueryFileError,
+    load_migrations,
+    load_queries,
+    parse_query,
+)
+
+SERVICE_DIR = Path(__file__).resolve().parents[2] / "service"
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / f"{name}.cypher"
+    path.write_text(text)
+    return path
+
+
+def test_every_shipped_statement_loads():
+    queries = load_queries()
+    assert {"append_message", "set_head", "fork_sibling", "delete_branch", "branch_list",
+            "session_create", "check_session"} <= set(queries)
+    assert load_migrations()[0].version == 1
+
+
+def test_header_name_must_match_the_file(tmp_path):
+    path = write(tmp_path, "a", "// name: b\n// returns: x\n// purpose: y\nRETURN 1")
+    with pytest.raises(QueryFileError, match="header names"):
+        parse_query(path)
+
+
+def test_used_but_undeclared_params_are_refused(tmp_path):
+    path = write(tmp_path, "a", "// name: a\n// returns: x\n// purpose: y\nRETURN $value")
+    with pytest.raises(QueryFileError, match="not declared"):
+        parse_query(path)
+
+
+def test_declared_but_unused_params_are_refused(tmp_path):
+    path = write(tmp_path, "a",
+                 "// name: a\n// returns: x\n// purpose: y\n// params: a, b\nRETURN $a")
+    with pytest.raises(QueryFileError, match="not used"):
+        parse_query(path)
+
+
+def test_dollar_signs_in_strings_and_comments_are_not_params(tmp_path):
+    path = write(tmp_path, "a",
+                 "// name: a\n// returns: x\n// purpose: y\n// params: a\n"
+                 "// mentions $b in a comment\nRETURN $a, '$c' AS s")
+    assert parse_query(path).params == {"a"}
+
+
+def test_missing_header_is_refused(tmp_path):
+    path = write(tmp_path, "a", "// name: a\nRETURN 1")
+    with pytest.raises(QueryFileError, match="returns"):
+        parse_query(path)
+
+
+def test_a_query_runs_only_with_exactly_its_params():
+    query = load_queries()["session_get"]
+    assert query.bind({"session_id": "s", "tenant": "t"}) == {"session_id": "s", "tenant": "t"}
+    with pytest.raises(TypeError, match="missing"):
+        query.bind({"session_id": "s"})
+    with pytest.raises(TypeError, match="unexpected"):
+        query.bind({"session_id": "s", "tenant": "t", "extra": 1})
+
+
+def test_no_cypher_is_written_outside_cypher_dir():
+    """Only the database door runs statements, and it runs loaded text or migrations."""
+    runners = re.compile(r"(?<!subprocess)(?<!asyncio)\.(run|execute_query)\(")
+    offenders = []
+    for path in SERVICE_DIR.rglob("*.py"):
+        for line_no, line in enumerate(path.read_text().splitlines(), 1):
+            if runners.search(line) and path.name != "db.py":
+                offenders.append(f"{path.relative_to(SERVICE_DIR)}:{line_no}")
+    assert offenders == []
+
+
+def test_statements_are_never_formatted():
+    db_source = (SERVICE_DIR / "store" / "db.py").read_text()
+    for call in re.findall(r"\.(?:run|execute_query)\(([^,)]*)", db_source):
+        assert call.strip() in ("text", "statement"), call
+    assert "format(" not in db_source and 'f"MATCH' not in db_source
+
+
+def test_only_known_statements_write_head():
+    """HEAD is a relationship; these are the statements that may create or delete it."""
+    head_writers = {
+        path.stem for path in CYPHER_DIR.glob("*.cypher")
+        if re.search(r"CREATE \(s\)-\[:HEAD\]", path.read_text())
+    }
+    assert head_writers == {"session_create", "append_message", "set_head", "fork_sibling",
+                            "delete_branch"}
+
+
+def test_head_moving_statements_are_run_only_from_the_head_module():
+    movers = ("append_message", "set_head", "fork_sibling", "delete_branch")
+    users = {
+        path.relative_to(SERVICE_DIR).as_posix()
+        for path in SERVICE_DIR.rglob("*.py")
+        if any(f'"{name}"' in path.read_text() for name in movers)
+    }
+    assert users == {"store/head.py"}
