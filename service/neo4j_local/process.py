@@ -296,7 +296,10 @@ def _terminate(proc: subprocess.Popen[bytes], timeout: float) -> None:
 
 def _terminate_pid(pid: int, home: Path, timeout: float) -> None:
     """Like _terminate, for a daemon that another process started."""
-    os.kill(pid, signal.SIGTERM)
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
     if _wait_gone(pid, home, timeout):
         return
     try:
