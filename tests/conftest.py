@@ -15,8 +15,12 @@ from tests.neo4j_source import Neo4jServer, start_neo4j
 
 
 def _say(config: pytest.Config, line: str) -> None:
+    """Writes past pytest's output capture, so the line shows in every run."""
+    capture = config.pluginmanager.get_plugin("capturemanager")
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
+    if capture is None or reporter is None:
+        return
+    with capture.global_and_fixture_disabled():
         reporter.write_line(line)
 
 
