@@ -44,5 +44,36 @@ CALL (s) {
   MATCH (n:Node {session_id: s.id})-[:PREDECESSOR]->(p:Node)
   WHERE n.deleted_at IS NULL AND p.deleted_at IS NOT NULL
   RETURN 'deleted: live node ' + n.id + ' hangs under deleted ' + p.id AS violation
+  UNION ALL
+  WITH s WHERE COUNT { (s)-[:ACTIVE_SUMMARY]->() } > 1
+  RETURN 'summary: the session has more than one active summary' AS violation
+  UNION ALL
+  MATCH (s)-[:ACTIVE_SUMMARY]->(a:Node)
+  WHERE a.role <> 'summary' OR a.superseded_summary OR a.session_id <> s.id
+  RETURN 'summary: active ' + a.id + ' is not a current summary of this session' AS violation
+  UNION ALL
+  MATCH (x:Node {session_id: s.id, role: 'summary'})
+  WHERE NOT x.superseded_summary AND NOT EXISTS { (s)-[:ACTIVE_SUMMARY]->(x) }
+  RETURN 'summary: ' + x.id + ' is neither active nor superseded' AS violation
+  UNION ALL
+  MATCH (x:Node {session_id: s.id, role: 'summary'})<-[:PREDECESSOR]-(y:Node)
+  RETURN 'summary: ' + y.id + ' was appended after summary ' + x.id AS violation
+  UNION ALL
+  MATCH (x:Node {session_id: s.id, role: 'summary'})-[:PREDECESSOR]->(splice:Node)
+  WITH x, splice, COLLECT {
+    MATCH (x)-[c:COVERS]->(t:Node)
+    RETURN {order: c.order, id: t.id, real: t.role <> 'summary' AND t.session_id = x.session_id,
+            pred: [(t)-[:PREDECESSOR]->(p:Node) | p.id][0]} AS e
+    ORDER BY c.order
+  } AS covered
+  WHERE size(covered) = 0
+     OR [e IN covered | e.order] <> range(0, size(covered) - 1)
+     OR size(covered) <> x.covers_count
+     OR covered[0].id <> x.covers_first_id OR covered[-1].id <> x.covers_last_id
+     OR any(e IN covered WHERE NOT e.real)
+     OR covered[0].pred <> splice.id
+     OR any(i IN range(1, size(covered) - 1) WHERE covered[i].pred <> covered[i - 1].id)
+  RETURN 'COVERS: summary ' + x.id + ' does not cover a contiguous chain segment of real turns '
+    + 'starting right after its splice point' AS violation
 }
 RETURN violation

@@ -4,7 +4,7 @@
 // params: session_id, tenant, title, extra_meta, now, root_id, system_prompt, root_tokens
 CREATE (s:Session {
   id: $session_id, tenant: $tenant, title: $title, extra_meta: $extra_meta,
-  created_at: $now, updated_at: $now, next_seq: 1
+  created_at: $now, updated_at: $now, next_seq: 1, summary_strategy: 'rolling'
 })
 CREATE (r:Node {
   id: $root_id, session_id: $session_id, tenant: $tenant, role: 'system',
@@ -13,4 +13,4 @@ CREATE (r:Node {
 })
 CREATE (s)-[:ROOT]->(r)
 CREATE (s)-[:HEAD]->(r)
-RETURN s {.*, root_id: r.id, head_id: r.id} AS session
+RETURN s {.*, root_id: r.id, head_id: r.id, active_summary: null} AS session

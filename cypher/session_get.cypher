@@ -5,4 +5,7 @@
 MATCH (s:Session {id: $session_id, tenant: $tenant})
 MATCH (s)-[:ROOT]->(r:Node)
 MATCH (s)-[:HEAD]->(h:Node)
-RETURN s {.*, root_id: r.id, head_id: h.id} AS session
+RETURN s {
+  .*, root_id: r.id, head_id: h.id,
+  active_summary: [(s)-[:ACTIVE_SUMMARY]->(a:Node) | a {.id, .content}][0]
+} AS session

@@ -11,5 +11,8 @@ ORDER BY s.created_at DESC, s.id DESC
 LIMIT $limit
 MATCH (s)-[:ROOT]->(r:Node)
 MATCH (s)-[:HEAD]->(h:Node)
-RETURN s {.*, root_id: r.id, head_id: h.id} AS session
+RETURN s {
+  .*, root_id: r.id, head_id: h.id,
+  active_summary: [(s)-[:ACTIVE_SUMMARY]->(a:Node) | a {.id, .content}][0]
+} AS session
 ORDER BY s.created_at DESC, s.id DESC

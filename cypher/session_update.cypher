@@ -16,4 +16,7 @@ CALL (s, stale) {
 WITH s, stale
 MATCH (s)-[:ROOT]->(r:Node)
 MATCH (s)-[:HEAD]->(h:Node)
-RETURN stale, s {.*, root_id: r.id, head_id: h.id} AS session
+RETURN stale, s {
+  .*, root_id: r.id, head_id: h.id,
+  active_summary: [(s)-[:ACTIVE_SUMMARY]->(a:Node) | a {.id, .content}][0]
+} AS session

@@ -1,10 +1,12 @@
 """The ledger in Neo4j. The only package that talks to the database."""
 from .db import Database, open_driver
 from .ledger import Ledger
-from .models import Appended, Branch, DeletedBranch, HeadMove, Node, Page, Role, Session
+from .models import (
+    Appended, Branch, DeletedBranch, HeadMove, Node, Page, Rendered, Role, Session, Summary,
+)
 from .validate import Limits
 
 __all__ = [
     "Appended", "Branch", "Database", "DeletedBranch", "HeadMove", "Ledger", "Limits", "Node",
-    "Page", "Role", "Session", "open_driver",
+    "Page", "Rendered", "Role", "Session", "Summary", "open_driver",
 ]

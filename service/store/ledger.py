@@ -9,7 +9,9 @@ from .head import HeadMoves
 from .invariants import violations
 from .nodes import Nodes
 from .sessions import Sessions
+from .summaries import Summaries
 from .validate import Limits
+from .views import Views
 
 
 @dataclass(frozen=True)
@@ -20,6 +22,8 @@ class Ledger:
     nodes: Nodes
     head: HeadMoves
     branches: Branches
+    summaries: Summaries
+    views: Views
 
     @classmethod
     def open(cls, db: Database, tenant: str, limits: Limits) -> "Ledger":
@@ -30,6 +34,8 @@ class Ledger:
             nodes=Nodes(db, tenant),
             head=HeadMoves(db, tenant, limits),
             branches=Branches(db, tenant),
+            summaries=Summaries(db, tenant, limits),
+            views=Views(db, tenant),
         )
 
     async def violations(self, session_id: str) -> list[str]:

@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
-from typing import Any, Generic, Mapping, TypeVar
+from typing import Any, Generic, Mapping, Sequence, TypeVar
 
 T = TypeVar("T")
 
@@ -25,11 +25,23 @@ class Session:
     title: str | None
     created_at: datetime
     updated_at: datetime
-    extra_meta: Mapping[str, Any]
+    user_meta: Mapping[str, Any]  # what clients stored; keys never start with '_'
     root_id: str
     head_id: str
     node_count: int
     meta_version: int
+    summary_strategy: str  # which summaries count as active: 'rolling' (one at a time)
+    active_summary_id: str | None
+    active_summary_text: str | None
+
+    @property
+    def extra_meta(self) -> dict[str, Any]:
+        """The client's map plus ctxdag's reserved keys naming the active summary."""
+        meta = dict(self.user_meta)
+        if self.active_summary_id is not None:
+            meta["_last_summary_id"] = self.active_summary_id
+            meta["_last_summary_text"] = self.active_summary_text
+        return meta
 
 
 @dataclass(frozen=True)
@@ -100,17 +112,21 @@ def _native(value: Any) -> Any:
 
 
 def session_from_row(row: Mapping[str, Any]) -> Session:
+    active = row.get("active_summary") or {}
     return Session(
         id=row["id"],
         tenant=row["tenant"],
         title=row.get("title"),
         created_at=_native(row["created_at"]),
         updated_at=_native(row["updated_at"]),
-        extra_meta=json.loads(row.get("extra_meta") or "{}"),
+        user_meta=json.loads(row.get("extra_meta") or "{}"),
         root_id=row["root_id"],
         head_id=row["head_id"],
         node_count=row["next_seq"],
         meta_version=row.get("meta_version") or 0,
+        summary_strategy=row.get("summary_strategy") or "rolling",
+        active_summary_id=active.get("id"),
+        active_summary_text=active.get("content"),
     )
 
 
@@ -130,4 +146,44 @@ def node_from_row(row: Mapping[str, Any]) -> Node:
         side_branch=bool(row.get("side_branch")),
         deleted_at=_native(row.get("deleted_at")),
         fork_of=row.get("fork_of"),
+    )
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A summary node: the stand-in for a contiguous chain segment of real turns."""
+
+    node: Node
+    covers_ids: tuple[str, ...]  # chain order; never names a summary
+    superseded: bool
+    strategy: str
+
+    @property
+    def id(self) -> str:
+        return self.node.id
+
+    @property
+    def content(self) -> str:
+        return self.node.content
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """The node list a head renders to, in prompt order."""
+
+    head_id: str
+    nodes: tuple[Node, ...]
+    summary_id: str | None  # the summary standing in for its segment, if the rule applied
+
+    @property
+    def node_ids(self) -> tuple[str, ...]:
+        return tuple(n.id for n in self.nodes)
+
+
+def summary_from_row(row: Mapping[str, Any], covers_ids: Sequence[str]) -> Summary:
+    return Summary(
+        node=node_from_row(row),
+        covers_ids=tuple(covers_ids),
+        superseded=bool(row.get("superseded_summary")),
+        strategy=row.get("strategy") or "rolling",
     )

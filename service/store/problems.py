@@ -50,6 +50,17 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
                              "not a user branch"),
     "tip_not_a_tip": _bad("node {tip_id} is not a branch tip: live turns follow it"),
     "tip_is_root": _bad("the ROOT alone is not a branch that can be deleted"),
+    "summary_changed": _conflict("another compaction of session {session_id} finished first; "
+                                 "its summary is now the active one"),
+    "nothing_covered": _bad("a summary must cover at least one turn"),
+    "covered_invalid": _bad("a summary covers only live turns of its own session, "
+                            "never another summary"),
+    "covered_not_contiguous": _bad("the covered turns are not one contiguous chain segment "
+                                   "in chain order"),
+    "absorbed_not_active": _conflict("summary {absorbed_id} is no longer the active summary "
+                                     "of session {session_id}"),
+    "coverage_not_extended": _bad("the new coverage must extend the absorbed summary's "
+                                  "segment {absorbed_id}"),
 }
 
 

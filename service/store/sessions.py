@@ -69,7 +69,7 @@ class Sessions:
             current = await self.get(session_id)
             merged = None
             if extra_meta is not None:
-                updated = {**current.extra_meta, **extra_meta}
+                updated = {**current.user_meta, **extra_meta}
                 merged = validate.json_object(
                     {k: v for k, v in updated.items() if v is not None}, self._limits, "extra_meta")
             try:

@@ -1,0 +1,43 @@
+// name: render_context
+// returns: one row {problem, head_id, summary_id, nodes}; nodes in prompt order
+// purpose: what the model reads from a head: the chain from ROOT, with the active summary standing in for its segment when the whole segment lies on that chain (spec §3)
+// params: session_id, tenant, head_id
+// covers_ids is a contiguous chain segment, so "all of it is on the chain" is "its last node
+// is an ancestor-or-self of the head": the walk goes up from the head only as deep as that
+// node, and a compacted render never touches the covered history.
+MATCH (s:Session {id: $session_id, tenant: $tenant})-[:HEAD]->(current:Node)
+OPTIONAL MATCH (given:Node {id: $head_id, tenant: $tenant})
+WITH s, CASE WHEN $head_id IS NULL THEN current ELSE given END AS h
+WITH s, h,
+  CASE
+    WHEN h IS NULL THEN 'node_not_found'
+    WHEN h.session_id <> s.id THEN 'node_other_session'
+    WHEN h.deleted_at IS NOT NULL THEN 'node_deleted'
+    WHEN h.role = 'summary' THEN 'node_summary'
+  END AS problem
+OPTIONAL MATCH (s)-[:ACTIVE_SUMMARY]->(summary:Node WHERE summary.deleted_at IS NULL)
+OPTIONAL MATCH (last:Node {id: summary.covers_last_id})
+OPTIONAL CALL (h, last, problem) {
+  WITH * WHERE problem IS NULL AND last.depth <= h.depth
+  MATCH up = (h) ((:Node)-[:PREDECESSOR]->(b:Node) WHERE b.depth >= last.depth)* (x:Node)
+  WHERE x.depth = last.depth AND x = last
+  RETURN reverse(nodes(up)[..-1]) AS tail
+}
+OPTIONAL CALL (summary, tail) {
+  WITH * WHERE tail IS NOT NULL
+  MATCH (summary)-[:PREDECESSOR]->(splice:Node)
+  MATCH prefix = (splice)-[:PREDECESSOR]->*(:Node {depth: 0})
+  RETURN reverse(nodes(prefix)) + [summary] + tail AS compacted
+}
+OPTIONAL CALL (h, tail, problem) {
+  WITH * WHERE problem IS NULL AND tail IS NULL
+  MATCH chain = (h)-[:PREDECESSOR]->*(:Node {depth: 0})
+  RETURN reverse(nodes(chain)) AS verbatim
+}
+RETURN problem, h.id AS head_id,
+  CASE WHEN tail IS NULL THEN null ELSE summary.id END AS summary_id,
+  [n IN coalesce(compacted, verbatim, []) | n {
+    .*,
+    predecessor_id: [(n)-[:PREDECESSOR]->(p:Node) | p.id][0],
+    caller_id: [(n)-[:CALLER]->(c:Node) | c.id][0]
+  }] AS nodes

@@ -1,0 +1,63 @@
+"""Summary nodes: compaction's one write, and reading a summary with its coverage."""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ..errors import BadInput, NotFound
+from ..tokens import estimate_tokens
+from . import validate
+from .db import Database
+from .ids import new_id, utcnow
+from .models import Summary, summary_from_row
+from .problems import raise_for_problem, single_row
+from .validate import Limits
+
+ROLLING = "rolling"
+
+
+class Summaries:
+    def __init__(self, db: Database, tenant: str, limits: Limits) -> None:
+        self._db, self._tenant, self._limits = db, tenant, limits
+
+    async def persist(
+        self,
+        session_id: str,
+        covered_ids: Sequence[str],
+        content: str,
+        *,
+        absorbed_id: str | None,
+        expected_active_id: str | None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> tuple[Summary, str | None]:
+        """Writes the summary node and makes it the session's active summary.
+
+        `covered_ids`: the segment in chain order, real turns only; when the
+        rendered view carried a summary (`absorbed_id`), its coverage must be a
+        prefix of the new one. `expected_active_id` is the active summary the
+        caller saw: if another compaction moved it meanwhile, nothing is written
+        and a Conflict is raised. Returns the summary and the id it superseded.
+        """
+        validate.identifier(session_id, "session id")
+        if not covered_ids:
+            raise BadInput("a summary must cover at least one turn")
+        for node_id in covered_ids:
+            validate.identifier(node_id, "covered id")
+        content = validate.content(content, self._limits, "summary")
+        ids = {"session_id": session_id, "absorbed_id": absorbed_id}
+        rows = await self._db.write(
+            "summary_persist", single_row(session_id, ids), session_id=session_id,
+            tenant=self._tenant, summary_id=new_id("nod"), content=content,
+            tokens=estimate_tokens(content),
+            metadata=validate.json_object(metadata, self._limits, "metadata"),
+            now=utcnow(), covered_ids=list(covered_ids), absorbed_id=absorbed_id,
+            expected_active_id=expected_active_id, strategy=ROLLING,
+        )
+        row = rows[0]
+        return summary_from_row(row["summary"], covered_ids), row["superseded_id"]
+
+    async def get(self, summary_id: str) -> Summary:
+        validate.identifier(summary_id, "summary id")
+        rows = await self._db.read("summary_get", summary_id=summary_id, tenant=self._tenant)
+        if not rows:
+            raise NotFound("summary", summary_id)
+        return summary_from_row(rows[0]["summary"], rows[0]["covers_ids"])
