@@ -1,5 +1,5 @@
 // name: render_context
-// returns: one row {problem, head_id, summary_id, nodes}; nodes in prompt order
+// returns: one row {problem, head_id, summary_id, active_summary_id, nodes}; nodes in prompt order
 // purpose: what the model reads from a head: the chain from ROOT, with the active summary standing in for its segment when the whole segment lies on that chain (spec §3)
 // params: session_id, tenant, head_id
 // covers_ids is a contiguous chain segment, so "all of it is on the chain" is "its last node
@@ -15,7 +15,8 @@ WITH s, h,
     WHEN h.deleted_at IS NOT NULL THEN 'node_deleted'
     WHEN h.role = 'summary' THEN 'node_summary'
   END AS problem
-OPTIONAL MATCH (s)-[:ACTIVE_SUMMARY]->(summary:Node WHERE summary.deleted_at IS NULL)
+OPTIONAL MATCH (s)-[:ACTIVE_SUMMARY]->(active:Node)
+WITH s, h, problem, active, CASE WHEN active.deleted_at IS NULL THEN active END AS summary
 OPTIONAL MATCH (last:Node {id: summary.covers_last_id})
 OPTIONAL CALL (h, last, problem) {
   WITH * WHERE problem IS NULL AND last.depth <= h.depth
@@ -36,6 +37,7 @@ OPTIONAL CALL (h, tail, problem) {
 }
 RETURN problem, h.id AS head_id,
   CASE WHEN tail IS NULL THEN null ELSE summary.id END AS summary_id,
+  active.id AS active_summary_id,
   [n IN coalesce(compacted, verbatim, []) | n {
     .*,
     predecessor_id: [(n)-[:PREDECESSOR]->(p:Node) | p.id][0],

@@ -47,3 +47,21 @@ class StoreFailure(CtxdagError):
     """The database refused a statement for a reason that is our bug, not the input."""
 
     code = "INTERNAL"
+
+
+class ModelError(CtxdagError):
+    """A model or summarizer call failed (provider error, bad response)."""
+
+    code = "MODEL_ERROR"
+
+
+class ModelUnavailable(ModelError):
+    """The provider is overloaded, rate-limited, timed out or unreachable."""
+
+    code = "MODEL_UNAVAILABLE"
+
+
+class ContextOverflow(ModelError):
+    """The provider says the prompt does not fit the model's context window."""
+
+    code = "CONTEXT_OVERFLOW"

@@ -62,3 +62,21 @@ def tenant() -> str:
 def ledger(db: Database, tenant: str) -> Ledger:
     """Each test gets its own tenant, so its sessions never meet another test's."""
     return Ledger.open(db, tenant, Limits())
+
+
+@pytest.fixture
+def events():
+    from service.context.events import EventBus
+
+    return EventBus()
+
+
+@pytest.fixture
+def compactor(ledger: Ledger, events):
+    from service.context.budget import BudgetPolicy
+    from service.context.compaction import Compactor
+    from service.context.summarizers import OfflineExtractiveSummarizer
+    from service.context.tokens import HeuristicEstimator
+
+    return Compactor(ledger, OfflineExtractiveSummarizer(), BudgetPolicy(), events,
+                     HeuristicEstimator())

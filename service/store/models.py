@@ -174,6 +174,7 @@ class Rendered:
     head_id: str
     nodes: tuple[Node, ...]
     summary_id: str | None  # the summary standing in for its segment, if the rule applied
+    active_summary_id: str | None  # the session's active summary, rendered here or not
 
     @property
     def node_ids(self) -> tuple[str, ...]:

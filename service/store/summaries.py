@@ -22,7 +22,7 @@ class Summaries:
     async def persist(
         self,
         session_id: str,
-        covered_ids: Sequence[str],
+        new_ids: Sequence[str],
         content: str,
         *,
         absorbed_id: str | None,
@@ -31,16 +31,16 @@ class Summaries:
     ) -> tuple[Summary, str | None]:
         """Writes the summary node and makes it the session's active summary.
 
-        `covered_ids`: the segment in chain order, real turns only; when the
-        rendered view carried a summary (`absorbed_id`), its coverage must be a
-        prefix of the new one. `expected_active_id` is the active summary the
+        `new_ids`: the turns newly covered, in chain order, real turns only. When
+        the rendered view carried a summary (`absorbed_id`), the new coverage is its
+        segment extended by `new_ids`. `expected_active_id` is the active summary the
         caller saw: if another compaction moved it meanwhile, nothing is written
         and a Conflict is raised. Returns the summary and the id it superseded.
         """
         validate.identifier(session_id, "session id")
-        if not covered_ids:
+        if not new_ids:
             raise BadInput("a summary must cover at least one turn")
-        for node_id in covered_ids:
+        for node_id in new_ids:
             validate.identifier(node_id, "covered id")
         content = validate.content(content, self._limits, "summary")
         ids = {"session_id": session_id, "absorbed_id": absorbed_id}
@@ -49,11 +49,11 @@ class Summaries:
             tenant=self._tenant, summary_id=new_id("nod"), content=content,
             tokens=estimate_tokens(content),
             metadata=validate.json_object(metadata, self._limits, "metadata"),
-            now=utcnow(), covered_ids=list(covered_ids), absorbed_id=absorbed_id,
+            now=utcnow(), new_ids=list(new_ids), absorbed_id=absorbed_id,
             expected_active_id=expected_active_id, strategy=ROLLING,
         )
         row = rows[0]
-        return summary_from_row(row["summary"], covered_ids), row["superseded_id"]
+        return summary_from_row(row["summary"], row["covers_ids"]), row["superseded_id"]
 
     async def get(self, summary_id: str) -> Summary:
         validate.identifier(summary_id, "summary id")

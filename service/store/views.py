@@ -22,4 +22,4 @@ class Views:
         row = rows[0]
         raise_for_problem(row["problem"], {"session_id": session_id, "node_id": head_id})
         return Rendered(row["head_id"], tuple(node_from_row(n) for n in row["nodes"]),
-                        row["summary_id"])
+                        row["summary_id"], row["active_summary_id"])

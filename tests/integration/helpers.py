@@ -39,3 +39,15 @@ async def snapshot(ledger: Ledger, session_id: str) -> tuple:
 
 async def assert_sound(ledger: Ledger, session_id: str) -> None:
     assert await ledger.violations(session_id) == []
+
+
+async def rendered(ledger: Ledger, session_id: str, head: str | None = None) -> list[str]:
+    from service.context.render import render_context
+
+    return list((await render_context(ledger, session_id, head)).node_ids)
+
+
+def turns(count: int, start: int = 0) -> list[str]:
+    """Alternating user/assistant texts of ~10 tokens each (40 characters)."""
+    return [f"{'question' if i % 2 == 0 else 'answer'} {i:03d} ".ljust(40, ".")
+            for i in range(start, start + count)]

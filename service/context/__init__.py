@@ -1,0 +1,1 @@
+"""The view: what the model reads (render), compaction, the token budget, summarizers."""

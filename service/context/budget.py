@@ -1,0 +1,26 @@
+"""The token budget policy: when to compact automatically, and how much to keep."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import BadInput
+
+
+@dataclass(frozen=True)
+class BudgetPolicy:
+    context_window: int = 200_000  # the model's context budget, in tokens
+    keep_recent_tokens: int = 20_000  # the retained tail after a compaction
+    auto_compact_ratio: float = 0.8  # compact before a turn whose prompt reaches this share
+
+    def __post_init__(self) -> None:
+        if self.context_window <= 0 or self.keep_recent_tokens < 0:
+            raise BadInput("context_window must be positive and keep_recent_tokens not negative")
+        if not 0 < self.auto_compact_ratio <= 1:
+            raise BadInput("auto_compact_ratio must be in (0, 1]")
+
+    @property
+    def auto_compact_at(self) -> int:
+        return int(self.context_window * self.auto_compact_ratio)
+
+    def needs_compaction(self, prompt_tokens: int) -> bool:
+        return prompt_tokens >= self.auto_compact_at

@@ -1,0 +1,153 @@
+"""The compaction pipeline (spec §4): one function behind all three triggers.
+
+manual  — `compact()` (/compact);
+auto    — `compact_if_over_budget()` before a turn whose prompt reaches 80 % of the budget;
+passive — `with_passive_compaction()` when the provider reports a context overflow:
+          compact, retry the call once; a second overflow is a clear error.
+
+Compaction writes one summary node and never moves HEAD (spec §2, §5).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Awaitable, Callable, TypeVar
+
+from ..errors import BadInput, ContextOverflow, CtxdagError
+from ..store import Ledger, Role, Summary
+from .budget import BudgetPolicy
+from .cut import MIN_ENTRIES, find_cut_index
+from .events import (
+    CompactionFailed,
+    CompactionFinished,
+    CompactionStarted,
+    CompactionTrigger,
+    EventBus,
+)
+from .render import RenderedContext, render_context
+from .summarizers import Summarizer
+from .tokens import TokenEstimator
+
+T = TypeVar("T")
+
+LOCAL_COMMAND_HINT = "nothing to compact yet"
+
+
+class CompactionStatus(str, Enum):
+    COMPACTED = "COMPACTED"
+    SKIPPED = "SKIPPED"
+    FAILED = "FAILED"
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    status: CompactionStatus
+    session_id: str
+    trigger: CompactionTrigger
+    summary: Summary | None = None
+    covered_count: int = 0  # real turns the active summary now covers
+    tokens_before: int = 0
+    tokens_after: int = 0
+    message: str | None = None
+    local_command: str | None = None  # a user-visible hint when nothing was compacted
+    error_code: str | None = None
+
+
+class Compactor:
+    def __init__(self, ledger: Ledger, summarizer: Summarizer, policy: BudgetPolicy,
+                 events: EventBus, estimator: TokenEstimator) -> None:
+        self.ledger = ledger
+        self.summarizer = summarizer
+        self.policy = policy
+        self.events = events
+        self.estimator = estimator
+
+    async def compact(self, session_id: str, *, head_id: str | None = None,
+                      keep_recent_tokens: int | None = None,
+                      trigger: CompactionTrigger = "manual") -> CompactionResult:
+        """Compacts the branch of `head_id` (default: HEAD's branch)."""
+        view = await render_context(self.ledger, session_id, head_id)
+        return await self._run(view, session_id, trigger, keep_recent_tokens)
+
+    async def compact_if_over_budget(self, session_id: str, pending_tokens: int = 0,
+                                     head_id: str | None = None) -> CompactionResult | None:
+        """Auto trigger: compacts when the prompt about to be sent reaches the threshold."""
+        view = await render_context(self.ledger, session_id, head_id)
+        estimate = await self.estimator.count(view.nodes) + pending_tokens
+        if not self.policy.needs_compaction(estimate):
+            return None
+        return await self._run(view, session_id, "auto", None)
+
+    async def with_passive_compaction(self, session_id: str, call: Callable[[], Awaitable[T]],
+                                      head_id: str | None = None) -> T:
+        """Passive trigger: runs `call` (which renders afresh); on overflow compacts, retries once."""
+        try:
+            return await call()
+        except ContextOverflow as overflow:
+            result = await self.compact(session_id, head_id=head_id, trigger="passive")
+            if result.status is not CompactionStatus.COMPACTED:
+                raise ContextOverflow(
+                    f"the prompt does not fit the model's context and compaction could not "
+                    f"shrink it ({result.message})", provider_message=overflow.message,
+                ) from overflow
+        try:
+            return await call()
+        except ContextOverflow as again:
+            raise ContextOverflow(
+                "the prompt still does not fit the model's context after compaction; "
+                "retry with a smaller keep_recent_tokens or a larger context window",
+                provider_message=again.message,
+            ) from again
+
+    async def _run(self, view: RenderedContext, session_id: str, trigger: CompactionTrigger,
+                   keep_recent_tokens: int | None) -> CompactionResult:
+        keep = self.policy.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens
+        if keep < 0:
+            raise BadInput("keep_recent_tokens must not be negative")
+        history = view.history
+        if len(history) < MIN_ENTRIES:
+            return self._skipped(session_id, trigger, view,
+                                 f"nothing to compact: the history has {len(history)} entries "
+                                 f"(at least {MIN_ENTRIES} are needed)")
+        covered = history[:find_cut_index(history, keep)]
+        previous = covered[0] if covered and covered[0].role is Role.SUMMARY else None
+        new_turns = [n for n in covered if n.role is not Role.SUMMARY]
+        if not new_turns:
+            return self._skipped(session_id, trigger, view,
+                                 f"nothing to compact: the retained turns already fit in "
+                                 f"{keep} tokens")
+
+        self.events.publish(CompactionStarted(session_id, trigger))
+        try:
+            written = await self.summarizer.summarize(
+                new_turns, previous.content if previous else None)
+            summary, _ = await self.ledger.summaries.persist(
+                session_id, [n.id for n in new_turns], written.text,
+                absorbed_id=previous.id if previous else None,
+                expected_active_id=view.active_summary_id,
+                metadata={"summarizer": written.summarizer, "model": written.model,
+                          "trigger": trigger, "input_tokens": written.input_tokens,
+                          "output_tokens": written.output_tokens},
+            )
+        except CtxdagError as e:
+            self.events.publish(CompactionFailed(session_id, trigger, e.message, e.code))
+            return CompactionResult(CompactionStatus.FAILED, session_id, trigger,
+                                    tokens_before=view.tokens, tokens_after=view.tokens,
+                                    message=e.message, error_code=e.code)
+        except BaseException:
+            self.events.publish(CompactionFailed(session_id, trigger, "internal error",
+                                                 "INTERNAL"))
+            raise
+        tokens_after = view.tokens - sum(n.tokens for n in covered) + summary.node.tokens
+        self.events.publish(CompactionFinished(session_id, trigger, summary.id,
+                                               len(summary.covers_ids), view.tokens,
+                                               tokens_after))
+        return CompactionResult(CompactionStatus.COMPACTED, session_id, trigger, summary,
+                                len(summary.covers_ids), view.tokens, tokens_after)
+
+    @staticmethod
+    def _skipped(session_id: str, trigger: CompactionTrigger, view: RenderedContext,
+                 message: str) -> CompactionResult:
+        return CompactionResult(CompactionStatus.SKIPPED, session_id, trigger,
+                                tokens_before=view.tokens, tokens_after=view.tokens,
+                                message=message, local_command=LOCAL_COMMAND_HINT)

@@ -1,0 +1,74 @@
+"""Session events, published in process (the API exposes them as a subscription)."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from typing import AsyncIterator, Literal
+
+CompactionTrigger = Literal["manual", "auto", "passive"]
+
+
+@dataclass(frozen=True)
+class CompactionStarted:
+    session_id: str
+    trigger: CompactionTrigger
+    type: str = field(default="compaction_started", init=False)
+
+
+@dataclass(frozen=True)
+class CompactionFinished:
+    session_id: str
+    trigger: CompactionTrigger
+    summary_id: str
+    covered_count: int
+    tokens_before: int
+    tokens_after: int
+    type: str = field(default="compaction_finished", init=False)
+
+    @property
+    def token_delta(self) -> int:
+        return self.tokens_after - self.tokens_before
+
+
+@dataclass(frozen=True)
+class CompactionFailed:
+    session_id: str
+    trigger: CompactionTrigger
+    reason: str
+    code: str
+    type: str = field(default="compaction_failed", init=False)
+
+
+SessionEvent = CompactionStarted | CompactionFinished | CompactionFailed
+
+
+class EventBus:
+    """Fan-out per session to every current subscriber; slow subscribers never block."""
+
+    def __init__(self, queue_size: int = 256) -> None:
+        self._subscribers: dict[str, set[asyncio.Queue[SessionEvent]]] = {}
+        self._queue_size = queue_size
+
+    def publish(self, event: SessionEvent) -> None:
+        for queue in self._subscribers.get(event.session_id, ()):
+            if queue.full():
+                queue.get_nowait()  # drop the oldest rather than stall the writer
+            queue.put_nowait(event)
+
+    @contextlib.contextmanager
+    def subscribe(self, session_id: str):
+        queue: asyncio.Queue[SessionEvent] = asyncio.Queue(self._queue_size)
+        self._subscribers.setdefault(session_id, set()).add(queue)
+        try:
+            yield queue
+        finally:
+            subscribers = self._subscribers.get(session_id, set())
+            subscribers.discard(queue)
+            if not subscribers:
+                self._subscribers.pop(session_id, None)
+
+    async def stream(self, session_id: str) -> AsyncIterator[SessionEvent]:
+        with self.subscribe(session_id) as queue:
+            while True:
+                yield await queue.get()

@@ -1,0 +1,85 @@
+"""Summarizers: the covered turns (plus the previous summary, relayed) in, summary text out.
+
+Two real implementations: `OfflineExtractiveSummarizer` (deterministic, no network,
+the embedded default) and `AnthropicSummarizer` (service/llm/anthropic_summarizer.py,
+used when ANTHROPIC_API_KEY is set).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+from ..store import Node, Role
+
+
+@dataclass(frozen=True)
+class SummaryText:
+    text: str
+    summarizer: str  # which implementation wrote it, stored in the summary's metadata
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class Summarizer(Protocol):
+    name: str
+
+    async def summarize(self, turns: Sequence[Node], previous_summary: str | None) -> SummaryText:
+        """Summarizes `turns` (real turns, chain order), absorbing `previous_summary`."""
+        ...
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+HEADER = "Summary of the earlier conversation (offline extractive: the opening of each turn)."
+
+
+class OfflineExtractiveSummarizer:
+    """Keeps the opening sentence of every turn, one line each, and relays earlier lines.
+
+    Deterministic and offline. It does not understand the text: it extracts. When the
+    summary would exceed `max_lines`, the oldest lines are folded into a count so the
+    summary stays bounded, and the fold says so.
+    """
+
+    name = "offline-extractive"
+
+    def __init__(self, max_line_chars: int = 200, max_lines: int = 200) -> None:
+        self.max_line_chars = max_line_chars
+        self.max_lines = max_lines
+
+    async def summarize(self, turns: Sequence[Node], previous_summary: str | None) -> SummaryText:
+        folded, lines = _previous_lines(previous_summary)
+        lines += [self._line(turn) for turn in turns if turn.role is not Role.SUMMARY]
+        if len(lines) > self.max_lines:
+            folded += len(lines) - self.max_lines
+            lines = lines[-self.max_lines:]
+        body = [HEADER]
+        if folded:
+            body.append(f"({folded} earlier turns folded away.)")
+        return SummaryText("\n".join(body + lines), self.name)
+
+    def _line(self, turn: Node) -> str:
+        text = " ".join(turn.content.split())
+        opening = _SENTENCE_END.split(text, maxsplit=1)[0]
+        if len(opening) > self.max_line_chars:
+            opening = opening[: self.max_line_chars - 1] + "…"
+        return f"- {turn.role.value}: {opening}"
+
+
+def _previous_lines(previous: str | None) -> tuple[int, list[str]]:
+    """The relayed summary's folded count and lines; any other text is kept as one line."""
+    if not previous:
+        return 0, []
+    folded, lines = 0, []
+    for line in previous.splitlines():
+        match = re.fullmatch(r"\((\d+) earlier turns folded away\.\)", line)
+        if line == HEADER:
+            continue
+        if match:
+            folded += int(match.group(1))
+        elif line.startswith("- "):
+            lines.append(line)
+        elif line.strip():
+            lines.append("- earlier summary: " + " ".join(line.split()))
+    return folded, lines

@@ -1,0 +1,87 @@
+"""Spec §3: segment replacement, decided by stored data alone."""
+from tests.integration.helpers import chat, head_id, rendered, turns
+
+
+async def compacted_session(ledger, compactor, count=8, keep=40):
+    """ROOT + `count` turns; compaction keeps the last `keep` tokens (4 turns)."""
+    session = await ledger.sessions.create("render", "system prompt")
+    nodes = await chat(ledger, session, *turns(count))
+    result = await compactor.compact(session.id, keep_recent_tokens=keep)
+    assert result.status.value == "COMPACTED", result.message
+    return session, nodes, result.summary
+
+
+async def test_the_summary_enters_the_prompt_in_place_of_its_segment(ledger, compactor):
+    session, nodes, summary = await compacted_session(ledger, compactor)
+    assert summary.covers_ids == tuple(n.id for n in nodes[:4])
+    assert await rendered(ledger, session.id) == [session.root_id, summary.id] + [
+        n.id for n in nodes[4:]]
+
+
+async def test_uncompacted_chain_renders_verbatim(ledger):
+    session = await ledger.sessions.create()
+    nodes = await chat(ledger, session, *turns(5))
+    assert await rendered(ledger, session.id) == [session.root_id] + [n.id for n in nodes]
+
+
+async def test_a_fork_from_inside_the_covered_segment_renders_verbatim(ledger, compactor):
+    session, nodes, summary = await compacted_session(ledger, compactor)
+    retried = await ledger.head.retry(nodes[1].id, "a different answer")
+    (follow_up,) = await chat(ledger, session, "and then?")
+    assert await rendered(ledger, session.id) == [
+        session.root_id, nodes[0].id, retried.id, follow_up.id]
+
+
+async def test_a_fork_whose_chain_holds_the_whole_segment_renders_with_the_summary(
+        ledger, compactor):
+    session, nodes, summary = await compacted_session(ledger, compactor)
+    retried = await ledger.head.retry(nodes[5].id, "another take on the tail")
+    assert await rendered(ledger, session.id) == [
+        session.root_id, summary.id, nodes[4].id, retried.id]
+    # Forking right after the segment's last node still holds the whole segment.
+    edited = await ledger.head.edit(nodes[4].id, "edited first retained turn")
+    assert await rendered(ledger, session.id) == [session.root_id, summary.id, edited.id]
+
+
+async def test_a_head_inside_the_segment_renders_verbatim_and_its_last_node_renders_the_summary(
+        ledger, compactor):
+    session, nodes, summary = await compacted_session(ledger, compactor)
+    assert await rendered(ledger, session.id, nodes[2].id) == [
+        session.root_id] + [n.id for n in nodes[:3]]
+    assert await rendered(ledger, session.id, nodes[3].id) == [session.root_id, summary.id]
+
+
+async def test_rendering_does_not_depend_on_where_head_is(ledger, compactor):
+    session, nodes, summary = await compacted_session(ledger, compactor)
+    fork = await ledger.head.retry(nodes[1].id, "fork inside the segment")
+    heads = [nodes[-1].id, fork.id, nodes[2].id, session.root_id]
+    expected = {h: await rendered(ledger, session.id, h) for h in heads}
+    for checkout in heads:
+        await ledger.head.set_head(session.id, checkout)
+        for h in heads:
+            assert await rendered(ledger, session.id, h) == expected[h]
+        assert await rendered(ledger, session.id) == expected[checkout]
+
+
+async def test_superseded_summaries_are_never_consulted(ledger, compactor):
+    session, nodes, first = await compacted_session(ledger, compactor)
+    more = await chat(ledger, session, *turns(4, start=8))
+    second = (await compactor.compact(session.id, keep_recent_tokens=40)).summary
+    assert second.covers_ids == tuple(n.id for n in nodes)  # the old segment, extended
+    assert (await ledger.summaries.get(first.id)).superseded
+    # A fork that holds the first summary's segment but not the second's renders verbatim:
+    # the relic would have fit it, but relics never replace anything.
+    fork = await ledger.head.retry(nodes[5].id, "fork between the two segments")
+    assert await rendered(ledger, session.id, fork.id) == [
+        session.root_id] + [n.id for n in nodes[:5]] + [fork.id]
+    main = await rendered(ledger, session.id, more[-1].id)
+    assert first.id not in main and main[:2] == [session.root_id, second.id]
+
+
+async def test_render_is_one_round_trip_whatever_the_history(ledger, compactor):
+    session, nodes, summary = await compacted_session(ledger, compactor, count=40)
+    before = ledger.db.round_trips.total
+    await rendered(ledger, session.id)
+    await rendered(ledger, session.id, nodes[3].id)
+    assert ledger.db.round_trips.total - before == 2
+    assert await head_id(ledger, session.id) == nodes[-1].id
