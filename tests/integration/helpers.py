@@ -4,11 +4,13 @@ from __future__ import annotations
 from service.store import Ledger, Node, Session
 
 
-async def chat(ledger: Ledger, session: Session, *turns: str) -> list[Node]:
+async def chat(ledger: Ledger, session: Session, *turns: str,
+               start_with: str = "user") -> list[Node]:
     """Appends alternating user/assistant turns at HEAD; returns the new nodes."""
+    roles = ("user", "assistant") if start_with == "user" else ("assistant", "user")
     nodes = []
     for i, text in enumerate(turns):
-        role = "user" if i % 2 == 0 else "assistant"
+        role = roles[i % 2]
         appended = await ledger.head.append_message(session.id, role, text)
         assert appended.head_moved
         nodes.append(appended.node)
@@ -47,7 +49,15 @@ async def rendered(ledger: Ledger, session_id: str, head: str | None = None) -> 
     return list((await render_context(ledger, session_id, head)).node_ids)
 
 
+TURN_TOKENS = 25
+KEEP_FOUR = 4 * TURN_TOKENS  # a keep_recent_tokens that retains exactly four turns
+
+
 def turns(count: int, start: int = 0) -> list[str]:
-    """Alternating user/assistant texts of ~10 tokens each (40 characters)."""
-    return [f"{'question' if i % 2 == 0 else 'answer'} {i:03d} ".ljust(40, ".")
+    """Alternating user/assistant texts of TURN_TOKENS tokens each (100 characters).
+
+    Each opens with a short sentence and pads with a second one, so an extractive
+    summary is much smaller than the turns it covers.
+    """
+    return [f"{'Question' if i % 2 == 0 else 'Answer'} {i:03d}. ".ljust(100, "x")
             for i in range(start, start + count)]

@@ -1,8 +1,8 @@
 """Spec §3: segment replacement, decided by stored data alone."""
-from tests.integration.helpers import chat, head_id, rendered, turns
+from tests.integration.helpers import KEEP_FOUR, chat, head_id, rendered, turns
 
 
-async def compacted_session(ledger, compactor, count=8, keep=40):
+async def compacted_session(ledger, compactor, count=8, keep=KEEP_FOUR):
     """ROOT + `count` turns; compaction keeps the last `keep` tokens (4 turns)."""
     session = await ledger.sessions.create("render", "system prompt")
     nodes = await chat(ledger, session, *turns(count))
@@ -66,7 +66,7 @@ async def test_rendering_does_not_depend_on_where_head_is(ledger, compactor):
 async def test_superseded_summaries_are_never_consulted(ledger, compactor):
     session, nodes, first = await compacted_session(ledger, compactor)
     more = await chat(ledger, session, *turns(4, start=8))
-    second = (await compactor.compact(session.id, keep_recent_tokens=40)).summary
+    second = (await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)).summary
     assert second.covers_ids == tuple(n.id for n in nodes)  # the old segment, extended
     assert (await ledger.summaries.get(first.id)).superseded
     # A fork that holds the first summary's segment but not the second's renders verbatim:

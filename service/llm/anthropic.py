@@ -1,0 +1,352 @@
+"""The Anthropic Messages API: the only module that touches the `anthropic` SDK.
+
+Everything the rest of ctxdag needs from the provider goes through here:
+
+- `AnthropicSettings` — read from an environment mapping passed in (never at import);
+- `make_client` — one `anthropic.AsyncAnthropic` per settings;
+- `translate_anthropic_errors` — the single place SDK exceptions become ctxdag errors;
+- `complete` / `count_tokens` — the two calls, each wrapped in the translator;
+- `to_messages` — a rendered node list as (system, messages) for the API.
+
+The SDK retries 408/409/429/5xx/529 and connection errors itself (`max_retries`,
+honoring the server's `retry-after-ms` / `retry-after` headers); an error reaches the
+translator only once its retries are spent.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Mapping, Sequence
+
+import anthropic
+
+from ..errors import BadInput, ContextOverflow, CtxdagError, ModelError, ModelUnavailable
+from ..store.models import Node, Role
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MAX_TOKENS = 4096
+DEFAULT_CONTEXT_WINDOW = 200_000
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_MAX_RETRIES = 2
+
+
+# --------------------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True)
+class AnthropicSettings:
+    api_key: str
+    base_url: str | None = None  # None: the SDK's default (https://api.anthropic.com)
+    model: str = DEFAULT_MODEL
+    summary_model: str | None = None  # None: `model`
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    context_window: int = DEFAULT_CONTEXT_WINDOW
+    timeout: float = DEFAULT_TIMEOUT  # seconds, per attempt
+    max_retries: int = DEFAULT_MAX_RETRIES
+
+    def __post_init__(self) -> None:
+        if self.summary_model is None:
+            object.__setattr__(self, "summary_model", self.model)
+
+    def __repr__(self) -> str:  # the key never reaches a log line
+        return (f"AnthropicSettings(api_key='***', base_url={self.base_url!r}, "
+                f"model={self.model!r}, summary_model={self.summary_model!r}, "
+                f"max_tokens={self.max_tokens}, context_window={self.context_window}, "
+                f"timeout={self.timeout}, max_retries={self.max_retries})")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> "AnthropicSettings | None":
+        """Settings from `env`; None when ANTHROPIC_API_KEY is unset or empty.
+
+        Empty variables count as unset. A malformed number is a `BadInput` naming
+        the variable.
+        """
+        api_key = (env.get("ANTHROPIC_API_KEY") or "").strip()
+        if not api_key:
+            return None
+        model = _text(env, "CTXDAG_ANTHROPIC_MODEL") or DEFAULT_MODEL
+        return cls(
+            api_key=api_key,
+            base_url=_text(env, "ANTHROPIC_BASE_URL"),
+            model=model,
+            summary_model=_text(env, "CTXDAG_ANTHROPIC_SUMMARY_MODEL") or model,
+            max_tokens=_number(env, "CTXDAG_ANTHROPIC_MAX_TOKENS", DEFAULT_MAX_TOKENS, int, 1),
+            context_window=_number(env, "CTXDAG_ANTHROPIC_CONTEXT_WINDOW",
+                                   DEFAULT_CONTEXT_WINDOW, int, 1),
+            timeout=_number(env, "CTXDAG_ANTHROPIC_TIMEOUT", DEFAULT_TIMEOUT, float, 0.001),
+            max_retries=_number(env, "CTXDAG_ANTHROPIC_MAX_RETRIES", DEFAULT_MAX_RETRIES, int, 0),
+        )
+
+
+def _text(env: Mapping[str, str], name: str) -> str | None:
+    value = (env.get(name) or "").strip()
+    return value or None
+
+
+def _number(env: Mapping[str, str], name: str, default: Any, kind: type, minimum: float) -> Any:
+    raw = _text(env, name)
+    if raw is None:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = None
+    if value is None or not math.isfinite(value) or value < minimum:
+        what = "an integer" if kind is int else "a number"
+        raise BadInput(f"{name} must be {what} of at least {minimum:g}, got {raw!r}",
+                       variable=name, value=raw)
+    return value
+
+
+def make_client(settings: AnthropicSettings) -> anthropic.AsyncAnthropic:
+    """An async client for `settings`. Close it with `await client.close()`.
+
+    `base_url` is the API's root, without `/v1` (the SDK adds `/v1/messages`); a
+    trailing `/v1` given by mistake is dropped rather than doubled.
+    """
+    base_url = settings.base_url
+    if base_url is not None:
+        base_url = base_url.rstrip("/")
+        if base_url.endswith("/v1"):
+            base_url = base_url[: -len("/v1")]
+    return anthropic.AsyncAnthropic(
+        api_key=settings.api_key,
+        base_url=base_url,
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+    )
+
+
+# --------------------------------------------------------------------------- errors
+
+_TOO_LONG = re.compile(
+    r"prompt is too long|exceeds? (?:the )?context (?:limit|window)|context length", re.I)
+_PROMPT_TOO_LONG = re.compile(r"prompt is too long:\s*(\d+)\s*tokens\s*>\s*(\d+)", re.I)
+_INPUT_PLUS_MAX = re.compile(
+    r"input length and `?max_tokens`? exceed context limit:\s*(\d+)\s*\+\s*(\d+)\s*>\s*(\d+)",
+    re.I)
+
+
+def overflow_numbers(message: str) -> dict[str, int]:
+    """Token numbers in a provider's context-overflow message, when it states them."""
+    if m := _PROMPT_TOO_LONG.search(message):
+        return {"prompt_tokens": int(m[1]), "limit": int(m[2])}
+    if m := _INPUT_PLUS_MAX.search(message):
+        return {"prompt_tokens": int(m[1]), "max_tokens": int(m[2]), "limit": int(m[3])}
+    return {}
+
+
+def _retries_taken(holder: Any) -> int | None:
+    """How many retries the SDK made before the failed attempt.
+
+    Read from the SDK's own `x-stainless-retry-count` header on the failed attempt's
+    request; `holder` is the error's response or the error itself.
+    """
+    try:
+        return int(holder.request.headers.get("x-stainless-retry-count"))
+    except (AttributeError, TypeError, ValueError, RuntimeError):
+        return None
+
+
+def _after(retries: int | None) -> str:
+    if retries is None:
+        return ""
+    if retries == 0:
+        return " with no retries"
+    return f" after {retries} retr{'y' if retries == 1 else 'ies'}"
+
+
+def _status_error(e: anthropic.APIStatusError) -> CtxdagError:
+    status = e.status_code
+    kind = e.type or "unknown_error"
+    text = e.api_message or e.message
+    retries = _retries_taken(e.response)
+    details: dict[str, Any] = {"status": status, "provider_error": kind,
+                               "request_id": e.request_id, "retries": retries}
+    if e.error_code:
+        details["error_code"] = e.error_code
+    after = _after(retries)
+
+    if status == 400 and _TOO_LONG.search(text or ""):
+        return ContextOverflow(
+            f"the prompt does not fit the model's context window "
+            f"(Anthropic, HTTP 400 {kind}): {text}",
+            provider_message=text, **overflow_numbers(text), **details)
+    if status == 413:
+        return ContextOverflow(
+            f"the request is too large for Anthropic (HTTP 413 {kind}): {text}",
+            provider_message=text, **details)
+    if status in (401, 403):
+        return ModelError(
+            f"Anthropic refused the API key (HTTP {status} {kind}): {text}; "
+            f"check ANTHROPIC_API_KEY", **details)
+    if status == 529:
+        return ModelUnavailable(f"Anthropic is overloaded (HTTP 529){after}: {text}", **details)
+    if status == 429:
+        return ModelUnavailable(f"Anthropic rate-limited the request (HTTP 429){after}: {text}",
+                                **details)
+    if status == 408:
+        return ModelUnavailable(f"Anthropic timed out the request (HTTP 408){after}: {text}",
+                                **details)
+    if status >= 500:
+        return ModelUnavailable(
+            f"Anthropic had a server error (HTTP {status} {kind}){after}: {text}", **details)
+    return ModelError(f"Anthropic refused the request (HTTP {status} {kind}): {text}", **details)
+
+
+def _translate(e: BaseException) -> CtxdagError | None:
+    """The ctxdag error for an SDK exception; None for anything that is not the SDK's."""
+    if isinstance(e, anthropic.APIStatusError):
+        return _status_error(e)
+    if isinstance(e, anthropic.APITimeoutError):  # before APIConnectionError: a subclass
+        retries = _retries_taken(e)
+        return ModelUnavailable(f"Anthropic did not answer in time{_after(retries)}: {e.message}",
+                                retries=retries)
+    if isinstance(e, anthropic.APIConnectionError):
+        retries = _retries_taken(e)
+        cause = e.__cause__ or e.__context__
+        reason = f"{e.message} ({type(cause).__name__}: {cause})" if cause else e.message
+        url = getattr(getattr(e, "request", None), "url", None)
+        where = f" at {url.scheme}://{url.host}{f':{url.port}' if url.port else ''}" if url else ""
+        return ModelUnavailable(f"could not reach Anthropic{where}{_after(retries)}: {reason}",
+                                retries=retries)
+    if isinstance(e, anthropic.APIResponseValidationError):
+        return ModelError(f"Anthropic sent a response of an unexpected shape "
+                          f"(HTTP {e.status_code}): {e.message}", status=e.status_code)
+    if isinstance(e, anthropic.AnthropicError):
+        return ModelError(f"the Anthropic client failed: {type(e).__name__}: {e}")
+    return None
+
+
+class translate_anthropic_errors:
+    """The single place where SDK exceptions become ctxdag errors (`raise X from e`).
+
+    Works as `with translate_anthropic_errors():` and `async with ...:`. ctxdag
+    errors and exceptions that are not the SDK's pass through untouched.
+
+    - 400 invalid_request_error saying the prompt is too long / exceeds the context
+      limit, and 413 → `ContextOverflow` (provider message kept; token numbers parsed
+      into `details` when the message states them);
+    - 529, 429, 408, 5xx, timeouts, connection errors → `ModelUnavailable`;
+    - 401/403 → `ModelError` saying the API key was refused;
+    - any other API error → `ModelError` with status and message.
+    """
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        if exc is None or isinstance(exc, CtxdagError):
+            return False
+        translated = _translate(exc)
+        if translated is None:
+            return False
+        raise translated from exc
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> bool:
+        return self.__exit__(exc_type, exc, tb)
+
+
+# --------------------------------------------------------------------------- calls
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    stop_reason: str | None
+    request_id: str | None
+
+
+async def complete(client: anthropic.AsyncAnthropic, *, model: str, system: str,
+                   messages: list[dict], max_tokens: int) -> Completion:
+    """One non-streaming Messages API call; the reply's text blocks joined.
+
+    An empty `system` is left out of the request.
+    """
+    async with translate_anthropic_errors():
+        message = await client.messages.create(
+            model=model,
+            max_tokens=max_tokens,
+            messages=messages,  # type: ignore[arg-type]
+            **({"system": system} if system else {}),
+        )
+    text = "".join(block.text for block in message.content if block.type == "text")
+    return Completion(
+        text=text,
+        model=message.model,
+        input_tokens=message.usage.input_tokens,
+        output_tokens=message.usage.output_tokens,
+        stop_reason=message.stop_reason,
+        request_id=getattr(message, "_request_id", None),
+    )
+
+
+async def count_tokens(client: anthropic.AsyncAnthropic, *, model: str, system: str,
+                       messages: list[dict]) -> int:
+    """The provider's input-token count for this prompt (POST /v1/messages/count_tokens)."""
+    async with translate_anthropic_errors():
+        counted = await client.messages.count_tokens(
+            model=model,
+            messages=messages,  # type: ignore[arg-type]
+            **({"system": system} if system else {}),
+        )
+    return counted.input_tokens
+
+
+# --------------------------------------------------------------------------- messages
+
+SUMMARY_OPEN = "<summary of the earlier conversation>"
+SUMMARY_CLOSE = "</summary>"
+TOOL_PREFIX = "[tool result]"
+CONTINUES = "(conversation continues)"
+
+
+def to_messages(nodes: Sequence[Node]) -> tuple[str, list[dict]]:
+    """A rendered node list (prompt order, ROOT first) as (system text, API messages).
+
+    A pure function. Every node's content enters the prompt, unchanged apart from the
+    framing below; provenance (which nodes the model read) depends on that.
+
+    - system nodes (ROOT) → the system string (several are joined with a blank line);
+    - summary → a user message "<summary of the earlier conversation>\\n…\\n</summary>";
+    - user → user; assistant → assistant;
+    - tool → a user message whose text is prefixed "[tool result]";
+    - consecutive messages of one role are merged, their texts joined with a blank line,
+      because the API requires user and assistant to alternate;
+    - if the first message is an assistant's, a user message "(conversation continues)"
+      is put before it (the API requires the first message to be the user's).
+
+    Message content is a plain string. The last message may be an assistant's; the
+    API treats that as a prefill to continue.
+    """
+    system_parts: list[str] = []
+    messages: list[dict] = []
+    for node in nodes:
+        if node.role is Role.SYSTEM:
+            system_parts.append(node.content)
+            continue
+        if node.role is Role.SUMMARY:
+            role, text = "user", f"{SUMMARY_OPEN}\n{node.content}\n{SUMMARY_CLOSE}"
+        elif node.role is Role.TOOL:
+            role, text = "user", f"{TOOL_PREFIX}\n{node.content}"
+        elif node.role is Role.ASSISTANT:
+            role, text = "assistant", node.content
+        else:
+            role, text = "user", node.content
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"] += "\n\n" + text
+        else:
+            messages.append({"role": role, "content": text})
+    if messages and messages[0]["role"] == "assistant":
+        messages.insert(0, {"role": "user", "content": CONTINUES})
+    return "\n\n".join(part for part in system_parts if part), messages

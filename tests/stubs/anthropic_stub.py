@@ -1,0 +1,324 @@
+"""A local HTTP stand-in for the Anthropic Messages API, for driving the real SDK in tests.
+
+A real HTTP server (stdlib `ThreadingHTTPServer`, daemon thread, 127.0.0.1, a free
+port) answering the two endpoints ctxdag uses:
+
+- `POST /v1/messages` — scripted responses (`enqueue`) consumed in order, then
+  `default(request_body)` (an echo of the last user message unless replaced);
+- `POST /v1/messages/count_tokens` — scripted (`enqueue_count_tokens`), otherwise
+  `{"input_tokens": N}` with N = characters of system + all message text // 4, min 1.
+
+Responses have the API's real shapes and headers (`request-id`; error bodies
+`{"type": "error", "error": {"type": ..., "message": ...}}`). Error responses carry
+`retry-after-ms` (10 by default), which the SDK honors, so its retries take
+milliseconds. Every request is recorded (path, lowercased headers, parsed JSON body),
+including the SDK's `x-stainless-retry-count`. Nothing is logged. With `api_key=` set, a request without that key (SDK 2.x sends
+`authorization: Bearer <key>`; `x-api-key` is accepted too) gets the API's 401.
+
+    with AnthropicStub() as stub:
+        stub.enqueue(overloaded(), reply("hello"))
+        client = anthropic.AsyncAnthropic(api_key="test", base_url=stub.base_url)
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Mapping
+
+MESSAGES_PATH = "/v1/messages"
+COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
+
+
+@dataclass(frozen=True)
+class StubResponse:
+    """One scripted answer. `body` may be a function of the request's JSON body."""
+
+    status: int
+    body: Mapping[str, Any] | Callable[[dict], Mapping[str, Any]]
+    headers: Mapping[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds to wait before answering (to provoke client timeouts)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]  # names lowercased
+    body: Any  # the parsed JSON body (None if it was not JSON)
+
+    @property
+    def retry_count(self) -> int | None:
+        """The SDK's `x-stainless-retry-count`: 0 on the first attempt."""
+        value = self.headers.get("x-stainless-retry-count")
+        return int(value) if value is not None else None
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def message_text(body: Mapping[str, Any]) -> list[str]:
+    """Every text in a request: the system prompt, then each message's text blocks."""
+    texts: list[str] = []
+    system = body.get("system")
+    if isinstance(system, str):
+        texts.append(system)
+    elif isinstance(system, list):
+        texts += [b.get("text", "") for b in system if isinstance(b, dict)]
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts += [b.get("text", "") for b in content if isinstance(b, dict)]
+    return texts
+
+
+def estimate_input_tokens(body: Mapping[str, Any]) -> int:
+    """The stub's deterministic token count: total characters // 4, at least 1."""
+    return max(1, sum(len(t) for t in message_text(body)) // 4)
+
+
+def reply(text: str, input_tokens: int | None = None, output_tokens: int | None = None, *,
+          model: str | None = None, stop_reason: str = "end_turn",
+          headers: Mapping[str, str] | None = None) -> StubResponse:
+    """A successful message. Unset token counts and model are taken from the request."""
+
+    def body(request: dict) -> dict:
+        return {
+            "id": f"msg_stub{next(_ids):08d}",
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "text", "text": text}] if text else [],
+            "model": model or request.get("model") or "claude-stub",
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": (estimate_input_tokens(request)
+                                 if input_tokens is None else input_tokens),
+                "output_tokens": (max(1, len(text) // 4)
+                                  if output_tokens is None else output_tokens),
+            },
+        }
+
+    return StubResponse(200, body, dict(headers or {}))
+
+
+def token_count(n: int) -> StubResponse:
+    """A scripted count_tokens answer."""
+    return StubResponse(200, {"input_tokens": n})
+
+
+def error(status: int, type: str, message: str, *,
+          headers: Mapping[str, str] | None = None) -> StubResponse:
+    """An API error with the real body shape."""
+    return StubResponse(status, {"type": "error", "error": {"type": type, "message": message}},
+                        dict(headers or {}))
+
+
+def overloaded() -> StubResponse:
+    return error(529, "overloaded_error", "Overloaded")
+
+
+def rate_limited() -> StubResponse:
+    return error(429, "rate_limit_error",
+                 "This request would exceed the rate limit for your organization.")
+
+
+def prompt_too_long(tokens: int = 208656, limit: int = 200000) -> StubResponse:
+    return error(400, "invalid_request_error", f"prompt is too long: {tokens} tokens > {limit} maximum")
+
+
+def unauthorized() -> StubResponse:
+    return error(401, "authentication_error", "invalid x-api-key")
+
+
+def echo(body: dict) -> StubResponse:
+    """The default reply: echoes the last user message's text."""
+    last = ""
+    for message in body.get("messages") or []:
+        if message.get("role") == "user":
+            last = message_text({"messages": [message]})[-1] if message.get("content") else ""
+    return reply(f"echo: {last}")
+
+
+_ids = itertools.count(1)
+
+
+# --------------------------------------------------------------------------- server
+
+
+class AnthropicStub:
+    def __init__(self, *, default: Callable[[dict], StubResponse | str] = echo,
+                 retry_after_ms: int | None = 10, api_key: str | None = None) -> None:
+        """`default(body)` answers unscripted messages; `api_key`, when set, is required
+        (as `authorization: Bearer …` or `x-api-key`), otherwise any key is accepted."""
+        self.default = default
+        self.api_key = api_key
+        self.retry_after_ms = retry_after_ms
+        self.requests: list[RecordedRequest] = []
+        self.errors: list[BaseException] = []  # failures inside the stub itself
+        self._queue: deque[StubResponse] = deque()
+        self._count_queue: deque[StubResponse] = deque()
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._request_ids = itertools.count(1)
+
+    # lifecycle
+
+    def start(self) -> "AnthropicStub":
+        if self._server is not None:
+            return self
+        stub = self
+
+        class Handler(_Handler):
+            owner = stub
+
+        server = _QuietServer(("127.0.0.1", 0), Handler)
+        server.stub = self
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, name="anthropic-stub",
+                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> "AnthropicStub":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("the stub is not running")
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    # scripting
+
+    def enqueue(self, *responses: StubResponse | str) -> None:
+        """Answers for the next POST /v1/messages requests, in order (a str is `reply(str)`)."""
+        with self._lock:
+            self._queue.extend(reply(r) if isinstance(r, str) else r for r in responses)
+
+    def enqueue_count_tokens(self, *responses: StubResponse | int) -> None:
+        """Answers for the next POST /v1/messages/count_tokens requests (an int is a count)."""
+        with self._lock:
+            self._count_queue.extend(token_count(r) if isinstance(r, int) else r
+                                     for r in responses)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._queue.clear()
+            self._count_queue.clear()
+            self.requests.clear()
+            self.errors.clear()
+
+    def requests_to(self, path: str) -> list[RecordedRequest]:
+        with self._lock:
+            return [r for r in self.requests if r.path == path]
+
+    @property
+    def pending(self) -> int:
+        """Scripted responses not yet consumed (both endpoints)."""
+        with self._lock:
+            return len(self._queue) + len(self._count_queue)
+
+    # serving (called from the handler threads)
+
+    def _answer(self, method: str, path: str, headers: dict[str, str],
+                body: Any) -> StubResponse:
+        with self._lock:
+            self.requests.append(RecordedRequest(method, path, headers, body))
+        if method != "POST" or path not in (MESSAGES_PATH, COUNT_TOKENS_PATH):
+            return error(404, "not_found_error", f"{method} {path} is not served by the stub")
+        if self.api_key is not None and self.api_key not in (
+                headers.get("x-api-key"), headers.get("authorization", "").removeprefix("Bearer ")):
+            return unauthorized()
+        if not isinstance(body, dict):
+            return error(400, "invalid_request_error", "the request body is not a JSON object")
+        with self._lock:
+            queue = self._queue if path == MESSAGES_PATH else self._count_queue
+            if queue:
+                return queue.popleft()
+        if path == COUNT_TOKENS_PATH:
+            return token_count(estimate_input_tokens(body))
+        answer = self.default(body)
+        return reply(answer) if isinstance(answer, str) else answer
+
+    def _render(self, response: StubResponse, body: Any) -> tuple[int, dict[str, str], bytes]:
+        payload = response.body(body if isinstance(body, dict) else {}) \
+            if callable(response.body) else response.body
+        data = json.dumps(payload).encode()
+        headers = {"content-type": "application/json",
+                   "request-id": f"req_stub{next(self._request_ids):08d}"}
+        if response.status >= 400 and self.retry_after_ms is not None:
+            headers["retry-after-ms"] = str(self.retry_after_ms)
+        headers.update({k.lower(): v for k, v in response.headers.items()})
+        return response.status, headers, data
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    stub: AnthropicStub
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        exc = sys.exc_info()[1]
+        if exc is not None and not isinstance(exc, (ConnectionError, TimeoutError)):
+            self.stub.errors.append(exc)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: AnthropicStub
+    protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's connection pool expects
+    server_version = "anthropic-stub"
+    sys_version = ""
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        path = self.path.split("?", 1)[0]
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        stub = self.owner
+        response = stub._answer(self.command, path, headers, body)
+        status, out_headers, data = stub._render(response, body)
+        if response.delay:
+            time.sleep(response.delay)
+        self.send_response(status)
+        for name, value in out_headers.items():
+            self.send_header(name, value)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:
+        self._serve()
+
+    def do_GET(self) -> None:
+        self._serve()
