@@ -31,6 +31,12 @@ class Settings:
     tenant: str
     max_content_bytes: int
     max_metadata_bytes: int
+    # The token budget (service/context/budget.py).
+    context_window: int
+    keep_recent_tokens: int
+    auto_compact_ratio: float
+    # Everything else is passed through for the model provider to read (e.g. ANTHROPIC_*).
+    env: Mapping[str, str]
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
@@ -50,6 +56,10 @@ class Settings:
             tenant=env.get("CTXDAG_TENANT", DEFAULT_TENANT),
             max_content_bytes=int(env.get("CTXDAG_MAX_CONTENT_BYTES", str(1024 * 1024))),
             max_metadata_bytes=int(env.get("CTXDAG_MAX_METADATA_BYTES", str(64 * 1024))),
+            context_window=int(env.get("CTXDAG_CONTEXT_WINDOW", "200000")),
+            keep_recent_tokens=int(env.get("CTXDAG_KEEP_RECENT_TOKENS", "20000")),
+            auto_compact_ratio=float(env.get("CTXDAG_AUTO_COMPACT_RATIO", "0.8")),
+            env=dict(env),
         )
 
     @property

@@ -25,7 +25,7 @@ import anthropic
 from ..errors import BadInput, ContextOverflow, CtxdagError, ModelError, ModelUnavailable
 from ..store.models import Node, Role
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_MAX_TOKENS = 4096
 DEFAULT_CONTEXT_WINDOW = 200_000
 DEFAULT_TIMEOUT = 120.0
@@ -209,7 +209,9 @@ def _translate(e: BaseException) -> CtxdagError | None:
         cause = e.__cause__ or e.__context__
         reason = f"{e.message} ({type(cause).__name__}: {cause})" if cause else e.message
         url = getattr(getattr(e, "request", None), "url", None)
-        where = f" at {url.scheme}://{url.host}{f':{url.port}' if url.port else ''}" if url else ""
+        where = ""
+        if url is not None:
+            where = f" at {url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
         return ModelUnavailable(f"could not reach Anthropic{where}{_after(retries)}: {reason}",
                                 retries=retries)
     if isinstance(e, anthropic.APIResponseValidationError):

@@ -12,8 +12,10 @@ Responses have the API's real shapes and headers (`request-id`; error bodies
 `{"type": "error", "error": {"type": ..., "message": ...}}`). Error responses carry
 `retry-after-ms` (10 by default), which the SDK honors, so its retries take
 milliseconds. Every request is recorded (path, lowercased headers, parsed JSON body),
-including the SDK's `x-stainless-retry-count`. Nothing is logged. With `api_key=` set, a request without that key (SDK 2.x sends
-`authorization: Bearer <key>`; `x-api-key` is accepted too) gets the API's 401.
+including the SDK's `x-stainless-retry-count`. Nothing is logged.
+
+With `api_key=` set, a request without that key gets the API's 401 (SDK 2.x sends
+`authorization: Bearer <key>`; `x-api-key` is accepted too); otherwise any key passes.
 
     with AnthropicStub() as stub:
         stub.enqueue(overloaded(), reply("hello"))
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 import threading
 import time
 from collections import deque
@@ -130,7 +133,8 @@ def rate_limited() -> StubResponse:
 
 
 def prompt_too_long(tokens: int = 208656, limit: int = 200000) -> StubResponse:
-    return error(400, "invalid_request_error", f"prompt is too long: {tokens} tokens > {limit} maximum")
+    return error(400, "invalid_request_error",
+                 f"prompt is too long: {tokens} tokens > {limit} maximum")
 
 
 def unauthorized() -> StubResponse:
@@ -138,11 +142,9 @@ def unauthorized() -> StubResponse:
 
 
 def echo(body: dict) -> StubResponse:
-    """The default reply: echoes the last user message's text."""
-    last = ""
-    for message in body.get("messages") or []:
-        if message.get("role") == "user":
-            last = message_text({"messages": [message]})[-1] if message.get("content") else ""
+    """The default reply: "echo: " and the last user message's text."""
+    users = [m for m in body.get("messages") or [] if m.get("role") == "user"]
+    last = "\n\n".join(message_text({"messages": users[-1:]}))
     return reply(f"echo: {last}")
 
 
@@ -276,12 +278,10 @@ class AnthropicStub:
 
 class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
-    allow_reuse_address = True
+    block_on_close = False  # stop() must not wait for idle keep-alive connections
     stub: AnthropicStub
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        import sys
-
         exc = sys.exc_info()[1]
         if exc is not None and not isinstance(exc, (ConnectionError, TimeoutError)):
             self.stub.errors.append(exc)
@@ -306,8 +306,13 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         stub = self.owner
-        response = stub._answer(self.command, path, headers, body)
-        status, out_headers, data = stub._render(response, body)
+        try:
+            response = stub._answer(self.command, path, headers, body)
+            status, out_headers, data = stub._render(response, body)
+        except Exception as e:  # noqa: BLE001 - a broken script is reported, not hidden
+            stub.errors.append(e)
+            response = error(500, "api_error", f"the stub failed: {type(e).__name__}: {e}")
+            status, out_headers, data = stub._render(response, body)
         if response.delay:
             time.sleep(response.delay)
         self.send_response(status)
