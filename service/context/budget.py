@@ -17,6 +17,11 @@ class BudgetPolicy:
             raise BadInput("context_window must be positive and keep_recent_tokens not negative")
         if not 0 < self.auto_compact_ratio <= 1:
             raise BadInput("auto_compact_ratio must be in (0, 1]")
+        if self.keep_recent_tokens >= self.auto_compact_at:
+            raise BadInput(
+                f"keep_recent_tokens ({self.keep_recent_tokens}) must be below the automatic "
+                f"compaction point ({self.auto_compact_at} tokens), or compaction could never "
+                "make room")
 
     @property
     def auto_compact_at(self) -> int:

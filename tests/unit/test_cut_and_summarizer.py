@@ -53,12 +53,14 @@ def test_a_tail_turn_larger_than_the_budget_is_covered():
 
 
 def test_budget_policy_threshold_and_validation():
-    policy = BudgetPolicy(context_window=1000)
+    policy = BudgetPolicy(context_window=1000, keep_recent_tokens=200)
     assert policy.auto_compact_at == 800
     assert not policy.needs_compaction(799) and policy.needs_compaction(800)
     assert BudgetPolicy().keep_recent_tokens == 20_000
     with pytest.raises(BadInput):
         BudgetPolicy(auto_compact_ratio=1.5)
+    with pytest.raises(BadInput, match="never"):
+        BudgetPolicy(context_window=1000)  # keeps 20,000 of a 1,000-token window
 
 
 async def test_offline_summary_keeps_each_turn_opening_and_relays_the_previous():

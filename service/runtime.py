@@ -1,0 +1,62 @@
+"""Builds the service's parts from one Settings object, in one place.
+
+The summarizer and token estimator are chosen here: Anthropic when
+ANTHROPIC_API_KEY is set, otherwise the offline implementations (the embedded
+default, named as such in every summary's metadata).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .config import Settings
+from .connect import ledger_for, open_database
+from .context.budget import BudgetPolicy
+from .context.compaction import Compactor
+from .context.events import EventBus
+from .context.summarizers import OfflineExtractiveSummarizer, Summarizer
+from .context.tokens import HeuristicEstimator, TokenEstimator
+from .store import Database, Ledger
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    database: Database
+    ledger: Ledger
+    events: EventBus
+    policy: BudgetPolicy
+    summarizer: Summarizer
+    estimator: TokenEstimator
+    compactor: Compactor
+
+    @classmethod
+    async def open(cls, settings: Settings) -> "Runtime":
+        database = await open_database(settings)
+        return cls.assemble(settings, database)
+
+    @classmethod
+    def assemble(cls, settings: Settings, database: Database) -> "Runtime":
+        ledger = ledger_for(database, settings)
+        events = EventBus()
+        summarizer, estimator, window = _model_parts(settings)
+        policy = BudgetPolicy(window, settings.keep_recent_tokens, settings.auto_compact_ratio)
+        compactor = Compactor(ledger, summarizer, policy, events, estimator)
+        return cls(settings, database, ledger, events, policy, summarizer, estimator, compactor)
+
+    async def close(self) -> None:
+        await self.database.driver.close()
+
+
+def _model_parts(settings: Settings) -> tuple[Summarizer, TokenEstimator, int]:
+    from .llm.anthropic import AnthropicSettings
+
+    anthropic_settings = AnthropicSettings.from_env(settings.env)
+    if anthropic_settings is None:
+        return OfflineExtractiveSummarizer(), HeuristicEstimator(), settings.context_window
+    from .llm.anthropic import make_client
+    from .llm.anthropic_summarizer import AnthropicSummarizer, AnthropicTokenCounter
+
+    client = make_client(anthropic_settings)
+    return (AnthropicSummarizer(client, anthropic_settings),
+            AnthropicTokenCounter(client, anthropic_settings),
+            anthropic_settings.context_window)

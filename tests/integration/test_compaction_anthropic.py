@@ -1,0 +1,108 @@
+"""Compaction through the real anthropic SDK, against a local stub of the Messages API."""
+import pytest
+
+from service.config import Settings
+from service.context.compaction import CompactionStatus
+from service.runtime import Runtime
+from tests.integration.helpers import KEEP_FOUR, chat, head_id, snapshot, turns
+from tests.stubs.anthropic_stub import AnthropicStub, overloaded, prompt_too_long, reply
+
+
+@pytest.fixture
+def stub():
+    with AnthropicStub() as server:
+        yield server
+
+
+@pytest.fixture
+def runtime(db, tenant, stub):
+    settings = Settings.from_env({
+        "CTXDAG_TENANT": tenant,
+        "ANTHROPIC_API_KEY": "test-key",
+        "ANTHROPIC_BASE_URL": stub.base_url,
+        "CTXDAG_ANTHROPIC_MODEL": "claude-stub",
+        "CTXDAG_ANTHROPIC_MAX_RETRIES": "1",
+        "CTXDAG_ANTHROPIC_CONTEXT_WINDOW": "1000",
+        "CTXDAG_KEEP_RECENT_TOKENS": str(KEEP_FOUR),
+    })
+    return Runtime.assemble(settings, db)
+
+
+def message_requests(stub):
+    return [r for r in stub.requests if r.path == "/v1/messages"]
+
+
+async def test_anthropic_is_chosen_when_a_key_is_set_and_writes_the_summary(runtime, stub):
+    assert runtime.summarizer.name == "anthropic"
+    assert runtime.policy.context_window == 1000
+    ledger = runtime.ledger
+    session = await ledger.sessions.create("anthropic", "sys")
+    nodes = await chat(ledger, session, *turns(8))
+    stub.enqueue(reply("The user asked four questions; all were answered.", 321, 12))
+    result = await runtime.compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)
+    assert result.status is CompactionStatus.COMPACTED
+    summary = result.summary
+    assert summary.content == "The user asked four questions; all were answered."
+    assert summary.node.metadata["summarizer"] == "anthropic"
+    assert summary.node.metadata["model"] == "claude-stub"
+    assert summary.node.metadata["input_tokens"] == 321
+    (request,) = message_requests(stub)
+    prompt = request.body["messages"][-1]["content"]
+    for covered in nodes[:4]:
+        assert covered.content in prompt
+    for kept in nodes[4:]:
+        assert kept.content not in prompt
+
+    # The second compaction relays the first summary to the model.
+    await chat(ledger, session, *turns(4, start=8))
+    stub.enqueue(reply("Eight questions, all answered."))
+    second = await runtime.compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)
+    assert second.summary.covers_ids == tuple(n.id for n in nodes)
+    relayed = message_requests(stub)[-1].body["messages"][-1]["content"]
+    assert summary.content in relayed
+    assert await ledger.violations(session.id) == []
+
+
+async def test_an_overloaded_summarizer_fails_cleanly(runtime, stub):
+    ledger = runtime.ledger
+    session = await ledger.sessions.create()
+    nodes = await chat(ledger, session, *turns(8))
+    before = await snapshot(ledger, session.id)
+    stub.enqueue(overloaded(), overloaded())
+    with runtime.events.subscribe(session.id) as queue:
+        result = await runtime.compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)
+    assert result.status is CompactionStatus.FAILED
+    assert result.error_code == "MODEL_UNAVAILABLE"
+    assert len(message_requests(stub)) == 2  # the SDK retried once, as configured
+    assert queue.get_nowait().type == "compaction_started"
+    failed = queue.get_nowait()
+    assert failed.type == "compaction_failed" and "529" in failed.reason
+    assert await snapshot(ledger, session.id) == before
+    assert await head_id(ledger, session.id) == nodes[-1].id
+
+
+async def test_a_summarizer_overflow_is_a_failed_compaction_not_a_crash(runtime, stub):
+    ledger = runtime.ledger
+    session = await ledger.sessions.create()
+    await chat(ledger, session, *turns(8))
+    before = await snapshot(ledger, session.id)
+    stub.enqueue(prompt_too_long())
+    result = await runtime.compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)
+    assert result.status is CompactionStatus.FAILED
+    assert result.error_code == "CONTEXT_OVERFLOW"
+    assert "too long" in result.message
+    assert await snapshot(ledger, session.id) == before
+
+
+async def test_auto_trigger_counts_tokens_with_the_provider(runtime, stub):
+    ledger = runtime.ledger
+    session = await ledger.sessions.create()
+    await chat(ledger, session, *turns(8))
+    stub.enqueue_count_tokens(700)  # under 80 % of 1000
+    assert await runtime.compactor.compact_if_over_budget(session.id) is None
+    stub.enqueue_count_tokens(800)
+    stub.enqueue(reply("Summary."))
+    result = await runtime.compactor.compact_if_over_budget(session.id)
+    assert result.status is CompactionStatus.COMPACTED and result.trigger == "auto"
+    counted = [r for r in stub.requests if r.path == "/v1/messages/count_tokens"]
+    assert len(counted) == 2 and counted[0].body["model"] == "claude-stub"
