@@ -15,20 +15,46 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     neo4j = commands.add_parser("neo4j", help="the managed local Neo4j")
     neo4j.add_argument("action", choices=["up", "down", "status"])
-    commands.add_parser("smoke", help="write and read a small conversation with a fork")
+    commands.add_parser("smoke", help="write, fork, compact and read a small conversation")
+    render = commands.add_parser("render", help="print what the model reads from a head")
+    render.add_argument("session")
+    render.add_argument("--head", help="a node id (default: the session's HEAD)")
+    compact = commands.add_parser("compact", help="compact the branch of a head")
+    compact.add_argument("session")
+    compact.add_argument("--head", help="a node id (default: the session's HEAD)")
+    compact.add_argument("--keep", type=int, help="keep_recent_tokens (default from settings)")
     return parser
 
 
-async def _smoke(settings: Settings) -> int:
-    from .connect import ledger_for, open_database
-    from .smoke import run_smoke
+async def _with_runtime(settings: Settings, job) -> int:
+    from .runtime import Runtime
 
-    database = await open_database(settings)
+    runtime = await Runtime.open(settings)
     try:
-        await run_smoke(ledger_for(database, settings))
+        return await job(runtime)
     finally:
-        await database.driver.close()
+        await runtime.close()
+
+
+async def _render(runtime, session: str, head: str | None) -> int:
+    from .context.render import render_context
+
+    view = await render_context(runtime.ledger, session, head)
+    print(f"head {view.head_id}: {len(view.nodes)} nodes, ~{view.tokens} tokens"
+          + (f", summary {view.summary_id} stands in for its segment" if view.summary_id else ""))
+    for position, node in enumerate(view.nodes):
+        text = " ".join(node.content.split())
+        print(f"{position:4d}  {node.id}  {node.role.value:9s}  {text[:80]}")
     return 0
+
+
+async def _compact(runtime, session: str, head: str | None, keep: int | None) -> int:
+    result = await runtime.compactor.compact(session, head_id=head, keep_recent_tokens=keep)
+    print(f"{result.status.value}: " + (
+        f"summary {result.summary.id} covers {result.covered_count} turns, "
+        f"{result.tokens_before} -> {result.tokens_after} tokens"
+        if result.summary else str(result.message)))
+    return 1 if result.status.value == "FAILED" else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -41,7 +67,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return {"up": commands.up, "down": commands.down,
                     "status": commands.status}[args.action](settings)
         if args.command == "smoke":
-            return asyncio.run(_smoke(settings))
+            from .smoke import run_smoke
+
+            return asyncio.run(_with_runtime(settings, run_smoke))
+        if args.command == "render":
+            return asyncio.run(_with_runtime(
+                settings, lambda rt: _render(rt, args.session, args.head)))
+        if args.command == "compact":
+            return asyncio.run(_with_runtime(
+                settings, lambda rt: _compact(rt, args.session, args.head, args.keep)))
     except CtxdagError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

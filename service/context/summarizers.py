@@ -31,7 +31,7 @@ class Summarizer(Protocol):
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
-HEADER = "Summary of the earlier conversation (offline extractive: the opening of each turn)."
+HEADER = "Earlier conversation (offline extractive summary, first sentence of each turn):"
 
 
 class OfflineExtractiveSummarizer:
