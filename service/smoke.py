@@ -24,7 +24,7 @@ async def run_smoke(runtime: Runtime, out=print) -> int:
     session = await ledger.sessions.create("smoke test", "You are a concise assistant.")
     nodes = [(await ledger.head.append_message(session.id, role, text)).node
              for role, text in TURNS]
-    fork = await ledger.head.edit(nodes[0].id, "What is a directed acyclic graph?")
+    fork = (await ledger.head.edit(nodes[0].id, "What is a directed acyclic graph?")).node
     await ledger.head.append_message(session.id, "assistant", "A graph whose edges never loop.")
     await ledger.head.set_head(session.id, nodes[-1].id)
     result = await runtime.compactor.compact(session.id, keep_recent_tokens=50)

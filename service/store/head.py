@@ -18,10 +18,10 @@ from typing import Any, Mapping
 from ..errors import NotFound
 from ..tokens import estimate_tokens
 from . import validate
-from .db import Database, Rows
+from .db import Database
 from .ids import new_id, utcnow
-from .models import Appended, DeletedBranch, HeadMove, Node, Role, node_from_row
-from .problems import raise_for_problem, single_row
+from .models import Appended, CallRecord, DeletedBranch, HeadMove, Role, node_from_row
+from .problems import single_row
 from .validate import Limits
 
 
@@ -40,29 +40,23 @@ class HeadMoves:
         metadata: Mapping[str, Any] | None = None,
         side_branch: bool = False,
         advance_head: bool = True,
+        call: CallRecord | None = None,
     ) -> Appended:
         """Appends after `predecessor_id` (default: HEAD). One statement, one transaction.
 
         HEAD moves onto the new node only when its predecessor is HEAD and
         `advance_head` holds (a spawned sub-agent turn writes with it off).
         `side_branch` marks a spawned branch (and, by inheritance, everything under
-        it): such nodes never count as user branches.
+        it): such nodes never count as user branches. `call`, when given, is the
+        model call that produced this node, recorded in the same transaction.
         """
-        ids = {
-            "session_id": validate.identifier(session_id, "session id"),
-            "predecessor_id": validate.optional_identifier(predecessor_id, "predecessor id"),
-            "caller_id": validate.optional_identifier(caller_id, "caller id"),
-        }
-        role = validate.appendable_role(role)
-        content = validate.content(content, self._limits)
-        meta = validate.json_object(metadata, self._limits, "metadata")
-        rows = await self._db.write(
-            "append_message", single_row(session_id, ids), tenant=self._tenant,
-            node_id=new_id("nod"), role=role.value, content=content,
-            tokens=estimate_tokens(content), metadata=meta, now=utcnow(),
-            side_branch=side_branch, advance_head=advance_head, **ids,
+        return await self._append(
+            session_id=validate.identifier(session_id, "session id"), role=role,
+            content=content, metadata=metadata, side_branch=side_branch, call=call,
+            predecessor_id=validate.optional_identifier(predecessor_id, "predecessor id"),
+            caller_id=validate.optional_identifier(caller_id, "caller id"),
+            head_policy="advance" if advance_head else "keep", fork_of=None,
         )
-        return Appended(node_from_row(rows[0]["node"]), bool(rows[0]["head_moved"]))
 
     async def set_head(self, session_id: str, node_id: str) -> HeadMove:
         """Checkout: HEAD to any live, non-summary node of the session."""
@@ -72,15 +66,16 @@ class HeadMoves:
         """HEAD back to an ancestor of HEAD (or HEAD itself); nothing is deleted."""
         return await self._move(session_id, node_id, require_ancestor=True)
 
-    async def retry(self, node_id: str, content: str,
-                    metadata: Mapping[str, Any] | None = None) -> Node:
+    async def retry(self, node_id: str, content: str, *,
+                    metadata: Mapping[str, Any] | None = None,
+                    call: CallRecord | None = None) -> Appended:
         """A new sibling of assistant reply `node_id`; HEAD moves onto it."""
-        return await self._fork(node_id, Role.ASSISTANT, content, metadata)
+        return await self._fork(node_id, Role.ASSISTANT, content, metadata, call)
 
-    async def edit(self, node_id: str, content: str,
-                   metadata: Mapping[str, Any] | None = None) -> Node:
+    async def edit(self, node_id: str, content: str, *,
+                   metadata: Mapping[str, Any] | None = None) -> Appended:
         """A new sibling of user message `node_id` with new content; HEAD moves onto it."""
-        return await self._fork(node_id, Role.USER, content, metadata)
+        return await self._fork(node_id, Role.USER, content, metadata, None)
 
     async def delete_branch(self, session_id: str, tip_id: str) -> DeletedBranch:
         ids = {"session_id": validate.identifier(session_id, "session id"),
@@ -102,19 +97,30 @@ class HeadMoves:
         return HeadMove(session_id, rows[0]["previous_head_id"], rows[0]["head_id"])
 
     async def _fork(self, node_id: str, role: Role, content: str,
-                    metadata: Mapping[str, Any] | None) -> Node:
+                    metadata: Mapping[str, Any] | None, call: CallRecord | None) -> Appended:
         validate.identifier(node_id, "node id")
+        return await self._append(
+            session_id=None, role=role, content=content, metadata=metadata, side_branch=False,
+            call=call, predecessor_id=None, caller_id=None, head_policy="move", fork_of=node_id,
+        )
+
+    async def _append(self, *, session_id: str | None, role: Role | str, content: str,
+                      metadata: Mapping[str, Any] | None, side_branch: bool,
+                      call: CallRecord | None, predecessor_id: str | None,
+                      caller_id: str | None, head_policy: str, fork_of: str | None) -> Appended:
+        role = validate.appendable_role(role)
         content = validate.content(content, self._limits)
         meta = validate.json_object(metadata, self._limits, "metadata")
-
-        def check(rows: Rows) -> None:
-            if not rows:
-                raise NotFound("node", node_id)
-            raise_for_problem(rows[0]["problem"], {"node_id": node_id})
-
+        ids = {"session_id": session_id, "predecessor_id": predecessor_id,
+               "caller_id": caller_id, "fork_of": fork_of}
+        missing = NotFound("node", fork_of) if session_id is None else None
         rows = await self._db.write(
-            "fork_sibling", check, node_id=node_id, tenant=self._tenant, new_id=new_id("nod"),
-            expected_role=role.value, content=content, tokens=estimate_tokens(content),
-            metadata=meta, now=utcnow(),
+            "append_message", single_row(session_id, ids, missing), tenant=self._tenant,
+            node_id=new_id("nod"), role=role.value, content=content,
+            tokens=estimate_tokens(content), metadata=meta, now=utcnow(),
+            side_branch=side_branch, head_policy=head_policy,
+            call=None if call is None else call.as_param(new_id("cal")), **ids,
         )
-        return node_from_row(rows[0]["node"])
+        row = rows[0]
+        return Appended(node_from_row(row["node"]), bool(row["head_moved"]),
+                        row["previous_head_id"])

@@ -70,6 +70,7 @@ class Node:
 class Appended:
     node: Node
     head_moved: bool
+    previous_head_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -187,4 +188,72 @@ def summary_from_row(row: Mapping[str, Any], covers_ids: Sequence[str]) -> Summa
         covers_ids=tuple(covers_ids),
         superseded=bool(row.get("superseded_summary")),
         strategy=row.get("strategy") or "rolling",
+    )
+
+
+class Purpose(str, Enum):
+    CHAT = "chat"
+    SUMMARIZE = "summarize"
+    TASK = "task"
+    EXTERNAL = "external"
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """A model call to record: what its prompt contained (read_ids, in prompt order)."""
+
+    purpose: Purpose
+    provider: str
+    model: str | None
+    read_ids: tuple[str, ...]
+    started_at: datetime
+    finished_at: datetime
+    head_id: str | None = None  # the head whose render was the prompt, when it was one
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+
+    def as_param(self, call_id: str) -> dict[str, Any]:
+        return {
+            "id": call_id, "purpose": self.purpose.value, "provider": self.provider,
+            "model": self.model, "read_ids": list(self.read_ids), "head_id": self.head_id,
+            "started_at": self.started_at, "finished_at": self.finished_at,
+            "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+            "error_code": self.error_code, "error_message": self.error_message,
+        }
+
+
+@dataclass(frozen=True)
+class Call:
+    """A recorded model call, with the ids its prompt contained in prompt order."""
+
+    id: str
+    session_id: str
+    purpose: Purpose
+    provider: str
+    model: str | None
+    head_id: str | None
+    read_ids: tuple[str, ...]
+    output_id: str | None
+    started_at: datetime
+    finished_at: datetime
+    input_tokens: int | None
+    output_tokens: int | None
+    error_code: str | None
+    error_message: str | None
+
+    @property
+    def error(self) -> str | None:
+        return f"{self.error_code}: {self.error_message}" if self.error_code else None
+
+
+def call_from_row(row: Mapping[str, Any]) -> Call:
+    return Call(
+        id=row["id"], session_id=row["session_id"], purpose=Purpose(row["purpose"]),
+        provider=row["provider"], model=row.get("model"), head_id=row.get("head_id"),
+        read_ids=tuple(row.get("read_ids") or ()), output_id=row.get("output_id"),
+        started_at=_native(row["started_at"]), finished_at=_native(row["finished_at"]),
+        input_tokens=row.get("input_tokens"), output_tokens=row.get("output_tokens"),
+        error_code=row.get("error_code"), error_message=row.get("error_message"),
     )

@@ -38,11 +38,15 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
     "node_summary": _bad("node {node_id} is a summary; HEAD stays on conversation turns"),
     "not_an_ancestor": _bad("node {node_id} is not an ancestor of HEAD; rewind only goes back "
                             "along the current branch (use checkout to jump elsewhere)"),
-    "node_is_root": _bad("node {node_id} is the session's ROOT; it has no sibling to fork"),
-    "wrong_role_retry": _bad("node {node_id} is not an assistant reply; retry forks replies "
+    "fork_not_found": _not_found("node", "fork_of"),
+    "fork_other_session": _bad("node {fork_of} belongs to another session"),
+    "fork_deleted": _bad("node {fork_of} was deleted with its branch"),
+    "fork_is_root": _bad("node {fork_of} is the session's ROOT; it has no sibling to fork"),
+    "wrong_role_retry": _bad("node {fork_of} is not an assistant reply; retry forks replies "
                              "(edit forks user messages)"),
-    "wrong_role_edit": _bad("node {node_id} is not a user message; edit forks user messages "
+    "wrong_role_edit": _bad("node {fork_of} is not a user message; edit forks user messages "
                             "(retry forks assistant replies)"),
+    "read_invalid": _bad("read ids that are not nodes of session {session_id}: {invalid_reads}"),
     "tip_not_found": _not_found("node", "tip_id"),
     "tip_other_session": _bad("node {tip_id} belongs to another session"),
     "tip_deleted": _conflict("branch tip {tip_id} was already deleted"),
@@ -73,12 +77,17 @@ def raise_for_problem(problem: str | None, ids: Mapping[str, Any]) -> None:
     raise factory(ids)
 
 
-def single_row(session_id: str, ids: Mapping[str, Any]) -> RowCheck:
-    """The check for statements that match the session first and return one row with `problem`."""
+def single_row(session_id: str | None, ids: Mapping[str, Any],
+               missing: CtxdagError | None = None) -> RowCheck:
+    """The check for statements that match the session first and return one row with `problem`.
+
+    No row means the session is missing (or `missing`, when the caller knows better).
+    Row values (e.g. `invalid_reads`) are available to the error messages.
+    """
 
     def check(rows: Rows) -> None:
         if not rows:
-            raise NotFound("session", session_id)
-        raise_for_problem(rows[0].get("problem"), ids)
+            raise missing or NotFound("session", str(session_id))
+        raise_for_problem(rows[0].get("problem"), {**rows[0], **ids})
 
     return check

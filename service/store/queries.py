@@ -10,6 +10,10 @@ Each file opens with a header of `// key: value` lines:
 The loader refuses a file whose name does not match, a duplicate name, and a
 body that uses a parameter it does not declare (or declares one it never uses).
 Calls are checked too: a statement runs only with exactly its declared params.
+
+A body line `// include: NAME` is replaced by cypher/fragments/NAME.cypher, so a
+clause shared by several statements (how a model call is recorded) is written once.
+Fragments take no header; the including statement declares their parameters.
 """
 from __future__ import annotations
 
@@ -20,8 +24,10 @@ from typing import Mapping
 
 CYPHER_DIR = Path(__file__).resolve().parents[2] / "cypher"
 MIGRATIONS_DIR = CYPHER_DIR / "migrations"
+FRAGMENTS_DIR = CYPHER_DIR / "fragments"
 
 _HEADER = re.compile(r"^//\s*(\w+):\s*(.*?)\s*$")
+_INCLUDE = re.compile(r"^\s*//\s*include:\s*(\w+)\s*$")
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _STRING_OR_COMMENT = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|//[^\n]*")
 
@@ -54,12 +60,22 @@ class Migration:
     statements: tuple[str, ...]
 
 
-def parse_query(path: Path) -> Query:
+def _fragment(name: str, fragments: Path) -> list[str]:
+    path = fragments / f"{name}.cypher"
+    if not path.exists():
+        raise QueryFileError(f"include of unknown fragment {name!r}")
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def parse_query(path: Path, fragments: Path = FRAGMENTS_DIR) -> Query:
     header: dict[str, str] = {}
     body_lines: list[str] = []
     for line in path.read_text(encoding="utf-8").splitlines():
         match = _HEADER.match(line)
-        if match and not body_lines:
+        include = _INCLUDE.match(line)
+        if include:
+            body_lines.extend(_fragment(include.group(1), fragments))
+        elif match and not body_lines:
             header[match.group(1)] = match.group(2)
         else:
             body_lines.append(line)

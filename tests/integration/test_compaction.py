@@ -187,7 +187,7 @@ async def test_compaction_of_a_fork_supersedes_the_other_branch_summary(ledger, 
     session = await ledger.sessions.create()
     main = await chat(ledger, session, *turns(8))
     first = (await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)).summary
-    edited = await ledger.head.edit(main[0].id, "A different opening question. ".ljust(100, "x"))
+    edited = (await ledger.head.edit(main[0].id, "A different opening question. ".ljust(100, "x"))).node
     fork = [edited] + await chat(ledger, session, *turns(7, start=1), start_with="assistant")
     second = (await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)).summary
     assert second.covers_ids == tuple(n.id for n in fork[:4])
@@ -201,7 +201,7 @@ async def test_compaction_of_a_fork_supersedes_the_other_branch_summary(ledger, 
 async def test_manual_compaction_of_another_branch_by_head(ledger, compactor):
     session = await ledger.sessions.create()
     main = await chat(ledger, session, *turns(8))
-    retried = await ledger.head.retry(main[1].id, "short fork")
+    retried = (await ledger.head.retry(main[1].id, "short fork")).node
     result = await compactor.compact(session.id, head_id=main[-1].id, keep_recent_tokens=KEEP_FOUR)
     assert result.summary.covers_ids == tuple(n.id for n in main[:4])
     assert await head_id(ledger, session.id) == retried.id

@@ -34,7 +34,7 @@ async def test_rewind_goes_back_along_the_branch_and_keeps_everything(ledger):
 async def test_rewind_refuses_a_node_off_the_current_branch(ledger):
     session = await ledger.sessions.create()
     u1, a1 = await chat(ledger, session, "q1", "a1")
-    edited = await ledger.head.edit(u1.id, "q1 edited")
+    edited = (await ledger.head.edit(u1.id, "q1 edited")).node
     with pytest.raises(BadInput, match="not an ancestor"):
         await ledger.head.rewind(session.id, a1.id)
     assert await head_id(ledger, session.id) == edited.id
@@ -43,7 +43,7 @@ async def test_rewind_refuses_a_node_off_the_current_branch(ledger):
 async def test_retry_forks_a_sibling_reply_and_moves_head(ledger):
     session = await ledger.sessions.create()
     u1, a1 = await chat(ledger, session, "q1", "a1")
-    retried = await ledger.head.retry(a1.id, "a1, second take")
+    retried = (await ledger.head.retry(a1.id, "a1, second take")).node
     assert retried.predecessor_id == u1.id
     assert retried.fork_of == a1.id
     assert retried.depth == a1.depth
@@ -55,7 +55,7 @@ async def test_retry_forks_a_sibling_reply_and_moves_head(ledger):
 async def test_edit_forks_a_sibling_user_message_and_moves_head(ledger):
     session = await ledger.sessions.create()
     u1, a1, u2, a2 = await chat(ledger, session, "q1", "a1", "q2", "a2")
-    edited = await ledger.head.edit(u1.id, "q1, rephrased")
+    edited = (await ledger.head.edit(u1.id, "q1, rephrased")).node
     assert edited.predecessor_id == session.root_id
     assert await head_id(ledger, session.id) == edited.id
     assert await branch_tips(ledger, session.id) == {"a2": (5, False), "q1, rephrased": (2, True)}
@@ -95,7 +95,7 @@ async def test_delete_branch_tombstones_exclusive_nodes_and_moves_head_to_fork_p
 async def test_delete_branch_not_holding_head_leaves_head(ledger):
     session = await ledger.sessions.create()
     u1, a1 = await chat(ledger, session, "q1", "a1")
-    retried = await ledger.head.retry(a1.id, "a1 retried")
+    retried = (await ledger.head.retry(a1.id, "a1 retried")).node
     await ledger.head.set_head(session.id, a1.id)
     deleted = await ledger.head.delete_branch(session.id, retried.id)
     assert deleted.deleted_ids == (retried.id,)
@@ -107,7 +107,7 @@ async def test_delete_branch_not_holding_head_leaves_head(ledger):
 async def test_delete_branch_takes_its_side_branches_along(ledger):
     session = await ledger.sessions.create()
     u1, a1 = await chat(ledger, session, "q1", "a1")
-    edited = await ledger.head.edit(u1.id, "q1 edited")
+    edited = (await ledger.head.edit(u1.id, "q1 edited")).node
     task = await ledger.head.append_message(session.id, "user", "sub task",
                                             predecessor_id=a1.id, caller_id=a1.id,
                                             side_branch=True, advance_head=False)
@@ -147,7 +147,7 @@ async def test_delete_branch_refuses_non_tips_and_repeats(ledger):
 async def test_branch_listing_marks_head_holder_after_rewind(ledger):
     session = await ledger.sessions.create()
     u1, a1 = await chat(ledger, session, "q1", "a1")
-    retried = await ledger.head.retry(a1.id, "a1 retried")
+    retried = (await ledger.head.retry(a1.id, "a1 retried")).node
     await ledger.head.rewind(session.id, u1.id)
     branches = {b.tip.id: b for b in await ledger.branches.list(session.id)}
     assert set(branches) == {a1.id, retried.id}

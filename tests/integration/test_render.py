@@ -26,7 +26,7 @@ async def test_uncompacted_chain_renders_verbatim(ledger):
 
 async def test_a_fork_from_inside_the_covered_segment_renders_verbatim(ledger, compactor):
     session, nodes, summary = await compacted_session(ledger, compactor)
-    retried = await ledger.head.retry(nodes[1].id, "a different answer")
+    retried = (await ledger.head.retry(nodes[1].id, "a different answer")).node
     (follow_up,) = await chat(ledger, session, "and then?")
     assert await rendered(ledger, session.id) == [
         session.root_id, nodes[0].id, retried.id, follow_up.id]
@@ -35,11 +35,11 @@ async def test_a_fork_from_inside_the_covered_segment_renders_verbatim(ledger, c
 async def test_a_fork_whose_chain_holds_the_whole_segment_renders_with_the_summary(
         ledger, compactor):
     session, nodes, summary = await compacted_session(ledger, compactor)
-    retried = await ledger.head.retry(nodes[5].id, "another take on the tail")
+    retried = (await ledger.head.retry(nodes[5].id, "another take on the tail")).node
     assert await rendered(ledger, session.id) == [
         session.root_id, summary.id, nodes[4].id, retried.id]
     # Forking right after the segment's last node still holds the whole segment.
-    edited = await ledger.head.edit(nodes[4].id, "edited first retained turn")
+    edited = (await ledger.head.edit(nodes[4].id, "edited first retained turn")).node
     assert await rendered(ledger, session.id) == [session.root_id, summary.id, edited.id]
 
 
@@ -53,7 +53,7 @@ async def test_a_head_inside_the_segment_renders_verbatim_and_its_last_node_rend
 
 async def test_rendering_does_not_depend_on_where_head_is(ledger, compactor):
     session, nodes, summary = await compacted_session(ledger, compactor)
-    fork = await ledger.head.retry(nodes[1].id, "fork inside the segment")
+    fork = (await ledger.head.retry(nodes[1].id, "fork inside the segment")).node
     heads = [nodes[-1].id, fork.id, nodes[2].id, session.root_id]
     expected = {h: await rendered(ledger, session.id, h) for h in heads}
     for checkout in heads:
@@ -71,7 +71,7 @@ async def test_superseded_summaries_are_never_consulted(ledger, compactor):
     assert (await ledger.summaries.get(first.id)).superseded
     # A fork that holds the first summary's segment but not the second's renders verbatim:
     # the relic would have fit it, but relics never replace anything.
-    fork = await ledger.head.retry(nodes[5].id, "fork between the two segments")
+    fork = (await ledger.head.retry(nodes[5].id, "fork between the two segments")).node
     assert await rendered(ledger, session.id, fork.id) == [
         session.root_id] + [n.id for n in nodes[:5]] + [fork.id]
     main = await rendered(ledger, session.id, more[-1].id)

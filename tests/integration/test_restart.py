@@ -20,7 +20,7 @@ async def test_sessions_nodes_and_head_survive_a_neo4j_restart(tmp_path):
         await ledger.db.apply_schema()
         session = await ledger.sessions.create("survivor", "sys")
         u1, a1, u2, a2 = await chat(ledger, session, "q1", "a1", "q2", "a2")
-        edited = await ledger.head.edit(u2.id, "q2 edited")
+        edited = (await ledger.head.edit(u2.id, "q2 edited")).node
         await ledger.head.set_head(session.id, a2.id)
         before = (await ledger.sessions.get(session.id),
                   await ledger.branches.list(session.id))

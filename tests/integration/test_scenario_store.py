@@ -32,7 +32,7 @@ async def test_the_section_8_flow_on_the_store(ledger, compactor, neo4j_server):
     await expect(ledger, session, m[7].id, {m[7].id: ids(R, *m)})
 
     # fork: edit an early user message, continue there
-    e2 = await ledger.head.edit(m[2].id, "Question 002, rephrased. ".ljust(100, "x"))
+    e2 = (await ledger.head.edit(m[2].id, "Question 002, rephrased. ".ljust(100, "x"))).node
     (f3,) = await chat(ledger, session, *turns(1, start=3), start_with="assistant")
     fork = ids(R, m[0], m[1], e2, f3)
     await expect(ledger, session, f3.id, {m[7].id: ids(R, *m), f3.id: fork})

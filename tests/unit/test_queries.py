@@ -23,7 +23,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 def test_every_shipped_statement_loads():
     queries = load_queries()
-    assert {"append_message", "set_head", "fork_sibling", "delete_branch", "branch_list",
+    assert {"append_message", "set_head", "call_record", "delete_branch", "branch_list",
             "session_create", "check_session"} <= set(queries)
     assert load_migrations()[0].version == 1
 
@@ -93,12 +93,12 @@ def test_only_known_statements_write_head():
         path.stem for path in CYPHER_DIR.glob("*.cypher")
         if re.search(r"CREATE \(s\)-\[:HEAD\]", path.read_text())
     }
-    assert head_writers == {"session_create", "append_message", "set_head", "fork_sibling",
+    assert head_writers == {"session_create", "append_message", "set_head",
                             "delete_branch"}
 
 
 def test_head_moving_statements_are_run_only_from_the_head_module():
-    movers = ("append_message", "set_head", "fork_sibling", "delete_branch")
+    movers = ("append_message", "set_head", "delete_branch")
     users = {
         path.relative_to(SERVICE_DIR).as_posix()
         for path in SERVICE_DIR.rglob("*.py")

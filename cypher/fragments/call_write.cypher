@@ -1,0 +1,22 @@
+// fragment call_write: records $call (if given) as a Call node with a READ edge, carrying its
+// position, to every node its prompt contained, and PRODUCED to `produced` (may be null).
+// Expects `s` and `produced` in scope; reads were checked by call_reads_check.
+CALL (s, produced) {
+  WITH * WHERE $call IS NOT NULL
+  CREATE (c:Call {
+    id: $call.id, session_id: s.id, tenant: s.tenant, purpose: $call.purpose,
+    provider: $call.provider, model: $call.model, head_id: $call.head_id,
+    started_at: $call.started_at, finished_at: $call.finished_at,
+    input_tokens: $call.input_tokens, output_tokens: $call.output_tokens,
+    error_code: $call.error_code, error_message: $call.error_message,
+    read_count: size($call.read_ids)
+  })
+  FOREACH (p IN CASE WHEN produced IS NULL THEN [] ELSE [produced] END |
+    CREATE (c)-[:PRODUCED]->(p))
+  WITH c
+  CALL (c) {
+    UNWIND range(0, size($call.read_ids) - 1) AS position
+    MATCH (r:Node {id: $call.read_ids[position], tenant: $tenant})
+    CREATE (c)-[:READ {position: position}]->(r)
+  }
+}
