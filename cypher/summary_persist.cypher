@@ -1,7 +1,7 @@
 // name: summary_persist
 // returns: one row {problem, summary, superseded_id}; summary is null when problem is set
 // purpose: compaction's only write (spec §2): one summary node spliced after the segment's predecessor, COVERS edges in chain order, the active summary moved; HEAD untouched
-// params: session_id, tenant, summary_id, content, tokens, metadata, now, new_ids, absorbed_id, expected_active_id, strategy
+// params: session_id, tenant, summary_id, content, tokens, metadata, now, new_ids, absorbed_id, expected_active_id, strategy, call
 // Coverage is always real turns: the absorbed summary's segment extended by $new_ids.
 // The SET on the session takes its write lock, so two compactions that raced through the
 // summarizer are serialized here and the second sees that the active summary changed.
@@ -21,7 +21,8 @@ CALL (s) {
 }
 WITH s, seq, active, absorbed, new_turns,
   COLLECT { MATCH (absorbed)-[c:COVERS]->(x:Node) RETURN x ORDER BY c.order } AS old_turns
-WITH s, seq, active, absorbed, new_turns, old_turns,
+// include: call_reads_check
+WITH s, seq, active, absorbed, new_turns, old_turns, invalid_reads,
   CASE
     WHEN coalesce(active.id, '') <> coalesce($expected_active_id, '') THEN 'summary_changed'
     WHEN size(new_turns) = 0 THEN 'nothing_covered'
@@ -31,6 +32,7 @@ WITH s, seq, active, absorbed, new_turns, old_turns,
     WHEN $absorbed_id IS NOT NULL AND (absorbed IS NULL OR absorbed <> active) THEN 'absorbed_not_active'
     WHEN $absorbed_id IS NOT NULL AND new_turns[0].pred_id <> absorbed.covers_last_id
       THEN 'coverage_not_extended'
+    WHEN size(invalid_reads) > 0 THEN 'read_invalid'
   END AS problem
 OPTIONAL CALL (s, seq, active, old_turns, new_turns, problem) {
   WITH * WHERE problem IS NULL
@@ -59,7 +61,9 @@ OPTIONAL CALL (s, seq, active, old_turns, new_turns, problem) {
     DELETE old
   }
   CREATE (s)-[:ACTIVE_SUMMARY]->(summary)
+  WITH s, summary, splice, covered, summary AS produced
+  // include: call_write
   RETURN summary {.*, predecessor_id: splice.id, caller_id: null} AS summary_map,
     [c IN covered | c.id] AS covers_ids
 }
-RETURN problem, summary_map AS summary, covers_ids, active.id AS superseded_id
+RETURN problem, invalid_reads, summary_map AS summary, covers_ids, active.id AS superseded_id

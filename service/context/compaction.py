@@ -10,11 +10,13 @@ Compaction writes one summary node and never moves HEAD (spec §2, §5).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from enum import Enum
 from typing import Awaitable, Callable, TypeVar
 
 from ..errors import BadInput, ContextOverflow, CtxdagError
-from ..store import Ledger, Role, Summary
+from ..store import CallRecord, Ledger, Purpose, Role, Summary
+from ..store.ids import utcnow
 from .budget import BudgetPolicy
 from .cut import MIN_ENTRIES, find_cut_index
 from .events import (
@@ -25,7 +27,7 @@ from .events import (
     EventBus,
 )
 from .render import RenderedContext, render_context
-from .summarizers import Summarizer
+from .summarizers import Summarizer, SummaryText
 from .tokens import TokenEstimator
 
 T = TypeVar("T")
@@ -118,6 +120,10 @@ class Compactor:
                                  f"{keep} tokens")
 
         self.events.publish(CompactionStarted(session_id, trigger))
+        # What enters the summarizer's prompt, in order: the relayed summary, then the turns.
+        read_ids = tuple(([previous.id] if previous else []) + [n.id for n in new_turns])
+        started = utcnow()
+        written = None
         try:
             written = await self.summarizer.summarize(
                 new_turns, previous.content if previous else None)
@@ -128,8 +134,11 @@ class Compactor:
                 metadata={"summarizer": written.summarizer, "model": written.model,
                           "trigger": trigger, "input_tokens": written.input_tokens,
                           "output_tokens": written.output_tokens},
+                call=self._call(read_ids, started, written),
             )
         except CtxdagError as e:
+            # The summarizer call happened (or was attempted): its record outlives the failure.
+            await self.ledger.calls.record(session_id, self._call(read_ids, started, written, e))
             self.events.publish(CompactionFailed(session_id, trigger, e.message, e.code))
             return CompactionResult(CompactionStatus.FAILED, session_id, trigger,
                                     tokens_before=view.tokens, tokens_after=view.tokens,
@@ -144,6 +153,19 @@ class Compactor:
                                                tokens_after))
         return CompactionResult(CompactionStatus.COMPACTED, session_id, trigger, summary,
                                 len(summary.covers_ids), view.tokens, tokens_after)
+
+    def _call(self, read_ids: tuple[str, ...], started: datetime, written: SummaryText | None,
+              error: CtxdagError | None = None) -> CallRecord:
+        return CallRecord(
+            purpose=Purpose.SUMMARIZE,
+            provider=written.summarizer if written else self.summarizer.name,
+            model=written.model if written else None, read_ids=read_ids,
+            started_at=started, finished_at=utcnow(),
+            input_tokens=written.input_tokens if written else None,
+            output_tokens=written.output_tokens if written else None,
+            error_code=error.code if error else None,
+            error_message=error.message if error else None,
+        )
 
     @staticmethod
     def _skipped(session_id: str, trigger: CompactionTrigger, view: RenderedContext,

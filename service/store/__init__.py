@@ -2,11 +2,12 @@
 from .db import Database, open_driver
 from .ledger import Ledger
 from .models import (
-    Appended, Branch, DeletedBranch, HeadMove, Node, Page, Rendered, Role, Session, Summary,
+    Appended, Branch, Call, CallRecord, DeletedBranch, HeadMove, Node, Page, Purpose, Rendered,
+    Role, Session, Summary,
 )
 from .validate import Limits
 
 __all__ = [
-    "Appended", "Branch", "Database", "DeletedBranch", "HeadMove", "Ledger", "Limits", "Node",
+    "Appended", "Branch", "Call", "CallRecord", "Database", "Purpose", "DeletedBranch", "HeadMove", "Ledger", "Limits", "Node",
     "Page", "Rendered", "Role", "Session", "Summary", "open_driver",
 ]

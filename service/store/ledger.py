@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .branches import Branches
+from .calls import Calls
 from .db import Database
 from .head import HeadMoves
 from .invariants import violations
@@ -24,6 +25,7 @@ class Ledger:
     branches: Branches
     summaries: Summaries
     views: Views
+    calls: Calls
 
     @classmethod
     def open(cls, db: Database, tenant: str, limits: Limits) -> "Ledger":
@@ -36,6 +38,7 @@ class Ledger:
             branches=Branches(db, tenant),
             summaries=Summaries(db, tenant, limits),
             views=Views(db, tenant),
+            calls=Calls(db, tenant),
         )
 
     async def violations(self, session_id: str) -> list[str]:

@@ -234,7 +234,8 @@ class Call:
     provider: str
     model: str | None
     head_id: str | None
-    read_ids: tuple[str, ...]
+    read_ids: tuple[str, ...] | None  # prompt order; None where a listing did not load them
+    read_count: int
     output_id: str | None
     started_at: datetime
     finished_at: datetime
@@ -252,7 +253,8 @@ def call_from_row(row: Mapping[str, Any]) -> Call:
     return Call(
         id=row["id"], session_id=row["session_id"], purpose=Purpose(row["purpose"]),
         provider=row["provider"], model=row.get("model"), head_id=row.get("head_id"),
-        read_ids=tuple(row.get("read_ids") or ()), output_id=row.get("output_id"),
+        read_ids=tuple(row["read_ids"]) if row.get("read_ids") is not None else None,
+        read_count=row.get("read_count") or 0, output_id=row.get("output_id"),
         started_at=_native(row["started_at"]), finished_at=_native(row["finished_at"]),
         input_tokens=row.get("input_tokens"), output_tokens=row.get("output_tokens"),
         error_code=row.get("error_code"), error_message=row.get("error_message"),

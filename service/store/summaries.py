@@ -8,7 +8,7 @@ from ..tokens import estimate_tokens
 from . import validate
 from .db import Database
 from .ids import new_id, utcnow
-from .models import Summary, summary_from_row
+from .models import CallRecord, Summary, summary_from_row
 from .problems import raise_for_problem, single_row
 from .validate import Limits
 
@@ -28,6 +28,7 @@ class Summaries:
         absorbed_id: str | None,
         expected_active_id: str | None,
         metadata: Mapping[str, Any] | None = None,
+        call: CallRecord | None = None,
     ) -> tuple[Summary, str | None]:
         """Writes the summary node and makes it the session's active summary.
 
@@ -35,7 +36,8 @@ class Summaries:
         the rendered view carried a summary (`absorbed_id`), the new coverage is its
         segment extended by `new_ids`. `expected_active_id` is the active summary the
         caller saw: if another compaction moved it meanwhile, nothing is written
-        and a Conflict is raised. Returns the summary and the id it superseded.
+        and a Conflict is raised. `call` is the summarizer's model call, recorded
+        in the same transaction. Returns the summary and the id it superseded.
         """
         validate.identifier(session_id, "session id")
         if not new_ids:
@@ -51,6 +53,7 @@ class Summaries:
             metadata=validate.json_object(metadata, self._limits, "metadata"),
             now=utcnow(), new_ids=list(new_ids), absorbed_id=absorbed_id,
             expected_active_id=expected_active_id, strategy=ROLLING,
+            call=None if call is None else call.as_param(new_id("cal")),
         )
         row = rows[0]
         return summary_from_row(row["summary"], row["covers_ids"]), row["superseded_id"]

@@ -7,6 +7,7 @@ from service.config import Settings
 from service.errors import Unavailable
 from service.neo4j_local import LocalNeo4j, ensure_jars, free_port
 from service.store import Database, Ledger, Limits, open_driver
+from service.store.queries import load_migrations
 from tests.integration.helpers import chat
 
 
@@ -32,7 +33,7 @@ async def test_sessions_nodes_and_head_survive_a_neo4j_restart(tmp_path):
         await asyncio.to_thread(server.start)
 
         # The same driver recovers by itself once Neo4j is back.
-        assert await ledger.db.apply_schema() == 1
+        assert await ledger.db.apply_schema() == load_migrations()[-1].version
         after = (await ledger.sessions.get(session.id),
                  await ledger.branches.list(session.id))
         assert after == before

@@ -3,14 +3,16 @@ import pytest
 
 from service.errors import Conflict
 from service.store import Database
+from service.store.queries import load_migrations
 
 
 async def test_apply_schema_is_idempotent_and_records_the_version(db: Database):
+    latest = load_migrations()[-1].version
     first = await db.apply_schema()
     second = await db.apply_schema()
-    assert first == second == 1
+    assert first == second == latest
     rows = await db.read("schema_version_get")
-    assert rows == [{"version": 1}]
+    assert rows == [{"version": latest}]
 
 
 async def test_uniqueness_constraints_exist(db: Database):

@@ -1,0 +1,91 @@
+"""Provenance: recorded model calls and what their prompts contained (READ edges)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..errors import NotFound
+from . import validate
+from .db import Database
+from .ids import new_id
+from .models import Call, CallRecord, Node, call_from_row, node_from_row
+from .problems import single_row
+
+
+@dataclass(frozen=True)
+class CallReading:
+    call: Call
+    position: int  # where in the call's prompt the node was
+
+
+@dataclass(frozen=True)
+class ReadsDiff:
+    added: tuple[str, ...]  # read by the second call only, in its prompt order
+    dropped: tuple[str, ...]  # read by the first call only, in its prompt order
+    kept: tuple[str, ...]
+
+
+class Calls:
+    def __init__(self, db: Database, tenant: str) -> None:
+        self._db, self._tenant = db, tenant
+
+    async def record(self, session_id: str, record: CallRecord) -> Call:
+        """Records a call that produced no node (a failure, an external call without output)."""
+        validate.identifier(session_id, "session id")
+        for read_id in record.read_ids:
+            validate.identifier(read_id, "read id")
+        call_id = new_id("cal")
+        await self._db.write("call_record", single_row(session_id, {"session_id": session_id}),
+                             session_id=session_id, tenant=self._tenant,
+                             call=record.as_param(call_id))
+        return await self.get(call_id)
+
+    async def get(self, call_id: str) -> Call:
+        found = await self.get_many([call_id])
+        if not found:
+            raise NotFound("call", call_id)
+        return found[0]
+
+    async def get_many(self, call_ids: Sequence[str]) -> list[Call]:
+        for call_id in call_ids:
+            validate.identifier(call_id, "call id")
+        rows = await self._db.read("call_get_many", call_ids=list(call_ids), tenant=self._tenant)
+        by_id = {row["call"]["id"]: call_from_row(row["call"]) for row in rows}
+        return [by_id[i] for i in call_ids if i in by_id]
+
+    async def reads(self, call_id: str) -> list[Node]:
+        """The nodes the call's prompt contained, in prompt order, with content."""
+        validate.identifier(call_id, "call id")
+        rows = await self._db.read("call_reads", call_id=call_id, tenant=self._tenant)
+        if not rows:
+            await self.get(call_id)  # a call always reads something; say which is missing
+        return [node_from_row(row["node"]) for row in rows]
+
+    async def reading(self, node_id: str, limit: int = 100) -> list[CallReading]:
+        """Which calls read `node_id`, newest first."""
+        validate.identifier(node_id, "node id")
+        limit = validate.page_size(limit, maximum=1000)
+        rows = await self._db.read("calls_reading", node_id=node_id, tenant=self._tenant,
+                                   limit=limit)
+        return [CallReading(call_from_row(r["call"]), r["position"]) for r in rows]
+
+    async def in_session(self, session_id: str, limit: int = 1000) -> list[Call]:
+        validate.identifier(session_id, "session id")
+        limit = validate.page_size(limit, maximum=10_000)
+        rows = await self._db.read("session_calls", session_id=session_id,
+                                   tenant=self._tenant, limit=limit)
+        return [call_from_row(r["call"]) for r in rows]
+
+    async def diff(self, first_id: str, second_id: str) -> ReadsDiff:
+        """What the second call read that the first did not, and the reverse."""
+        calls = {c.id: c for c in await self.get_many([first_id, second_id])}
+        for call_id in (first_id, second_id):
+            if call_id not in calls:
+                raise NotFound("call", call_id)
+        first, second = calls[first_id].read_ids or (), calls[second_id].read_ids or ()
+        in_first, in_second = set(first), set(second)
+        return ReadsDiff(
+            added=tuple(i for i in second if i not in in_first),
+            dropped=tuple(i for i in first if i not in in_second),
+            kept=tuple(i for i in second if i in in_first),
+        )
