@@ -14,7 +14,7 @@ _EXPORTS = {
     "complete": "anthropic",
     "count_tokens": "anthropic",
     "make_client": "anthropic",
-    "to_messages": "anthropic",
+    "to_messages": "messages",
     "translate_anthropic_errors": "anthropic",
     "AnthropicSummarizer": "anthropic_summarizer",
     "AnthropicTokenCounter": "anthropic_summarizer",

@@ -8,7 +8,8 @@ import anthropic
 from ..context.summarizers import SummaryText
 from ..errors import ModelError
 from ..store.models import Node
-from .anthropic import AnthropicSettings, complete, count_tokens, to_messages
+from .anthropic import AnthropicSettings, complete, count_tokens
+from .messages import to_messages
 from .prompts import summary_prompt
 
 

@@ -15,9 +15,10 @@ import pytest_asyncio
 from service.context.summarizers import SummaryText
 from service.errors import BadInput, ContextOverflow, ModelError, ModelUnavailable
 from service.llm.anthropic import (
-    AnthropicSettings, Completion, complete, count_tokens, make_client, to_messages,
+    AnthropicSettings, Completion, complete, count_tokens, make_client,
     translate_anthropic_errors,
 )
+from service.llm.messages import to_messages
 from service.llm.anthropic_summarizer import AnthropicSummarizer, AnthropicTokenCounter
 from service.llm.prompts import SUMMARY_SYSTEM, summary_prompt
 from service.store import Node, Role
