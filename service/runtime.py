@@ -1,8 +1,8 @@
 """Builds the service's parts from one Settings object, in one place.
 
-The summarizer and token estimator are chosen here: Anthropic when
-ANTHROPIC_API_KEY is set, otherwise the offline implementations (the embedded
-default, named as such in every summary's metadata).
+The model provider, summarizer and token estimator are chosen here: Anthropic
+when ANTHROPIC_API_KEY is set, otherwise the offline implementations (the
+embedded default, named as such in every reply's and summary's metadata).
 """
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from .context.events import EventBus
 from .context.summarizers import OfflineExtractiveSummarizer, Summarizer
 from .context.tokens import HeuristicEstimator, TokenEstimator
 from .store import Database, Ledger
+from .turns.providers import ModelProvider, OfflineProvider
+from .turns.service import Turns
 
 
 @dataclass
@@ -28,6 +30,8 @@ class Runtime:
     summarizer: Summarizer
     estimator: TokenEstimator
     compactor: Compactor
+    provider: ModelProvider
+    turns: Turns
 
     @classmethod
     async def open(cls, settings: Settings) -> "Runtime":
@@ -38,25 +42,31 @@ class Runtime:
     def assemble(cls, settings: Settings, database: Database) -> "Runtime":
         ledger = ledger_for(database, settings)
         events = EventBus()
-        summarizer, estimator, window = _model_parts(settings)
+        provider, summarizer, estimator, window = _model_parts(settings)
         policy = BudgetPolicy(window, settings.keep_recent_tokens, settings.auto_compact_ratio)
         compactor = Compactor(ledger, summarizer, policy, events, estimator)
-        return cls(settings, database, ledger, events, policy, summarizer, estimator, compactor)
+        turns = Turns(ledger, compactor, provider)
+        return cls(settings, database, ledger, events, policy, summarizer, estimator, compactor,
+                   provider, turns)
 
     async def close(self) -> None:
         await self.database.driver.close()
 
 
-def _model_parts(settings: Settings) -> tuple[Summarizer, TokenEstimator, int]:
+def _model_parts(settings: Settings
+                 ) -> tuple[ModelProvider, Summarizer, TokenEstimator, int]:
     from .llm.anthropic import AnthropicSettings
 
     anthropic_settings = AnthropicSettings.from_env(settings.env)
     if anthropic_settings is None:
-        return OfflineExtractiveSummarizer(), HeuristicEstimator(), settings.context_window
+        return (OfflineProvider(), OfflineExtractiveSummarizer(), HeuristicEstimator(),
+                settings.context_window)
     from .llm.anthropic import make_client
+    from .llm.anthropic_provider import AnthropicProvider
     from .llm.anthropic_summarizer import AnthropicSummarizer, AnthropicTokenCounter
 
     client = make_client(anthropic_settings)
-    return (AnthropicSummarizer(client, anthropic_settings),
+    return (AnthropicProvider(client, anthropic_settings),
+            AnthropicSummarizer(client, anthropic_settings),
             AnthropicTokenCounter(client, anthropic_settings),
             anthropic_settings.context_window)

@@ -80,3 +80,11 @@ def compactor(ledger: Ledger, events):
 
     return Compactor(ledger, OfflineExtractiveSummarizer(), BudgetPolicy(), events,
                      HeuristicEstimator())
+
+
+@pytest.fixture
+def turns(ledger: Ledger, compactor):
+    from service.turns.providers import OfflineProvider
+    from service.turns.service import Turns
+
+    return Turns(ledger, compactor, OfflineProvider())

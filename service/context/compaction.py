@@ -80,11 +80,15 @@ class Compactor:
             return None
         return await self._run(view, session_id, "auto", None)
 
-    async def with_passive_compaction(self, session_id: str, call: Callable[[], Awaitable[T]],
-                                      head_id: str | None = None) -> T:
-        """Passive trigger: runs `call` (which renders afresh); on overflow compacts, retries once."""
+    async def with_passive_compaction(
+        self, session_id: str, call: Callable[[], Awaitable[T]], head_id: str | None = None,
+    ) -> tuple[T, CompactionResult | None]:
+        """Passive trigger: runs `call` (which renders afresh); on overflow compacts, retries once.
+
+        Returns the call's value and the compaction that made room, if one ran.
+        """
         try:
-            return await call()
+            return await call(), None
         except ContextOverflow as overflow:
             result = await self.compact(session_id, head_id=head_id, trigger="passive")
             if result.status is not CompactionStatus.COMPACTED:
@@ -93,7 +97,7 @@ class Compactor:
                     f"shrink it ({result.message})", provider_message=overflow.message,
                 ) from overflow
         try:
-            return await call()
+            return await call(), result
         except ContextOverflow as again:
             raise ContextOverflow(
                 "the prompt still does not fit the model's context after compaction; "

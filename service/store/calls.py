@@ -7,7 +7,6 @@ from typing import Sequence
 from ..errors import NotFound
 from . import validate
 from .db import Database
-from .ids import new_id
 from .models import Call, CallRecord, Node, call_from_row, node_from_row
 from .problems import single_row
 
@@ -34,11 +33,9 @@ class Calls:
         validate.identifier(session_id, "session id")
         for read_id in record.read_ids:
             validate.identifier(read_id, "read id")
-        call_id = new_id("cal")
         await self._db.write("call_record", single_row(session_id, {"session_id": session_id}),
-                             session_id=session_id, tenant=self._tenant,
-                             call=record.as_param(call_id))
-        return await self.get(call_id)
+                             session_id=session_id, tenant=self._tenant, call=record.as_param())
+        return await self.get(record.id)
 
     async def get(self, call_id: str) -> Call:
         found = await self.get_many([call_id])

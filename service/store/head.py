@@ -119,7 +119,7 @@ class HeadMoves:
             node_id=new_id("nod"), role=role.value, content=content,
             tokens=estimate_tokens(content), metadata=meta, now=utcnow(),
             side_branch=side_branch, head_policy=head_policy,
-            call=None if call is None else call.as_param(new_id("cal")), **ids,
+            call=None if call is None else call.as_param(), **ids,
         )
         row = rows[0]
         return Appended(node_from_row(row["node"]), bool(row["head_moved"]),

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
 from typing import Any, Generic, Mapping, Sequence, TypeVar
+
+from .ids import new_id
 
 T = TypeVar("T")
 
@@ -213,10 +215,11 @@ class CallRecord:
     output_tokens: int | None = None
     error_code: str | None = None
     error_message: str | None = None
+    id: str = field(default_factory=lambda: new_id("cal"))
 
-    def as_param(self, call_id: str) -> dict[str, Any]:
+    def as_param(self) -> dict[str, Any]:
         return {
-            "id": call_id, "purpose": self.purpose.value, "provider": self.provider,
+            "id": self.id, "purpose": self.purpose.value, "provider": self.provider,
             "model": self.model, "read_ids": list(self.read_ids), "head_id": self.head_id,
             "started_at": self.started_at, "finished_at": self.finished_at,
             "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,

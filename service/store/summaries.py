@@ -53,7 +53,7 @@ class Summaries:
             metadata=validate.json_object(metadata, self._limits, "metadata"),
             now=utcnow(), new_ids=list(new_ids), absorbed_id=absorbed_id,
             expected_active_id=expected_active_id, strategy=ROLLING,
-            call=None if call is None else call.as_param(new_id("cal")),
+            call=None if call is None else call.as_param(),
         )
         row = rows[0]
         return summary_from_row(row["summary"], row["covers_ids"]), row["superseded_id"]

@@ -234,8 +234,9 @@ async def test_passive_trigger_compacts_then_retries_once(ledger, compactor, eve
         return view
 
     with events.subscribe(session.id) as queue:
-        final = await compactor.with_passive_compaction(session.id, call)
+        final, compaction = await compactor.with_passive_compaction(session.id, call)
     assert len(seen) == 2 and len(final) < len(seen[0])
+    assert compaction.status is CompactionStatus.COMPACTED and compaction.trigger == "passive"
     finished = [e for e in drain(queue) if e.type == "compaction_finished"]
     assert finished and finished[0].trigger == "passive"
 

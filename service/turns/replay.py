@@ -1,0 +1,42 @@
+"""Replay: rebuild the exact prompt of a past call from its reads, and compare with today.
+
+Nodes are immutable, so the nodes a call read are the prompt it was sent; the
+provider's message shape is a pure function of them (service/llm/messages.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..context.render import render_context
+from ..llm.messages import to_messages
+from ..store import Call, Ledger, Node, Purpose
+
+
+@dataclass(frozen=True)
+class Replay:
+    call: Call
+    nodes: tuple[Node, ...]  # the prompt, in order
+    system: str
+    messages: tuple[dict, ...]
+    # Today's render of the call's head, for calls whose prompt was a render:
+    current_ids: tuple[str, ...] | None
+    differs: bool | None  # None when the prompt was not a render (summaries, external calls)
+    added: tuple[str, ...] = ()  # in today's render, not in the call's prompt
+    dropped: tuple[str, ...] = ()  # in the call's prompt, not in today's render
+
+
+async def replay(ledger: Ledger, call_id: str) -> Replay:
+    call = await ledger.calls.get(call_id)
+    nodes = tuple(await ledger.calls.reads(call_id))
+    system, messages = to_messages(nodes)
+    if call.head_id is None or call.purpose not in (Purpose.CHAT, Purpose.TASK):
+        return Replay(call, nodes, system, tuple(messages), None, None)
+    head = await ledger.nodes.get(call.head_id)
+    if head.deleted:
+        return Replay(call, nodes, system, tuple(messages), None, None)
+    today = (await render_context(ledger, call.session_id, call.head_id)).node_ids
+    read = call.read_ids or ()
+    in_read, in_today = set(read), set(today)
+    return Replay(call, nodes, system, tuple(messages), today, today != read,
+                  added=tuple(i for i in today if i not in in_read),
+                  dropped=tuple(i for i in read if i not in in_today))

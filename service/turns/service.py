@@ -1,0 +1,155 @@
+"""Turns: send a message, retry, edit, spawn a sub-agent task, record an external call.
+
+Every model call is recorded with a READ edge to every node of the prompt the
+provider received — the rendered list, ROOT and any summary stand-in included.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from ..context.compaction import CompactionResult, Compactor
+from ..context.render import render_context
+from ..errors import BadInput, CtxdagError, ModelError
+from ..store import Call, CallRecord, Ledger, Node, Purpose, Role
+from ..store.ids import utcnow
+from .providers import ModelProvider
+from .writer import TurnWriter
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    user_node: Node | None  # the turn's opening node (None for a retry)
+    reply: Node | None  # None when the model call failed
+    call_id: str | None  # the call that produced the reply, or the failed call
+    compaction: CompactionResult | None = None  # an auto or passive compaction the turn ran
+    error: CtxdagError | None = None  # why there is no reply
+
+
+class Turns:
+    def __init__(self, ledger: Ledger, compactor: Compactor, provider: ModelProvider) -> None:
+        self.ledger = ledger
+        self.compactor = compactor
+        self.provider = provider
+
+    async def send_message(self, session_id: str, content: str) -> TurnResult:
+        """The user's turn: the message at HEAD, then the model's reply after it."""
+        writer = TurnWriter(self.ledger, session_id, advance_head=True)
+        user = await writer.open(content)
+        return await self._respond(writer, user, Purpose.CHAT)
+
+    async def edit(self, node_id: str, content: str) -> TurnResult:
+        """A new version of a user message (a fork; HEAD moves to it), then the reply."""
+        original = await self.ledger.nodes.get(node_id)
+        writer = TurnWriter(self.ledger, original.session_id, advance_head=True)
+        user = await writer.open_edit(node_id, content)
+        return await self._respond(writer, user, Purpose.CHAT)
+
+    async def retry(self, node_id: str) -> TurnResult:
+        """A new answer to the prompt that produced reply `node_id` (a fork; HEAD moves to it)."""
+        original = await self.ledger.nodes.get(node_id)
+        if original.role is not Role.ASSISTANT or original.predecessor_id is None:
+            raise BadInput(f"node {node_id} is not an assistant reply; retry forks replies")
+        writer = TurnWriter(self.ledger, original.session_id, advance_head=True)
+        prompt_head = await self.ledger.nodes.get(original.predecessor_id)
+        result = await self._respond(writer, prompt_head, Purpose.CHAT, retry_of=node_id)
+        return TurnResult(None, result.reply, result.call_id, result.compaction, result.error)
+
+    async def spawn_task(self, session_id: str, from_node_id: str, prompt: str, *,
+                         deliver_to: str | None = None) -> TurnResult:
+        """A sub-agent turn hanging off `from_node_id` (its CALLER); it never moves HEAD.
+
+        The task reads the conversation up to `from_node_id` plus its prompt. It does
+        not compact: a summary of a side branch would replace the session's active
+        summary. With `deliver_to`, the reply is then sent into that other session as
+        a message of its own — there the conversation grows and its HEAD advances.
+        """
+        writer = TurnWriter(self.ledger, session_id, advance_head=False, side_branch=True,
+                            caller_id=from_node_id)
+        root = await writer.open(prompt, predecessor_id=from_node_id,
+                                 metadata={"spawned_from": from_node_id})
+        result = await self._respond(writer, root, Purpose.TASK, compact=False)
+        if deliver_to is not None and result.reply is not None:
+            await self.send_message(deliver_to, result.reply.content)
+        return result
+
+    async def record_call(self, session_id: str, read_ids: Sequence[str], model: str,
+                          output: str | None = None,
+                          usage: Mapping[str, Any] | None = None) -> Call:
+        """Records a call an external runtime made itself.
+
+        `read_ids` (prompt order) must be nodes of the session. With `output`, the
+        reply is appended after the last node read (HEAD advances if that node is HEAD).
+        """
+        if not read_ids:
+            raise BadInput("read_ids must name at least one node the prompt contained")
+        if not isinstance(model, str) or not model.strip():
+            raise BadInput("model must be a non-empty string")
+        tokens = _usage(usage)
+        now = utcnow()
+        call = CallRecord(Purpose.EXTERNAL, "external", model, tuple(read_ids), now, now,
+                          input_tokens=tokens.get("input_tokens"),
+                          output_tokens=tokens.get("output_tokens"))
+        if output is None:
+            return await self.ledger.calls.record(session_id, call)
+        writer = TurnWriter(self.ledger, session_id, advance_head=True)
+        await writer.reply(read_ids[-1], output, call, {"provider": "external", "model": model})
+        return await self.ledger.calls.get(call.id)
+
+    async def _respond(self, writer: TurnWriter, prompt_head: Node, purpose: Purpose, *,
+                       retry_of: str | None = None, compact: bool = True) -> TurnResult:
+        session_id = writer.session_id
+        compaction = None
+        if compact:
+            compaction = await self.compactor.compact_if_over_budget(
+                session_id, head_id=prompt_head.id)
+        call_ids: list[str] = []
+
+        async def call_model() -> Node:
+            return await self._call_model(writer, prompt_head, purpose, retry_of, call_ids)
+
+        try:
+            if compact:
+                reply, passive = await self.compactor.with_passive_compaction(
+                    session_id, call_model, head_id=prompt_head.id)
+                compaction = passive or compaction
+            else:
+                reply = await call_model()
+        except ModelError as error:
+            return TurnResult(prompt_head, None, call_ids[-1] if call_ids else None,
+                              compaction, error)
+        return TurnResult(prompt_head, reply, call_ids[-1], compaction)
+
+    async def _call_model(self, writer: TurnWriter, prompt_head: Node, purpose: Purpose,
+                          retry_of: str | None, call_ids: list[str]) -> Node:
+        view = await render_context(self.ledger, writer.session_id, prompt_head.id)
+        started = utcnow()
+        try:
+            answer = await self.provider.complete(view.nodes)
+        except ModelError as error:
+            failed = CallRecord(purpose, self.provider.name, self.provider.model, view.node_ids,
+                                started, utcnow(), head_id=view.head_id,
+                                error_code=error.code, error_message=error.message)
+            call_ids.append((await writer.failed(failed)).id)
+            raise
+        call = CallRecord(purpose, self.provider.name, answer.model, view.node_ids, started,
+                          utcnow(), head_id=view.head_id, input_tokens=answer.input_tokens,
+                          output_tokens=answer.output_tokens)
+        call_ids.append(call.id)
+        if retry_of is not None:
+            return await writer.retry_reply(retry_of, answer.text, call, answer.metadata)
+        return await writer.reply(prompt_head.id, answer.text, call, answer.metadata)
+
+
+def _usage(usage: Mapping[str, Any] | None) -> dict[str, int]:
+    if usage is None:
+        return {}
+    if not isinstance(usage, Mapping):
+        raise BadInput("usage must be an object like {\"input_tokens\": 10, \"output_tokens\": 5}")
+    unknown = set(usage) - {"input_tokens", "output_tokens"}
+    if unknown:
+        raise BadInput(f"usage has unknown keys {sorted(unknown)}")
+    for key, value in usage.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise BadInput(f"usage.{key} must be a non-negative integer")
+    return dict(usage)

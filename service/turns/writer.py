@@ -1,0 +1,66 @@
+"""The turn writer: every chain write of a turn, and the turn's HEAD policy, in one object.
+
+A turn writes its opening node (the user message, or a spawned branch's root), then
+either the reply with the model call that produced it, or — on the error path — the
+failed call alone. Nodes are immutable, so there is no placeholder row to finalize:
+the reply is written once, when the model has answered, together with its call.
+
+`advance_head` is the turn's policy. With it on (a user's turn), HEAD advances when
+a write extends HEAD; with it off (a spawned sub-agent turn), no write of the turn
+touches HEAD. Retry and edit are explicit user moves and move HEAD to the new fork.
+Nothing else in service/turns writes to the chain.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..errors import BadInput
+from ..store import Call, CallRecord, Ledger, Node
+
+
+class TurnWriter:
+    def __init__(self, ledger: Ledger, session_id: str, *, advance_head: bool,
+                 side_branch: bool = False, caller_id: str | None = None) -> None:
+        self._ledger = ledger
+        self.session_id = session_id
+        self.advance_head = advance_head
+        self._side_branch = side_branch
+        self._caller_id = caller_id
+
+    async def open(self, content: str, *, predecessor_id: str | None = None,
+                   metadata: Mapping[str, Any] | None = None) -> Node:
+        """The turn's opening user node: at HEAD, or under `predecessor_id`."""
+        appended = await self._ledger.head.append_message(
+            self.session_id, "user", content, predecessor_id=predecessor_id,
+            caller_id=self._caller_id, metadata=metadata, side_branch=self._side_branch,
+            advance_head=self.advance_head)
+        return appended.node
+
+    async def open_edit(self, node_id: str, content: str) -> Node:
+        """Edit: the opening node is a new sibling of user message `node_id` (a user move)."""
+        self._require_user_turn("edit")
+        return (await self._ledger.head.edit(node_id, content)).node
+
+    async def reply(self, predecessor_id: str, content: str, call: CallRecord,
+                    metadata: Mapping[str, Any]) -> Node:
+        """The model's reply, written with the call that produced it, in one transaction."""
+        appended = await self._ledger.head.append_message(
+            self.session_id, "assistant", content, predecessor_id=predecessor_id,
+            caller_id=self._caller_id, metadata=metadata, advance_head=self.advance_head,
+            call=call)
+        return appended.node
+
+    async def retry_reply(self, node_id: str, content: str, call: CallRecord,
+                          metadata: Mapping[str, Any]) -> Node:
+        """Retry: the new reply is a sibling of `node_id`, and HEAD moves onto it (a user move)."""
+        self._require_user_turn("retry")
+        return (await self._ledger.head.retry(node_id, content, metadata=metadata,
+                                              call=call)).node
+
+    async def failed(self, call: CallRecord) -> Call:
+        """The error path: the failed call is recorded; no node is written, HEAD is untouched."""
+        return await self._ledger.calls.record(self.session_id, call)
+
+    def _require_user_turn(self, move: str) -> None:
+        if not self.advance_head:
+            raise BadInput(f"a spawned turn cannot {move}: that would move the user's HEAD")
