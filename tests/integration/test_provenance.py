@@ -1,0 +1,149 @@
+"""Provenance through the real anthropic SDK (against the stub) and the analyst queries."""
+import pytest
+
+from service.config import Settings
+from service.errors import NotFound
+from service.llm.messages import to_messages
+from service.runtime import Runtime
+from service.store import Purpose
+from service.turns.replay import replay
+from tests.integration.helpers import KEEP_FOUR, chat, head_id, turns as texts
+from tests.stubs.anthropic_stub import AnthropicStub, overloaded, prompt_too_long, reply
+
+
+@pytest.fixture
+def stub():
+    with AnthropicStub() as server:
+        yield server
+
+
+@pytest.fixture
+def runtime(db, tenant, stub):
+    return Runtime.assemble(Settings.from_env({
+        "CTXDAG_TENANT": tenant, "ANTHROPIC_API_KEY": "test-key",
+        "ANTHROPIC_BASE_URL": stub.base_url, "CTXDAG_ANTHROPIC_MODEL": "claude-stub",
+        "CTXDAG_ANTHROPIC_MAX_RETRIES": "0", "CTXDAG_KEEP_RECENT_TOKENS": str(KEEP_FOUR),
+    }), db)
+
+
+def sent(stub):
+    return [r.body for r in stub.requests if r.path == "/v1/messages"]
+
+
+async def test_every_call_reads_exactly_the_prompt_the_provider_received(runtime, stub):
+    ledger, turns = runtime.ledger, runtime.turns
+    assert runtime.provider.name == "anthropic"
+    session = await ledger.sessions.create("p", "You are a careful assistant.")
+    stub.enqueue(reply("First answer."), reply("Second answer."))
+    first = await turns.send_message(session.id, "First question.")
+    second = await turns.send_message(session.id, "Second question.")
+    assert second.reply.content == "Second answer."
+    assert second.reply.metadata["provider"] == "anthropic"
+    for result, body in zip((first, second), sent(stub)):
+        nodes = await ledger.calls.reads(result.call_id)
+        system, messages = to_messages(nodes)
+        assert body["system"] == system and body["messages"] == messages
+        assert body["model"] == "claude-stub"
+    call = await ledger.calls.get(second.call_id)
+    assert call.model == "claude-stub" and call.input_tokens is not None
+
+
+async def test_overflow_at_the_provider_compacts_and_retries_through_the_sdk(runtime, stub):
+    ledger = runtime.ledger
+    session = await ledger.sessions.create()
+    await chat(ledger, session, *texts(8))
+    stub.enqueue(prompt_too_long(), reply("Summary of questions 0 to 3."), reply("Answer."))
+    result = await runtime.turns.send_message(session.id, "Question 008.")
+    assert result.reply.content == "Answer."
+    assert result.compaction.trigger == "passive"
+    bodies = sent(stub)
+    assert len(bodies) == 3
+    calls = await ledger.calls.get_many([c.id for c in await ledger.calls.in_session(session.id)])
+    assert [(c.purpose, c.error_code) for c in calls] == [
+        (Purpose.CHAT, "CONTEXT_OVERFLOW"), (Purpose.SUMMARIZE, None), (Purpose.CHAT, None)]
+    for call, body in zip(calls, bodies):
+        nodes = await ledger.calls.reads(call.id)
+        if call.purpose is Purpose.CHAT:
+            assert (body.get("system", ""), body["messages"]) == to_messages(nodes)
+        else:
+            prompt = body["messages"][-1]["content"]
+            assert all(n.content in prompt for n in nodes)
+
+
+async def test_a_provider_outage_mid_turn_is_recorded_on_the_call(runtime, stub):
+    ledger = runtime.ledger
+    session = await ledger.sessions.create()
+    stub.enqueue(overloaded())
+    result = await runtime.turns.send_message(session.id, "Hello?")
+    assert result.reply is None and result.error.code == "MODEL_UNAVAILABLE"
+    call = await ledger.calls.get(result.call_id)
+    assert "529" in call.error_message
+    assert await head_id(ledger, session.id) == result.user_node.id
+
+
+async def test_analyst_queries_on_a_session_with_forks_and_two_compactions(
+        ledger, compactor, turns):
+    session = await ledger.sessions.create("audit", "sys")
+    m = await chat(ledger, session, *texts(8))
+    before = await turns.send_message(session.id, "Question 008. ".ljust(100, "x"))
+    s1 = (await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)).summary
+    after_one = await turns.send_message(session.id, "Question 010. ".ljust(100, "x"))
+    fork = await turns.edit(m[2].id, "Question 002, other. ".ljust(100, "x"))
+    await ledger.head.set_head(session.id, after_one.reply.id)
+    s2 = (await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)).summary
+    after_two = await turns.send_message(session.id, "Question 012. ".ljust(100, "x"))
+
+    # What a call read, in prompt order, with content.
+    reads = await ledger.calls.reads(after_two.call_id)
+    assert [n.id for n in reads][:2] == [session.root_id, s2.id]
+    assert reads[-1].content.startswith("Question 012.")
+
+    # Which calls read a node: ROOT was read by every call that rendered a chain.
+    readers = await ledger.calls.reading(session.root_id)
+    assert {r.call.id for r in readers} >= {before.call_id, after_one.call_id, fork.call_id,
+                                            after_two.call_id}
+    assert all(r.position == 0 for r in readers)
+    by_summary = await ledger.calls.reading(s1.id)
+    assert {r.call.purpose for r in by_summary} == {Purpose.CHAT, Purpose.SUMMARIZE}
+    assert [r.position for r in by_summary if r.call.id == after_one.call_id] == [1]
+
+    # The difference between two calls' reads.
+    diff = await ledger.calls.diff(before.call_id, after_one.call_id)
+    assert set(m[i].id for i in range(4)) <= set(diff.dropped)
+    assert s1.id in diff.added and after_one.user_node.id in diff.added
+    assert diff.kept[0] == session.root_id
+
+    # Replay: the exact prompt, and whether today's render of the same head differs.
+    replayed = await replay(ledger, after_one.call_id)
+    assert [n.id for n in replayed.nodes] == list(replayed.call.read_ids)
+    assert (replayed.system, list(replayed.messages)) == to_messages(replayed.nodes)
+    assert replayed.differs is True  # its head now renders with the second summary
+    assert replayed.added == (s2.id,)
+    assert set(replayed.dropped) == {s1.id, before.user_node.id, before.reply.id}
+    # The second summary also covers the turn after `before`'s head, so that head does
+    # not hold the whole segment: it still renders verbatim, as when the call was made.
+    unchanged = await replay(ledger, before.call_id)
+    assert unchanged.differs is False and unchanged.current_ids == unchanged.call.read_ids
+    assert (await replay(ledger, fork.call_id)).differs is False
+    summarize = await replay(ledger, [r.call.id for r in by_summary
+                                      if r.call.purpose is Purpose.SUMMARIZE][0])
+    assert summarize.differs is None
+
+    with pytest.raises(NotFound):
+        await ledger.calls.get("cal_missing")
+    with pytest.raises(NotFound):
+        await ledger.calls.diff(before.call_id, "cal_missing")
+
+
+async def test_calls_keep_their_reads_when_the_branch_they_read_is_deleted(ledger, turns):
+    session = await ledger.sessions.create()
+    kept = await turns.send_message(session.id, "Keep this.")
+    doomed = await turns.edit(kept.user_node.id, "Delete this branch.")
+    deleted = await ledger.head.delete_branch(session.id, doomed.reply.id)
+    assert doomed.user_node.id in deleted.deleted_ids
+    reads = await ledger.calls.reads(doomed.call_id)
+    assert [n.id for n in reads] == [session.root_id, doomed.user_node.id]
+    assert reads[1].deleted
+    call = await ledger.calls.get(doomed.call_id)
+    assert call.output_id == doomed.reply.id
+    assert (await replay(ledger, doomed.call_id)).differs is None
