@@ -1,19 +1,20 @@
 // name: branch_list
-// returns: one row {tip, length, is_head, holds_head} per user branch, in seq order of the tips
-// purpose: every live user-branch tip; summaries and spawned side branches are not user branches
-// params: session_id, tenant
-MATCH (s:Session {id: $session_id, tenant: $tenant})-[:HEAD]->(head:Node)
-WITH head, COLLECT {
+// returns: one row {session_id, tip, length, is_head, holds_head} per user branch, tips in seq order
+// purpose: every live user-branch tip of each session; summaries and spawned side branches are not user branches
+// params: session_ids, tenant
+UNWIND $session_ids AS session_id
+MATCH (s:Session {id: session_id, tenant: $tenant})-[:HEAD]->(head:Node)
+WITH s, head, COLLECT {
   MATCH (head)<-[:PREDECESSOR*0..]-(d:Node)
   RETURN d.id
 } AS under_head
-MATCH (tip:Node {session_id: $session_id})
+MATCH (tip:Node {session_id: s.id})
 WHERE tip.deleted_at IS NULL AND tip.role <> 'summary' AND NOT tip.side_branch
   AND NOT EXISTS {
     (tip)<-[:PREDECESSOR]-(c:Node)
     WHERE c.deleted_at IS NULL AND c.role <> 'summary' AND NOT c.side_branch
   }
-RETURN tip {
+RETURN s.id AS session_id, tip {
   .*,
   predecessor_id: [(tip)-[:PREDECESSOR]->(p:Node) | p.id][0],
   caller_id: [(tip)-[:CALLER]->(c:Node) | c.id][0]

@@ -1,14 +1,17 @@
 // name: render_context
-// returns: one row {problem, head_id, summary_id, active_summary_id, nodes}; nodes in prompt order
+// returns: one row {index, problem, head_id, summary_id, active_summary_id, nodes} per request whose session exists; nodes in prompt order
 // purpose: what the model reads from a head: the chain from ROOT, with the active summary standing in for its segment when the whole segment lies on that chain (spec §3)
-// params: session_id, tenant, head_id
+// params: requests, tenant
+// $requests: [{session_id, head_id}] (head_id null: the session's HEAD).
 // covers_ids is a contiguous chain segment, so "all of it is on the chain" is "its last node
 // is an ancestor-or-self of the head": the walk goes up from the head only as deep as that
 // node, and a compacted render never touches the covered history.
-MATCH (s:Session {id: $session_id, tenant: $tenant})-[:HEAD]->(current:Node)
-OPTIONAL MATCH (given:Node {id: $head_id, tenant: $tenant})
-WITH s, CASE WHEN $head_id IS NULL THEN current ELSE given END AS h
-WITH s, h,
+UNWIND range(0, size($requests) - 1) AS index
+WITH index, $requests[index] AS request
+MATCH (s:Session {id: request.session_id, tenant: $tenant})-[:HEAD]->(current:Node)
+OPTIONAL MATCH (given:Node {id: request.head_id, tenant: $tenant})
+WITH index, s, CASE WHEN request.head_id IS NULL THEN current ELSE given END AS h
+WITH index, s, h,
   CASE
     WHEN h IS NULL THEN 'node_not_found'
     WHEN h.session_id <> s.id THEN 'node_other_session'
@@ -16,7 +19,7 @@ WITH s, h,
     WHEN h.role = 'summary' THEN 'node_summary'
   END AS problem
 OPTIONAL MATCH (s)-[:ACTIVE_SUMMARY]->(active:Node)
-WITH s, h, problem, active, CASE WHEN active.deleted_at IS NULL THEN active END AS summary
+WITH index, h, problem, active, CASE WHEN active.deleted_at IS NULL THEN active END AS summary
 OPTIONAL MATCH (last:Node {id: summary.covers_last_id})
 OPTIONAL CALL (h, last, problem) {
   WITH * WHERE problem IS NULL AND last.depth <= h.depth
@@ -35,7 +38,7 @@ OPTIONAL CALL (h, tail, problem) {
   MATCH chain = (h)-[:PREDECESSOR]->*(:Node {depth: 0})
   RETURN reverse(nodes(chain)) AS verbatim
 }
-RETURN problem, h.id AS head_id,
+RETURN index, problem, h.id AS head_id,
   CASE WHEN tail IS NULL THEN null ELSE summary.id END AS summary_id,
   active.id AS active_summary_id,
   [n IN coalesce(compacted, verbatim, []) | n {

@@ -67,11 +67,20 @@ class Calls:
         return [CallReading(call_from_row(r["call"]), r["position"]) for r in rows]
 
     async def in_session(self, session_id: str, limit: int = 1000) -> list[Call]:
-        validate.identifier(session_id, "session id")
+        return (await self.in_sessions([session_id], limit))[session_id]
+
+    async def in_sessions(self, session_ids: Sequence[str],
+                          limit: int = 1000) -> dict[str, list[Call]]:
+        """Each session's calls, oldest first (read_ids not loaded)."""
+        for session_id in session_ids:
+            validate.identifier(session_id, "session id")
         limit = validate.page_size(limit, maximum=10_000)
-        rows = await self._db.read("session_calls", session_id=session_id,
+        rows = await self._db.read("session_calls_many", session_ids=list(session_ids),
                                    tenant=self._tenant, limit=limit)
-        return [call_from_row(r["call"]) for r in rows]
+        calls: dict[str, list[Call]] = {session_id: [] for session_id in session_ids}
+        for r in rows:
+            calls[r["session_id"]].append(call_from_row(r["call"]))
+        return calls
 
     async def diff(self, first_id: str, second_id: str) -> ReadsDiff:
         """What the second call read that the first did not, and the reverse."""

@@ -29,5 +29,15 @@ class Nodes:
 
     async def children(self, node_id: str) -> list[Node]:
         await self.get(node_id)
-        rows = await self._db.read("node_children", node_id=node_id, tenant=self._tenant)
-        return [node_from_row(row["node"]) for row in rows]
+        return (await self.children_many([node_id]))[node_id]
+
+    async def children_many(self, node_ids: Sequence[str]) -> dict[str, list[Node]]:
+        """Live children of each node, in seq order (empty for unknown ids)."""
+        for node_id in node_ids:
+            validate.identifier(node_id, "node id")
+        rows = await self._db.read("node_children_many", node_ids=list(node_ids),
+                                   tenant=self._tenant)
+        children: dict[str, list[Node]] = {node_id: [] for node_id in node_ids}
+        for row in rows:
+            children[row["parent_id"]].append(node_from_row(row["node"]))
+        return children

@@ -4,7 +4,7 @@ from __future__ import annotations
 import base64
 import json
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..errors import BadInput, Conflict, NotFound
 from ..tokens import estimate_tokens
@@ -36,11 +36,19 @@ class Sessions:
         return session_from_row(rows[0]["session"])
 
     async def get(self, session_id: str) -> Session:
-        validate.identifier(session_id, "session id")
-        rows = await self._db.read("session_get", session_id=session_id, tenant=self._tenant)
-        if not rows:
+        found = await self.get_many([session_id])
+        if not found:
             raise NotFound("session", session_id)
-        return session_from_row(rows[0]["session"])
+        return found[0]
+
+    async def get_many(self, session_ids: Sequence[str]) -> list[Session]:
+        """The sessions that exist for this tenant, in the order asked."""
+        for session_id in session_ids:
+            validate.identifier(session_id, "session id")
+        rows = await self._db.read("session_get_many", session_ids=list(session_ids),
+                                   tenant=self._tenant)
+        by_id = {row["session"]["id"]: session_from_row(row["session"]) for row in rows}
+        return [by_id[i] for i in session_ids if i in by_id]
 
     async def list(self, first: int = 20, after: str | None = None) -> Page[Session]:
         first = validate.page_size(first)

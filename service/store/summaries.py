@@ -59,8 +59,15 @@ class Summaries:
         return summary_from_row(row["summary"], row["covers_ids"]), row["superseded_id"]
 
     async def get(self, summary_id: str) -> Summary:
-        validate.identifier(summary_id, "summary id")
-        rows = await self._db.read("summary_get", summary_id=summary_id, tenant=self._tenant)
-        if not rows:
+        found = await self.get_many([summary_id])
+        if not found:
             raise NotFound("summary", summary_id)
-        return summary_from_row(rows[0]["summary"], rows[0]["covers_ids"])
+        return found[0]
+
+    async def get_many(self, summary_ids: Sequence[str]) -> list[Summary]:
+        for summary_id in summary_ids:
+            validate.identifier(summary_id, "summary id")
+        rows = await self._db.read("summary_get_many", summary_ids=list(summary_ids),
+                                   tenant=self._tenant)
+        by_id = {r["summary"]["id"]: summary_from_row(r["summary"], r["covers_ids"]) for r in rows}
+        return [by_id[i] for i in summary_ids if i in by_id]

@@ -1,11 +1,27 @@
-"""Runs the render statement. The rule itself is documented in service/context/render.py."""
+"""Runs the render and graph statements. The rule itself is documented in
+service/context/render.py; the capsule contract in cypher/session_graph.cypher."""
 from __future__ import annotations
 
-from ..errors import NotFound
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..errors import CtxdagError, NotFound
 from . import validate
-from .db import Database, Rows
+from .db import Database
 from .models import Rendered, node_from_row
-from .problems import raise_for_problem
+from .problems import PROBLEMS
+
+
+@dataclass(frozen=True)
+class GraphRow:
+    id: str
+    role: str
+    seq: int
+    predecessor_id: str | None
+    caller_id: str | None
+    is_head: bool
+    superseded_summary: bool
+    covers_ids: tuple[str, ...] | None  # only on the active summary's row
 
 
 class Views:
@@ -13,13 +29,50 @@ class Views:
         self._db, self._tenant = db, tenant
 
     async def render(self, session_id: str, head_id: str | None = None) -> Rendered:
-        validate.identifier(session_id, "session id")
-        validate.optional_identifier(head_id, "head id")
-        rows: Rows = await self._db.read("render_context", session_id=session_id,
-                                         tenant=self._tenant, head_id=head_id)
-        if not rows:
-            raise NotFound("session", session_id)
-        row = rows[0]
-        raise_for_problem(row["problem"], {"session_id": session_id, "node_id": head_id})
-        return Rendered(row["head_id"], tuple(node_from_row(n) for n in row["nodes"]),
-                        row["summary_id"], row["active_summary_id"])
+        result = (await self.render_many([(session_id, head_id)]))[0]
+        if isinstance(result, CtxdagError):
+            raise result
+        return result
+
+    async def render_many(self, requests: Sequence[tuple[str, str | None]]
+                          ) -> list[Rendered | CtxdagError]:
+        """Renders several (session, head) pairs in one statement; failures come back as errors."""
+        for session_id, head_id in requests:
+            validate.identifier(session_id, "session id")
+            validate.optional_identifier(head_id, "head id")
+        rows = await self._db.read(
+            "render_context", tenant=self._tenant,
+            requests=[{"session_id": s, "head_id": h} for s, h in requests])
+        by_index = {row["index"]: row for row in rows}
+        results: list[Rendered | CtxdagError] = []
+        for index, (session_id, head_id) in enumerate(requests):
+            row = by_index.get(index)
+            if row is None:
+                results.append(NotFound("session", session_id))
+            elif row["problem"] is not None:
+                results.append(PROBLEMS[row["problem"]]({"node_id": head_id}))
+            else:
+                results.append(Rendered(row["head_id"],
+                                        tuple(node_from_row(n) for n in row["nodes"]),
+                                        row["summary_id"], row["active_summary_id"]))
+        return results
+
+    async def graph_many(self, session_ids: Sequence[str]) -> dict[str, list[GraphRow]]:
+        """Each session's graph rows in seq order (empty for sessions not of this tenant)."""
+        for session_id in session_ids:
+            validate.identifier(session_id, "session id")
+        rows = await self._db.read("session_graph", session_ids=list(session_ids),
+                                   tenant=self._tenant)
+        graphs: dict[str, list[GraphRow]] = {session_id: [] for session_id in session_ids}
+        for row in rows:
+            graphs[row["session_id"]] = sorted(
+                (_graph_row(n) for n in row["nodes"]), key=lambda r: r.seq)
+        return graphs
+
+
+def _graph_row(n: dict) -> GraphRow:
+    covers = n.get("covers_ids")
+    if covers is not None:
+        covers = tuple(dict.fromkeys(covers))  # a covered tool turn is also in a caller subtree
+    return GraphRow(n["id"], n["role"], n["seq"], n.get("predecessor_id"), n.get("caller_id"),
+                    n["is_head"], n["superseded_summary"], covers)

@@ -61,12 +61,13 @@ def test_missing_header_is_refused(tmp_path):
 
 
 def test_a_query_runs_only_with_exactly_its_params():
-    query = load_queries()["session_get"]
-    assert query.bind({"session_id": "s", "tenant": "t"}) == {"session_id": "s", "tenant": "t"}
+    query = load_queries()["session_get_many"]
+    params = {"session_ids": ["s"], "tenant": "t"}
+    assert query.bind(params) == params
     with pytest.raises(TypeError, match="missing"):
-        query.bind({"session_id": "s"})
+        query.bind({"session_ids": ["s"]})
     with pytest.raises(TypeError, match="unexpected"):
-        query.bind({"session_id": "s", "tenant": "t", "extra": 1})
+        query.bind({**params, "extra": 1})
 
 
 def test_no_cypher_is_written_outside_cypher_dir():

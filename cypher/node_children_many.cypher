@@ -1,0 +1,13 @@
+// name: node_children_many
+// returns: one row {parent_id, node} per live child (PREDECESSOR points at the parent), in seq order
+// purpose: what grew from nodes: replies, forks, spawned side branches, summaries spliced there
+// params: node_ids, tenant
+UNWIND $node_ids AS parent_id
+MATCH (parent:Node {id: parent_id, tenant: $tenant})<-[:PREDECESSOR]-(n:Node)
+WHERE n.deleted_at IS NULL
+RETURN parent_id, n {
+  .*,
+  predecessor_id: parent.id,
+  caller_id: [(n)-[:CALLER]->(c:Node) | c.id][0]
+} AS node
+ORDER BY n.seq
