@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .config import Settings
+from .events import EventBus
 from .errors import Unavailable
 from .neo4j_local import detached_status
 from .store import Database, Ledger, Limits, open_driver
@@ -30,6 +31,7 @@ async def open_database(settings: Settings) -> Database:
     return database
 
 
-def ledger_for(database: Database, settings: Settings) -> Ledger:
+def ledger_for(database: Database, settings: Settings, events: EventBus | None = None,
+               tenant: str | None = None) -> Ledger:
     limits = Limits(settings.max_content_bytes, settings.max_metadata_bytes)
-    return Ledger.open(database, settings.tenant, limits)
+    return Ledger.open(database, tenant or settings.tenant, limits, events)

@@ -12,12 +12,21 @@ from .config import Settings
 from .connect import ledger_for, open_database
 from .context.budget import BudgetPolicy
 from .context.compaction import Compactor
-from .context.events import EventBus
+from .events import EventBus
 from .context.summarizers import OfflineExtractiveSummarizer, Summarizer
 from .context.tokens import HeuristicEstimator, TokenEstimator
 from .store import Database, Ledger
 from .turns.providers import ModelProvider, OfflineProvider
 from .turns.service import Turns
+
+
+@dataclass(frozen=True)
+class TenantServices:
+    """The ledger and the services over it, bound to one tenant."""
+
+    ledger: Ledger
+    compactor: Compactor
+    turns: Turns
 
 
 @dataclass
@@ -40,14 +49,22 @@ class Runtime:
 
     @classmethod
     def assemble(cls, settings: Settings, database: Database) -> "Runtime":
-        ledger = ledger_for(database, settings)
         events = EventBus()
+        ledger = ledger_for(database, settings, events)
         provider, summarizer, estimator, window = _model_parts(settings)
         policy = BudgetPolicy(window, settings.keep_recent_tokens, settings.auto_compact_ratio)
         compactor = Compactor(ledger, summarizer, policy, events, estimator)
         turns = Turns(ledger, compactor, provider)
         return cls(settings, database, ledger, events, policy, summarizer, estimator, compactor,
                    provider, turns)
+
+    def for_tenant(self, tenant: str) -> TenantServices:
+        """Cheap: shares the driver, the event bus and the model parts."""
+        if tenant == self.ledger.tenant:
+            return TenantServices(self.ledger, self.compactor, self.turns)
+        ledger = ledger_for(self.database, self.settings, self.events, tenant)
+        compactor = Compactor(ledger, self.summarizer, self.policy, self.events, self.estimator)
+        return TenantServices(ledger, compactor, Turns(ledger, compactor, self.provider))
 
     async def close(self) -> None:
         await self.database.driver.close()

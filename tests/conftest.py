@@ -59,14 +59,14 @@ def tenant() -> str:
 
 
 @pytest.fixture
-def ledger(db: Database, tenant: str) -> Ledger:
+def ledger(db: Database, tenant: str, events) -> Ledger:
     """Each test gets its own tenant, so its sessions never meet another test's."""
-    return Ledger.open(db, tenant, Limits())
+    return Ledger.open(db, tenant, Limits(), events)
 
 
 @pytest.fixture
 def events():
-    from service.context.events import EventBus
+    from service.events import EventBus
 
     return EventBus()
 

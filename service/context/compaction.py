@@ -19,7 +19,7 @@ from ..store import CallRecord, Ledger, Purpose, Role, Summary
 from ..store.ids import utcnow
 from .budget import BudgetPolicy
 from .cut import MIN_ENTRIES, find_cut_index
-from .events import (
+from ..events import (
     CompactionFailed,
     CompactionFinished,
     CompactionStarted,

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..events import EventBus
 from .branches import Branches
 from .calls import Calls
 from .db import Database
@@ -28,13 +29,15 @@ class Ledger:
     calls: Calls
 
     @classmethod
-    def open(cls, db: Database, tenant: str, limits: Limits) -> "Ledger":
+    def open(cls, db: Database, tenant: str, limits: Limits,
+             events: EventBus | None = None) -> "Ledger":
+        """`events`: where committed appends and HEAD moves are announced (None: nowhere)."""
         return cls(
             db=db,
             tenant=tenant,
             sessions=Sessions(db, tenant, limits),
             nodes=Nodes(db, tenant),
-            head=HeadMoves(db, tenant, limits),
+            head=HeadMoves(db, tenant, limits, events),
             branches=Branches(db, tenant),
             summaries=Summaries(db, tenant, limits),
             views=Views(db, tenant),

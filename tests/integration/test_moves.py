@@ -152,3 +152,23 @@ async def test_branch_listing_marks_head_holder_after_rewind(ledger):
     branches = {b.tip.id: b for b in await ledger.branches.list(session.id)}
     assert set(branches) == {a1.id, retried.id}
     assert all(b.holds_head and not b.is_head for b in branches.values())
+
+
+async def test_committed_appends_and_head_moves_are_announced(ledger, events):
+    session = await ledger.sessions.create()
+    with events.subscribe(session.id) as queue:
+        (u1,) = await chat(ledger, session, "q1")
+        side = await ledger.head.append_message(session.id, "assistant", "x",
+                                                predecessor_id=session.root_id)
+        await ledger.head.set_head(session.id, session.root_id)
+        with pytest.raises(BadInput):
+            await ledger.head.rewind(session.id, u1.id)  # refused: nothing announced
+    seen = []
+    while not queue.empty():
+        seen.append(queue.get_nowait())
+    assert [(e.type, getattr(e, "node_id", None) or e.head_id) for e in seen] == [
+        ("node_appended", u1.id), ("head_moved", u1.id),
+        ("node_appended", side.node.id),
+        ("head_moved", session.root_id),
+    ]
+    assert seen[1].previous_head_id == session.root_id

@@ -1,4 +1,8 @@
-"""Session events, published in process (the API exposes them as a subscription)."""
+"""Session events, published in process (the API exposes them as a subscription).
+
+The ledger publishes `node_appended` and `head_moved` after each committed write
+(service/store/head.py); compaction publishes `compaction_*`.
+"""
 from __future__ import annotations
 
 import asyncio
@@ -40,7 +44,24 @@ class CompactionFailed:
     type: str = field(default="compaction_failed", init=False)
 
 
-SessionEvent = CompactionStarted | CompactionFinished | CompactionFailed
+@dataclass(frozen=True)
+class NodeAppended:
+    session_id: str
+    node_id: str
+    role: str
+    predecessor_id: str | None
+    type: str = field(default="node_appended", init=False)
+
+
+@dataclass(frozen=True)
+class HeadMoved:
+    session_id: str
+    previous_head_id: str
+    head_id: str
+    type: str = field(default="head_moved", init=False)
+
+
+SessionEvent = CompactionStarted | CompactionFinished | CompactionFailed | NodeAppended | HeadMoved
 
 
 class EventBus:
