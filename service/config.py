@@ -1,6 +1,7 @@
 """One settings object, read from the environment when asked (never at import)."""
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,8 @@ class Settings:
     context_window: int
     keep_recent_tokens: int
     auto_compact_ratio: float
+    # The API: bearer tokens mapped to tenants (none: single-tenant, loopback only).
+    api_tokens: Mapping[str, str]
     # Everything else is passed through for the model provider to read (e.g. ANTHROPIC_*).
     env: Mapping[str, str]
 
@@ -59,9 +62,28 @@ class Settings:
             context_window=int(env.get("CTXDAG_CONTEXT_WINDOW", "200000")),
             keep_recent_tokens=int(env.get("CTXDAG_KEEP_RECENT_TOKENS", "20000")),
             auto_compact_ratio=float(env.get("CTXDAG_AUTO_COMPACT_RATIO", "0.8")),
+            api_tokens=_api_tokens(env),
             env=dict(env),
         )
 
     @property
     def local_neo4j_home(self) -> Path:
         return self.data_dir / "neo4j"
+
+
+def _api_tokens(env: Mapping[str, str]) -> dict[str, str]:
+    """CTXDAG_API_TOKENS="token=tenant,token2=tenant2" and/or CTXDAG_API_TOKENS_FILE (JSON map)."""
+    tokens: dict[str, str] = {}
+    path = env.get("CTXDAG_API_TOKENS_FILE")
+    if path:
+        loaded = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(loaded, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) and k and v for k, v in loaded.items()):
+            raise ValueError(f"{path} must be a JSON object mapping token strings to tenant ids")
+        tokens.update(loaded)
+    for pair in filter(None, (p.strip() for p in env.get("CTXDAG_API_TOKENS", "").split(","))):
+        token, sep, tenant = pair.partition("=")
+        if not sep or not token.strip() or not tenant.strip():
+            raise ValueError("CTXDAG_API_TOKENS must look like token=tenant,token2=tenant2")
+        tokens[token.strip()] = tenant.strip()
+    return tokens

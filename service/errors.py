@@ -65,3 +65,9 @@ class ContextOverflow(ModelError):
     """The provider says the prompt does not fit the model's context window."""
 
     code = "CONTEXT_OVERFLOW"
+
+
+class Unauthenticated(CtxdagError):
+    """No valid bearer token where tokens are required."""
+
+    code = "UNAUTHENTICATED"

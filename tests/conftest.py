@@ -88,3 +88,42 @@ def turns(ledger: Ledger, compactor):
     from service.turns.service import Turns
 
     return Turns(ledger, compactor, OfflineProvider())
+
+
+@pytest_asyncio.fixture(scope="module")
+async def api(neo4j_driver):
+    """The real app served by uvicorn on a loopback port, with two tenants' tokens.
+
+    Yields a namespace: `url`, `db` (the server's Database, to count round trips),
+    `client` (tenant A), `other` (tenant B), `anonymous` (no token).
+    """
+    import asyncio
+    import types
+
+    import uvicorn
+
+    from service.api.app import create_app
+    from service.config import Settings
+    from service.neo4j_local import free_port
+    from tests.api_client import Client
+
+    run = uuid.uuid4().hex[:8]
+    token_a, token_b = f"token-a-{run}", f"token-b-{run}"
+    settings = Settings.from_env({
+        "CTXDAG_API_TOKENS": f"{token_a}=tenant-a-{run},{token_b}=tenant-b-{run}",
+    })
+    database = Database(neo4j_driver)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(settings, database), host="127.0.0.1",
+                                           port=port, log_level="warning", lifespan="on"))
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.05)
+    url = f"http://127.0.0.1:{port}"
+    yield types.SimpleNamespace(url=url, db=database, client=Client(url, token_a),
+                                other=Client(url, token_b), anonymous=Client(url),
+                                tenant=f"tenant-a-{run}")
+    server.should_exit = True
+    await task

@@ -1,0 +1,57 @@
+"""The FastAPI application: /graphql (GraphiQL in a browser), /healthz."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import AsyncIterator
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+from starlette.requests import HTTPConnection
+from strawberry.fastapi import GraphQLRouter
+
+from ..config import Settings
+from ..errors import CtxdagError
+from ..runtime import Runtime
+from ..store import Database
+from .context import Context, tenant_for
+from .schema import schema
+
+HEALTH_TIMEOUT_SECONDS = 5.0
+
+
+def create_app(settings: Settings, database: Database | None = None) -> FastAPI:
+    """`database`: an open one to use (tests); None opens one at startup and closes it after."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        runtime = (Runtime.assemble(settings, database) if database is not None
+                   else await Runtime.open(settings))
+        app.state.runtime = runtime
+        try:
+            yield
+        finally:
+            if database is None:
+                await runtime.close()
+
+    app = FastAPI(title="ctxdag", lifespan=lifespan)
+
+    async def context(connection: HTTPConnection) -> Context:
+        runtime: Runtime = connection.app.state.runtime
+        authorization = connection.headers.get("authorization")
+        return Context(runtime, tenant_for(authorization, settings.api_tokens, settings.tenant))
+
+    app.include_router(GraphQLRouter(schema, context_getter=context), prefix="/graphql")
+
+    @app.get("/healthz")
+    async def healthz() -> JSONResponse:
+        runtime: Runtime = app.state.runtime
+        try:
+            agent = await asyncio.wait_for(runtime.database.ping(), HEALTH_TIMEOUT_SECONDS)
+        except (CtxdagError, asyncio.TimeoutError) as e:
+            reason = e.message if isinstance(e, CtxdagError) else "Neo4j did not answer in time"
+            return JSONResponse({"status": "unavailable", "neo4j": None, "error": reason},
+                                status_code=503)
+        return JSONResponse({"status": "ok", "neo4j": agent})
+
+    return app

@@ -1,0 +1,49 @@
+"""The per-request context: who is asking (tenant), their services, fresh DataLoaders."""
+from __future__ import annotations
+
+import hmac
+from typing import Mapping
+
+from strawberry.fastapi import BaseContext
+
+from ..errors import Unauthenticated
+from ..runtime import Runtime, TenantServices
+from .loaders import Loaders
+
+
+def tenant_for(authorization: str | None, tokens: Mapping[str, str],
+               default_tenant: str) -> str | None:
+    """The tenant a bearer token maps to; the default tenant when no tokens are configured."""
+    if not tokens:
+        return default_tenant
+    if not authorization or not authorization.lower().startswith("bearer "):
+        return None
+    given = authorization[7:].strip()
+    for token, tenant in tokens.items():
+        if hmac.compare_digest(token.encode(), given.encode()):
+            return tenant
+    return None
+
+
+class Context(BaseContext):
+    def __init__(self, runtime: Runtime, tenant: str | None) -> None:
+        super().__init__()
+        self.runtime = runtime
+        self.tenant = tenant
+        self._services: TenantServices | None = None
+        self._loaders: Loaders | None = None
+
+    @property
+    def services(self) -> TenantServices:
+        if self.tenant is None:
+            raise Unauthenticated("a valid bearer token is required "
+                                  "(Authorization: Bearer <token>)")
+        if self._services is None:
+            self._services = self.runtime.for_tenant(self.tenant)
+        return self._services
+
+    @property
+    def loaders(self) -> Loaders:
+        if self._loaders is None:
+            self._loaders = Loaders.for_request(self.services.ledger)
+        return self._loaders

@@ -1,0 +1,64 @@
+"""Per-request DataLoaders: every field that reads the store goes through one, so a query
+costs a constant number of statements however many sessions, nodes or calls it touches."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Awaitable, Callable, Hashable, Sequence, TypeVar
+
+from strawberry.dataloader import DataLoader
+
+from ..errors import NotFound
+from ..store import Branch, Call, Ledger, Node, Rendered, Session, Summary
+from ..store.views import GraphRow
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+def _by_key(fetch: Callable[[list[K]], Awaitable[Sequence[V]]], key: Callable[[V], K],
+            kind: str) -> DataLoader[K, V]:
+    """A loader over a `*_many` store call; a missing key loads as NotFound."""
+
+    async def load(keys: list[K]) -> list[V | BaseException]:
+        found = {key(item): item for item in await fetch(keys)}
+        return [found.get(k, NotFound(kind, str(k))) for k in keys]
+
+    return DataLoader(load)
+
+
+def _grouped(fetch: Callable[[list[K]], Awaitable[dict[K, V]]]) -> DataLoader[K, V]:
+    async def load(keys: list[K]) -> list[V]:
+        found = await fetch(keys)
+        return [found[k] for k in keys]
+
+    return DataLoader(load)
+
+
+@dataclass(frozen=True)
+class Loaders:
+    sessions: DataLoader[str, Session]
+    nodes: DataLoader[str, Node]
+    children: DataLoader[str, list[Node]]
+    summaries: DataLoader[str, Summary]
+    calls: DataLoader[str, Call]
+    branches: DataLoader[str, list[Branch]]
+    renders: DataLoader[tuple[str, str | None], Rendered]
+    graphs: DataLoader[str, list[GraphRow]]
+    session_calls: DataLoader[str, list[Call]]
+
+    @classmethod
+    def for_request(cls, ledger: Ledger) -> "Loaders":
+        async def renders(keys: list[tuple[str, str | None]]):
+            return await ledger.views.render_many(keys)
+
+        return cls(
+            sessions=_by_key(ledger.sessions.get_many, lambda s: s.id, "session"),
+            nodes=_by_key(ledger.nodes.get_many, lambda n: n.id, "node"),
+            children=_grouped(ledger.nodes.children_many),
+            summaries=_by_key(ledger.summaries.get_many, lambda s: s.id, "summary"),
+            calls=_by_key(ledger.calls.get_many, lambda c: c.id, "call"),
+            branches=_grouped(ledger.branches.list_many),
+            renders=DataLoader(renders),
+            graphs=_grouped(ledger.views.graph_many),
+            session_calls=_grouped(ledger.calls.in_sessions),
+        )

@@ -1,0 +1,175 @@
+"""The GraphQL schema: queries, mutations, the live event subscription. schema.graphql at the
+repository root is generated from here (`make schema`) and a test fails when it drifts."""
+from typing import AsyncGenerator, Optional
+
+import strawberry
+from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.scalars import JSON
+from strawberry.types import Info
+
+from .errors import CodedErrors
+from .events import EVENT_TYPES, SessionEvent, event_out
+from .types import (
+    Compaction, ModelCall, Node, PageInfo, Role, Session, SessionConnection, Turn,
+    call_out, compaction_out, node_out, session_out, turn_out,
+)
+
+MAX_DEPTH = 12
+MAX_TOKENS = 2000
+MAX_ALIASES = 20
+
+
+@strawberry.type
+class Query:
+    @strawberry.field
+    async def session(self, info: Info, id: strawberry.ID) -> Session:
+        return session_out(await info.context.loaders.sessions.load(str(id)))
+
+    @strawberry.field(description="Sessions, newest first, in pages.")
+    async def sessions(self, info: Info, first: int = 20,
+                       after: Optional[str] = None) -> SessionConnection:
+        page = await info.context.services.ledger.sessions.list(first=first, after=after)
+        for item in page.items:
+            info.context.loaders.sessions.prime(item.id, item)
+        return SessionConnection(nodes=[session_out(s) for s in page.items],
+                                 page_info=PageInfo(end_cursor=page.end_cursor,
+                                                    has_next_page=page.has_next))
+
+    @strawberry.field
+    async def node(self, info: Info, id: strawberry.ID) -> Node:
+        return node_out(await info.context.loaders.nodes.load(str(id)))
+
+    @strawberry.field
+    async def call(self, info: Info, id: strawberry.ID) -> ModelCall:
+        return call_out(await info.context.loaders.calls.load(str(id)))
+
+    @strawberry.field(description="The calls whose prompts contained a node, newest first.")
+    async def calls_reading(self, info: Info, node_id: strawberry.ID,
+                            first: int = 100) -> list[ModelCall]:
+        await info.context.loaders.nodes.load(str(node_id))
+        readings = await info.context.services.ledger.calls.reading(str(node_id), first)
+        return [call_out(r.call) for r in readings]
+
+
+async def _session_after(info: Info, session_id: str) -> Session:
+    """The session as it is after a move (read afresh, not from the request's cache)."""
+    return session_out(await info.context.services.ledger.sessions.get(session_id))
+
+
+@strawberry.type
+class Mutation:
+    @strawberry.mutation
+    async def create_session(self, info: Info, title: Optional[str] = None,
+                             system_prompt: Optional[str] = None,
+                             extra_meta: Optional[JSON] = None) -> Session:
+        ledger = info.context.services.ledger
+        return session_out(await ledger.sessions.create(title, system_prompt or "", extra_meta))
+
+    @strawberry.mutation(description="Sets the title and/or merges extra_meta "
+                                     "(a key set to null is removed). Never moves HEAD.")
+    async def update_session(self, info: Info, session_id: strawberry.ID,
+                             title: Optional[str] = strawberry.UNSET,
+                             extra_meta: Optional[JSON] = None) -> Session:
+        set_title = title is not strawberry.UNSET
+        return session_out(await info.context.services.ledger.sessions.update(
+            str(session_id), title=title if set_title else None, set_title=set_title,
+            extra_meta=extra_meta))
+
+    @strawberry.mutation(description="The user's turn: the message at HEAD, then the reply.")
+    async def send_message(self, info: Info, session_id: strawberry.ID, content: str) -> Turn:
+        return turn_out(await info.context.services.turns.send_message(str(session_id), content))
+
+    @strawberry.mutation(description="Appends a node without calling a model. HEAD advances "
+                                     "only when the predecessor (default: HEAD) is HEAD.")
+    async def append_message(self, info: Info, session_id: strawberry.ID, role: Role,
+                             content: str, predecessor_id: Optional[strawberry.ID] = None,
+                             caller_id: Optional[strawberry.ID] = None,
+                             metadata: Optional[JSON] = None) -> Node:
+        appended = await info.context.services.ledger.head.append_message(
+            str(session_id), role.value, content,
+            predecessor_id=str(predecessor_id) if predecessor_id else None,
+            caller_id=str(caller_id) if caller_id else None, metadata=metadata)
+        return node_out(appended.node)
+
+    @strawberry.mutation(description="A new answer to the prompt of an assistant reply; "
+                                     "HEAD moves to it.")
+    async def retry(self, info: Info, node_id: strawberry.ID) -> Turn:
+        return turn_out(await info.context.services.turns.retry(str(node_id)))
+
+    @strawberry.mutation(description="A new version of a user message, answered; HEAD moves "
+                                     "to it.")
+    async def edit_message(self, info: Info, node_id: strawberry.ID, content: str) -> Turn:
+        return turn_out(await info.context.services.turns.edit(str(node_id), content))
+
+    @strawberry.mutation(description="HEAD to any live turn of the session.")
+    async def checkout(self, info: Info, session_id: strawberry.ID,
+                       node_id: strawberry.ID) -> Session:
+        await info.context.services.ledger.head.set_head(str(session_id), str(node_id))
+        return await _session_after(info, str(session_id))
+
+    @strawberry.mutation(description="HEAD back to an ancestor of HEAD.")
+    async def rewind(self, info: Info, session_id: strawberry.ID,
+                     node_id: strawberry.ID) -> Session:
+        await info.context.services.ledger.head.rewind(str(session_id), str(node_id))
+        return await _session_after(info, str(session_id))
+
+    @strawberry.mutation(description="Removes a branch's exclusive nodes from every view "
+                                     "(kept for provenance); HEAD moves to the fork point if "
+                                     "it was on them.")
+    async def delete_branch(self, info: Info, session_id: strawberry.ID,
+                            tip_id: strawberry.ID) -> Session:
+        await info.context.services.ledger.head.delete_branch(str(session_id), str(tip_id))
+        return await _session_after(info, str(session_id))
+
+    @strawberry.mutation(description="Compacts the branch HEAD is on. Never moves HEAD.")
+    async def compact(self, info: Info, session_id: strawberry.ID,
+                      keep_recent_tokens: Optional[int] = None,
+                      head_id: Optional[strawberry.ID] = None) -> Compaction:
+        result = await info.context.services.compactor.compact(
+            str(session_id), head_id=str(head_id) if head_id else None,
+            keep_recent_tokens=keep_recent_tokens)
+        return compaction_out(result)
+
+    @strawberry.mutation(description="A sub-agent turn hanging off a node; never moves HEAD.")
+    async def spawn_task(self, info: Info, session_id: strawberry.ID,
+                         from_node_id: strawberry.ID, prompt: str) -> Turn:
+        return turn_out(await info.context.services.turns.spawn_task(
+            str(session_id), str(from_node_id), prompt))
+
+    @strawberry.mutation(description="Records a call an external runtime made; with output, "
+                                     "the reply is appended after the last node read.")
+    async def record_call(self, info: Info, session_id: strawberry.ID,
+                          read_ids: list[strawberry.ID], model: str,
+                          output: Optional[str] = None,
+                          input_tokens: Optional[int] = None,
+                          output_tokens: Optional[int] = None) -> ModelCall:
+        usage = {k: v for k, v in (("input_tokens", input_tokens),
+                                   ("output_tokens", output_tokens)) if v is not None}
+        call = await info.context.services.turns.record_call(
+            str(session_id), [str(i) for i in read_ids], model, output, usage or None)
+        return call_out(call)
+
+
+@strawberry.type
+class Subscription:
+    @strawberry.subscription(description="compaction_*, head_moved and node_appended events "
+                                         "of one session, as they happen.")
+    async def session_events(self, info: Info,
+                             session_id: strawberry.ID) -> AsyncGenerator[SessionEvent, None]:
+        await info.context.services.ledger.sessions.get(str(session_id))
+        async for event in info.context.runtime.events.stream(str(session_id)):
+            yield event_out(event)
+
+
+schema = strawberry.Schema(
+    query=Query,
+    mutation=Mutation,
+    subscription=Subscription,
+    types=list(EVENT_TYPES),
+    extensions=[
+        CodedErrors,
+        lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
+        lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
+        lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
+    ],
+)

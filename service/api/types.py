@@ -1,0 +1,299 @@
+"""The GraphQL types. Each is built from a store record by one function; resolvers that
+need more data go through the request's DataLoaders (service/api/loaders.py)."""
+import enum
+from datetime import datetime
+from typing import Optional
+
+import strawberry
+from strawberry.scalars import JSON
+from strawberry.types import Info
+
+from .. import store
+from ..context.compaction import CompactionResult
+from ..store.views import GraphRow
+from ..turns.service import TurnResult
+
+
+@strawberry.enum(description="Who a node speaks for.")
+class Role(enum.Enum):
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    SUMMARY = "summary"
+
+
+@strawberry.enum(description="Why a model was called.")
+class Purpose(enum.Enum):
+    CHAT = "chat"
+    SUMMARIZE = "summarize"
+    TASK = "task"
+    EXTERNAL = "external"
+
+
+@strawberry.enum
+class CompactionStatus(enum.Enum):
+    COMPACTED = "COMPACTED"
+    SKIPPED = "SKIPPED"
+    FAILED = "FAILED"
+
+
+@strawberry.type(description="One turn of a conversation. Nodes are immutable.")
+class Node:
+    id: strawberry.ID
+    session_id: strawberry.ID
+    role: Role
+    content: str
+    predecessor_id: Optional[strawberry.ID]
+    caller_id: Optional[strawberry.ID]
+    fork_of: Optional[strawberry.ID] = strawberry.field(
+        description="The node this one was retried or edited from.")
+    tokens: int = strawberry.field(description="Estimated tokens of the content.")
+    created_at: datetime
+    seq: int = strawberry.field(description="Display order only; never decides coverage.")
+    depth: int = strawberry.field(description="Edges from ROOT along PREDECESSOR.")
+    side_branch: bool = strawberry.field(description="On a spawned side branch.")
+    deleted: bool = strawberry.field(
+        description="Deleted with its branch: gone from every view, kept for provenance.")
+    metadata: JSON
+
+    @strawberry.field(description="Live nodes whose predecessor is this one.")
+    async def children(self, info: Info) -> list["Node"]:
+        return [node_out(n) for n in await info.context.loaders.children.load(str(self.id))]
+
+
+def node_out(n: store.Node) -> Node:
+    return Node(id=n.id, session_id=n.session_id, role=Role(n.role.value), content=n.content,
+                predecessor_id=n.predecessor_id, caller_id=n.caller_id, fork_of=n.fork_of,
+                tokens=n.tokens, created_at=n.created_at, seq=n.seq, depth=n.depth,
+                side_branch=n.side_branch, deleted=n.deleted, metadata=dict(n.metadata))
+
+
+@strawberry.type
+class Branch:
+    tip: Node
+    is_head: bool = strawberry.field(description="HEAD is this branch's tip.")
+    holds_head: bool = strawberry.field(description="HEAD lies on this branch's chain.")
+    length: int = strawberry.field(description="Nodes from ROOT to the tip, both included.")
+
+
+@strawberry.type(description="What the model reads from a head, in prompt order.")
+class RenderedContext:
+    head_id: strawberry.ID
+    node_ids: list[strawberry.ID]
+    nodes: list[Node]
+    summary_id: Optional[strawberry.ID] = strawberry.field(
+        description="The summary standing in for its covered segment, if the rule applied.")
+    tokens: int
+
+
+def rendered_out(r: store.Rendered) -> RenderedContext:
+    return RenderedContext(head_id=r.head_id, node_ids=list(r.node_ids),
+                           nodes=[node_out(n) for n in r.nodes], summary_id=r.summary_id,
+                           tokens=sum(n.tokens for n in r.nodes))
+
+
+@strawberry.type(description="A rolling summary: the stand-in for a contiguous chain segment.")
+class Summary:
+    id: strawberry.ID
+    content: str
+    covers_ids: list[strawberry.ID] = strawberry.field(
+        description="The covered turns in chain order (never a summary).")
+    superseded: bool
+    strategy: str
+    created_at: datetime
+    metadata: JSON
+
+
+def summary_out(s: store.Summary) -> Summary:
+    return Summary(id=s.id, content=s.content, covers_ids=list(s.covers_ids),
+                   superseded=s.superseded, strategy=s.strategy,
+                   created_at=s.node.created_at, metadata=dict(s.node.metadata))
+
+
+@strawberry.type(description="A row of the session graph (the capsule contract).")
+class GraphNode:
+    id: strawberry.ID
+    role: Role
+    seq: int
+    predecessor_id: Optional[strawberry.ID]
+    caller_id: Optional[strawberry.ID]
+    is_head: bool
+    covers_ids: Optional[list[strawberry.ID]] = strawberry.field(description=(
+        "On the active summary only: its coverage plus the caller subtrees of covered "
+        "turns, minus ids that no longer exist. Fold these into the summary's capsule."))
+    superseded_summary: bool
+
+
+@strawberry.type
+class SessionGraph:
+    nodes: list[GraphNode]
+
+
+def graph_out(rows: list[GraphRow]) -> SessionGraph:
+    return SessionGraph(nodes=[
+        GraphNode(id=r.id, role=Role(r.role), seq=r.seq, predecessor_id=r.predecessor_id,
+                  caller_id=r.caller_id, is_head=r.is_head,
+                  covers_ids=list(r.covers_ids) if r.covers_ids is not None else None,
+                  superseded_summary=r.superseded_summary)
+        for r in rows])
+
+
+@strawberry.type(description="A recorded model call and what its prompt contained.")
+class ModelCall:
+    id: strawberry.ID
+    session_id: strawberry.ID
+    purpose: Purpose
+    provider: str
+    model: Optional[str]
+    head_id: Optional[strawberry.ID] = strawberry.field(
+        description="The head whose render was the prompt, when it was one.")
+    output_id: Optional[strawberry.ID]
+    input_tokens: Optional[int]
+    output_tokens: Optional[int]
+    error: Optional[str]
+    error_code: Optional[str]
+    created_at: datetime
+    finished_at: datetime
+    read_count: int
+
+    @strawberry.field(description="Ids of every node the prompt contained, in prompt order.")
+    async def read_ids(self, info: Info) -> list[strawberry.ID]:
+        call = await info.context.loaders.calls.load(str(self.id))
+        return list(call.read_ids or ())
+
+    @strawberry.field(description="The nodes the prompt contained, in prompt order.")
+    async def reads(self, info: Info) -> list[Node]:
+        call = await info.context.loaders.calls.load(str(self.id))
+        nodes = await info.context.loaders.nodes.load_many(list(call.read_ids or ()))
+        return [node_out(n) for n in nodes]
+
+    @strawberry.field
+    async def output(self, info: Info) -> Optional[Node]:
+        if self.output_id is None:
+            return None
+        return node_out(await info.context.loaders.nodes.load(str(self.output_id)))
+
+
+def call_out(c: store.Call) -> ModelCall:
+    return ModelCall(id=c.id, session_id=c.session_id, purpose=Purpose(c.purpose.value),
+                     provider=c.provider, model=c.model, head_id=c.head_id,
+                     output_id=c.output_id, input_tokens=c.input_tokens,
+                     output_tokens=c.output_tokens, error=c.error, error_code=c.error_code,
+                     created_at=c.started_at, finished_at=c.finished_at,
+                     read_count=c.read_count)
+
+
+@strawberry.type
+class Session:
+    id: strawberry.ID
+    title: Optional[str]
+    created_at: datetime
+    updated_at: datetime
+    extra_meta: JSON = strawberry.field(description=(
+        "The client's map, plus _last_summary_id / _last_summary_text naming the active "
+        "summary."))
+    head_id: strawberry.ID
+    root_id: strawberry.ID
+    node_count: int
+    summary_strategy: str
+    active_summary_id: strawberry.ID | None = strawberry.field(default=None)
+
+    @strawberry.field
+    async def head(self, info: Info) -> Node:
+        return node_out(await info.context.loaders.nodes.load(str(self.head_id)))
+
+    @strawberry.field
+    async def root(self, info: Info) -> Node:
+        return node_out(await info.context.loaders.nodes.load(str(self.root_id)))
+
+    @strawberry.field
+    async def active_summary(self, info: Info) -> Optional[Summary]:
+        if self.active_summary_id is None:
+            return None
+        return summary_out(await info.context.loaders.summaries.load(str(self.active_summary_id)))
+
+    @strawberry.field(description="Every user branch: live tips that are neither summaries "
+                                  "nor spawned side branches.")
+    async def branches(self, info: Info) -> list[Branch]:
+        return [Branch(tip=node_out(b.tip), is_head=b.is_head, holds_head=b.holds_head,
+                       length=b.length)
+                for b in await info.context.loaders.branches.load(str(self.id))]
+
+    @strawberry.field(description="What the model reads from a head (default: HEAD).")
+    async def render(self, info: Info, head_id: Optional[strawberry.ID] = None
+                     ) -> RenderedContext:
+        key = (str(self.id), str(head_id) if head_id is not None else None)
+        return rendered_out(await info.context.loaders.renders.load(key))
+
+    @strawberry.field
+    async def graph(self, info: Info) -> SessionGraph:
+        return graph_out(await info.context.loaders.graphs.load(str(self.id)))
+
+    @strawberry.field(description="The session's model calls, oldest first.")
+    async def calls(self, info: Info) -> list[ModelCall]:
+        return [call_out(c) for c in await info.context.loaders.session_calls.load(str(self.id))]
+
+
+def session_out(s: store.Session) -> Session:
+    return Session(id=s.id, title=s.title, created_at=s.created_at, updated_at=s.updated_at,
+                   extra_meta=s.extra_meta, head_id=s.head_id, root_id=s.root_id,
+                   node_count=s.node_count, summary_strategy=s.summary_strategy,
+                   active_summary_id=s.active_summary_id)
+
+
+@strawberry.type
+class PageInfo:
+    end_cursor: Optional[str]
+    has_next_page: bool
+
+
+@strawberry.type
+class SessionConnection:
+    nodes: list[Session]
+    page_info: PageInfo
+
+
+@strawberry.type
+class Compaction:
+    status: CompactionStatus
+    summary: Optional[Summary]
+    covered_count: int
+    tokens_before: int
+    tokens_after: int
+    message: Optional[str]
+    local_command: Optional[str] = strawberry.field(
+        description="A hint to show the user when nothing was compacted.")
+    error_code: Optional[str]
+
+
+def compaction_out(c: CompactionResult) -> Compaction:
+    return Compaction(status=CompactionStatus(c.status.value),
+                      summary=summary_out(c.summary) if c.summary else None,
+                      covered_count=c.covered_count, tokens_before=c.tokens_before,
+                      tokens_after=c.tokens_after, message=c.message,
+                      local_command=c.local_command, error_code=c.error_code)
+
+
+@strawberry.type(description="A turn: its opening node, the reply, and the call behind it.")
+class Turn:
+    user_node: Optional[Node]
+    reply: Optional[Node]
+    call_id: Optional[strawberry.ID]
+    compaction: Optional[Compaction]
+    error: Optional[str] = strawberry.field(description="Why there is no reply.")
+    error_code: Optional[str]
+
+    @strawberry.field
+    async def call(self, info: Info) -> Optional[ModelCall]:
+        if self.call_id is None:
+            return None
+        return call_out(await info.context.loaders.calls.load(str(self.call_id)))
+
+
+def turn_out(t: TurnResult) -> Turn:
+    return Turn(user_node=node_out(t.user_node) if t.user_node else None,
+                reply=node_out(t.reply) if t.reply else None, call_id=t.call_id,
+                compaction=compaction_out(t.compaction) if t.compaction else None,
+                error=t.error.message if t.error else None,
+                error_code=t.error.code if t.error else None)
