@@ -15,15 +15,19 @@ from ..errors import CtxdagError
 log = logging.getLogger("ctxdag.api")
 
 
+def extensions_of(error: CtxdagError) -> dict[str, str]:
+    extensions = {"code": error.code}
+    if getattr(error, "id", None):
+        extensions["id"] = error.id
+    return extensions
+
+
 def coded(error: GraphQLError) -> GraphQLError:
     original = error.original_error
     if isinstance(original, CtxdagError):
-        extensions = {"code": original.code}
-        if getattr(original, "id", None):
-            extensions["id"] = original.id
         return GraphQLError(original.message, nodes=error.nodes, source=error.source,
                             positions=error.positions, path=error.path,
-                            original_error=original, extensions=extensions)
+                            original_error=original, extensions=extensions_of(original))
     if original is None:
         return GraphQLError(error.message, nodes=error.nodes, source=error.source,
                             positions=error.positions, path=error.path,

@@ -3,11 +3,13 @@ repository root is generated from here (`make schema`) and a test fails when it 
 from typing import AsyncGenerator, Optional
 
 import strawberry
+from graphql import GraphQLError
 from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from .errors import CodedErrors
+from ..errors import CtxdagError
+from .errors import CodedErrors, extensions_of
 from .events import EVENT_TYPES, SessionEvent, event_out
 from .types import (
     Compaction, ModelCall, Node, PageInfo, Role, Session, SessionConnection, Turn,
@@ -156,7 +158,11 @@ class Subscription:
                                          "of one session, as they happen.")
     async def session_events(self, info: Info,
                              session_id: strawberry.ID) -> AsyncGenerator[SessionEvent, None]:
-        await info.context.services.ledger.sessions.get(str(session_id))
+        # Subscriptions bypass the operation hooks that code errors, so code them here.
+        try:
+            await info.context.services.ledger.sessions.get(str(session_id))
+        except CtxdagError as e:
+            raise GraphQLError(e.message, extensions=extensions_of(e)) from e
         async for event in info.context.runtime.events.stream(str(session_id)):
             yield event_out(event)
 

@@ -356,8 +356,10 @@ def _fields(raw: Any, allowed: set[str], where: str,
         raise BadInput(f"{where} must be an object")
     unknown = sorted(set(raw) - allowed)
     missing = sorted(allowed - set(optional) - set(raw))
-    if unknown or missing:
-        raise BadInput(f"{where}: unknown fields {unknown}, missing fields {missing}")
+    if unknown:
+        raise BadInput(f"{where} has unknown fields {unknown}")
+    if missing:
+        raise BadInput(f"{where} lacks the fields {missing}")
     return raw
 
 

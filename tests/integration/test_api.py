@@ -53,3 +53,168 @@ async def test_create_session_and_chat(api):
     assert data["session"]["headId"] == turn["reply"]["id"]
     assert [n["role"] for n in rendered["nodes"]] == ["SYSTEM", "USER", "ASSISTANT"]
     assert rendered["summaryId"] is None and rendered["tokens"] > 0
+
+
+async def test_sessions_are_paged_newest_first(api):
+    client = api.other  # tenant B: its own sessions only
+    created = [(await new_session(client, f"page {i}"))["id"] for i in range(5)]
+    seen, after = [], None
+    while True:
+        page = (await client("query($a: String) { sessions(first: 2, after: $a) { nodes { id }"
+                             " pageInfo { endCursor hasNextPage } } }", a=after))["sessions"]
+        seen += [s["id"] for s in page["nodes"]]
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+        after = page["pageInfo"]["endCursor"]
+    assert seen[:5] == created[::-1]
+
+
+async def test_moves_through_the_api(api):
+    client = api.client
+    session = await new_session(client)
+    sid = session["id"]
+    t1 = await send(client, sid, "First question.")
+    t2 = await send(client, sid, "Second question.")
+    # retry: a sibling reply, HEAD on it
+    retry = (await client("mutation($n: ID!) { retry(nodeId: $n) { reply { id predecessorId }"
+                          " userNode { id } call { readIds } } }", n=t2["reply"]["id"]))["retry"]
+    assert retry["reply"]["predecessorId"] == t2["userNode"]["id"] and retry["userNode"] is None
+    # edit: a sibling user message, answered, HEAD on the answer
+    edit = (await client("mutation($n: ID!, $c: String!) { editMessage(nodeId: $n, content: $c)"
+                         " { userNode { id predecessorId } reply { id } } }",
+                         n=t1["userNode"]["id"], c="First question, edited."))["editMessage"]
+    assert edit["userNode"]["predecessorId"] == session["rootId"]
+    # checkout / rewind
+    moved = (await client("mutation($s: ID!, $n: ID!) { checkout(sessionId: $s, nodeId: $n) {"
+                          " headId } }", s=sid, n=t2["reply"]["id"]))["checkout"]
+    assert moved["headId"] == t2["reply"]["id"]
+    rewound = (await client("mutation($s: ID!, $n: ID!) { rewind(sessionId: $s, nodeId: $n) {"
+                            " headId branches { tip { id } isHead holdsHead } } }",
+                            s=sid, n=t1["reply"]["id"]))["rewind"]
+    assert rewound["headId"] == t1["reply"]["id"]
+    assert {b["tip"]["id"] for b in rewound["branches"] if b["holdsHead"]} == {
+        t2["reply"]["id"], retry["reply"]["id"]}
+    # appendMessage with an explicit predecessor forks without moving HEAD
+    node = (await client("mutation($s: ID!, $p: ID) { appendMessage(sessionId: $s, role: TOOL,"
+                         " content: \"tool output\", predecessorId: $p, callerId: $p) {"
+                         " id role predecessorId callerId } }",
+                         s=sid, p=t2["userNode"]["id"]))["appendMessage"]
+    assert node["role"] == "TOOL" and node["callerId"] == t2["userNode"]["id"]
+    # deleteBranch: HEAD was not on it
+    deleted = (await client("mutation($s: ID!, $t: ID!) { deleteBranch(sessionId: $s, tipId: $t)"
+                            " { headId branches { tip { id } } } }",
+                            s=sid, t=edit["reply"]["id"]))["deleteBranch"]
+    assert deleted["headId"] == t1["reply"]["id"]
+    assert edit["reply"]["id"] not in {b["tip"]["id"] for b in deleted["branches"]}
+    # node and children
+    data = await client("query($n: ID!) { node(id: $n) { id children { id role } } }",
+                        n=t2["userNode"]["id"])
+    assert {c["id"] for c in data["node"]["children"]} == {
+        t2["reply"]["id"], retry["reply"]["id"], node["id"]}
+
+
+async def test_update_session_merges_meta_and_sets_title(api):
+    client = api.client
+    session = await new_session(client)
+    data = await client("mutation($s: ID!, $m: JSON) { updateSession(sessionId: $s, title: "
+                        "\"renamed\", extraMeta: $m) { title extraMeta headId } }",
+                        s=session["id"], m={"color": "blue"})
+    assert data["updateSession"] == {"title": "renamed", "extraMeta": {"color": "blue"},
+                                     "headId": session["headId"]}
+
+
+async def test_spawn_task_and_record_call_and_provenance_queries(api):
+    client = api.client
+    session = await new_session(client)
+    sid = session["id"]
+    turn = await send(client, sid, "Delegate something.")
+    task = (await client("mutation($s: ID!, $f: ID!) { spawnTask(sessionId: $s, fromNodeId: $f,"
+                         " prompt: \"Sub task.\") { userNode { id callerId } reply { id callerId }"
+                         " call { id purpose readIds } } }",
+                         s=sid, f=turn["reply"]["id"]))["spawnTask"]
+    assert task["call"]["purpose"] == "TASK"
+    assert task["userNode"]["callerId"] == turn["reply"]["id"]
+    head = (await client("query($id: ID!) { session(id: $id) { headId } }", id=sid))["session"]
+    assert head["headId"] == turn["reply"]["id"]
+
+    reads = [session["rootId"], turn["userNode"]["id"], turn["reply"]["id"]]
+    recorded = (await client("mutation($s: ID!, $r: [ID!]!) { recordCall(sessionId: $s,"
+                             " readIds: $r, model: \"their-model\", output: \"external reply\","
+                             " inputTokens: 5, outputTokens: 2) { id purpose readIds model"
+                             " inputTokens output { id content predecessorId } } }",
+                             s=sid, r=reads))["recordCall"]
+    assert recorded["purpose"] == "EXTERNAL" and recorded["readIds"] == reads
+    assert recorded["output"]["predecessorId"] == turn["reply"]["id"]
+
+    call = (await client("query($c: ID!) { call(id: $c) { id reads { id content } readIds"
+                         " outputId createdAt } }", c=turn["call"]["id"]))["call"]
+    assert [n["id"] for n in call["reads"]] == call["readIds"] == turn["call"]["readIds"]
+    readers = (await client("query($n: ID!) { callsReading(nodeId: $n) { id purpose } }",
+                            n=turn["reply"]["id"]))["callsReading"]
+    assert {r["id"] for r in readers} == {task["call"]["id"], recorded["id"]}
+    calls = (await client("query($id: ID!) { session(id: $id) { calls { id purpose } } }",
+                          id=sid))["session"]["calls"]
+    assert [c["purpose"] for c in calls] == ["CHAT", "TASK", "EXTERNAL"]
+
+
+async def test_compaction_through_the_api_and_the_capsule_contract(api):
+    client = api.client
+    session = await new_session(client)
+    sid = session["id"]
+    append = ("mutation($s: ID!, $r: Role!, $c: String!, $p: ID, $k: ID) { appendMessage("
+              "sessionId: $s, role: $r, content: $c, predecessorId: $p, callerId: $k) { id } }")
+
+    async def add(role, text, predecessor=None, caller=None):
+        return (await client(append, s=sid, r=role, c=text.ljust(100, "x"), p=predecessor,
+                             k=caller))["appendMessage"]["id"]
+
+    m0 = await add("USER", "Question 0. ")
+    m1 = await add("ASSISTANT", "Calling a tool. ")
+    tool = await add("TOOL", "Tool result. ", caller=m1)  # on the chain, folded with m1
+    m2 = await add("USER", "Question 2. ")
+    m3 = await add("ASSISTANT", "Answer 3. ")
+    task = (await client("mutation($s: ID!, $f: ID!) { spawnTask(sessionId: $s, fromNodeId: $f,"
+                         " prompt: \"Look it up.\") { userNode { id } reply { id } } }",
+                         s=sid, f=m1))["spawnTask"]
+    fork = (await client("mutation($n: ID!) { editMessage(nodeId: $n, content: \"Other 2.\") {"
+                         " userNode { id } reply { id } } }", n=m2))["editMessage"]
+    stray = await add("TOOL", "A tool run on the fork. ", predecessor=fork["reply"]["id"],
+                      caller=m1)
+    await client("mutation($s: ID!, $n: ID!) { checkout(sessionId: $s, nodeId: $n) { id } }",
+                 s=sid, n=m3)
+    tail = [await add("USER", f"Question {i}. ") if i % 2 == 0 else
+            await add("ASSISTANT", f"Answer {i}. ") for i in range(4, 8)]
+    first = (await client("mutation($s: ID!) { compact(sessionId: $s, keepRecentTokens: 100) {"
+                          " status coveredCount summary { id coversIds superseded } } }",
+                          s=sid))["compact"]
+    assert first["status"] == "COMPACTED"
+    assert first["summary"]["coversIds"] == [m0, m1, tool, m2, m3]
+    more = [await add("USER", "Question 8. "), await add("ASSISTANT", "Answer 9. ")]
+    second = (await client("mutation($s: ID!) { compact(sessionId: $s, keepRecentTokens: 50) {"
+                           " status tokensBefore tokensAfter summary { id coversIds } } }",
+                           s=sid))["compact"]
+    assert second["status"] == "COMPACTED"
+    assert second["summary"]["coversIds"] == [m0, m1, tool, m2, m3, *tail]
+    await client("mutation($s: ID!, $t: ID!) { deleteBranch(sessionId: $s, tipId: $t) { id } }",
+                 s=sid, t=stray)
+
+    data = await client("query($id: ID!) { session(id: $id) { headId activeSummary { id"
+                        " superseded } extraMeta graph { nodes { id role predecessorId callerId"
+                        " isHead coversIds supersededSummary } } render { nodeIds summaryId } } }",
+                        id=sid)
+    s = data["session"]
+    rows = {r["id"]: r for r in s["graph"]["nodes"]}
+    active, relic = second["summary"]["id"], first["summary"]["id"]
+    assert s["activeSummary"] == {"id": active, "superseded": False}
+    assert s["extraMeta"]["_last_summary_id"] == active
+    # The active summary's row: its coverage plus caller subtrees of covered turns (the
+    # spawned task under m1), minus ids that no longer exist (the deleted stray tool run).
+    assert rows[active]["coversIds"] == [
+        m0, m1, tool, task["userNode"]["id"], task["reply"]["id"], m2, m3, *tail]
+    assert rows[active]["supersededSummary"] is False
+    assert rows[relic]["supersededSummary"] is True and rows[relic]["coversIds"] is None
+    assert all(r["coversIds"] is None for i, r in rows.items() if i != active)
+    assert stray not in rows and fork["userNode"]["id"] not in rows
+    assert [i for i, r in rows.items() if r["isHead"]] == [s["headId"]] == [more[-1]]
+    assert s["render"]["nodeIds"] == [session["rootId"], active, *more]
+    assert s["render"]["summaryId"] == active
