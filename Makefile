@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test neo4j-up neo4j-down neo4j-status clean
+.PHONY: setup run test schema demo neo4j-up neo4j-down neo4j-status clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,8 +16,13 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/ctxdag neo4j up
-	$(BIN)/ctxdag smoke
+	$(BIN)/ctxdag serve
+
+demo: $(STAMP)
+	$(BIN)/ctxdag demo
+
+schema: $(STAMP)
+	$(BIN)/strawberry export-schema service.api.schema:schema -o schema.graphql
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -23,6 +23,14 @@ def _parser() -> argparse.ArgumentParser:
     compact.add_argument("session")
     compact.add_argument("--head", help="a node id (default: the session's HEAD)")
     compact.add_argument("--keep", type=int, help="keep_recent_tokens (default from settings)")
+    serve = commands.add_parser("serve", help="run the GraphQL service (and the managed Neo4j)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    demo = commands.add_parser("demo", help="load a demo conversation through the running API")
+    demo.add_argument("--url", default="http://127.0.0.1:8000")
+    demo.add_argument("--token", help="a bearer token, when the service requires one")
+    trace = commands.add_parser("trace", help="print what a model call read, as a table")
+    trace.add_argument("call")
     return parser
 
 
@@ -45,6 +53,31 @@ async def _render(runtime, session: str, head: str | None) -> int:
     for position, node in enumerate(view.nodes):
         text = " ".join(node.content.split())
         print(f"{position:4d}  {node.id}  {node.role.value:9s}  {text[:80]}")
+    return 0
+
+
+async def _trace(runtime, call_id: str) -> int:
+    from .turns.replay import replay
+
+    replayed = await replay(runtime.ledger, call_id)
+    call = replayed.call
+    print(f"call {call.id}: {call.purpose.value} by {call.provider}/{call.model or '-'}, "
+          f"{call.started_at:%Y-%m-%d %H:%M:%S}, tokens in/out "
+          f"{call.input_tokens}/{call.output_tokens}, output {call.output_id or '-'}"
+          + (f", error {call.error}" if call.error else ""))
+    print(f"{'pos':>4}  {'node':36}  {'role':9}  {'tokens':>6}  content")
+    for position, node in enumerate(replayed.nodes):
+        text = " ".join(node.content.split())
+        flag = " (deleted)" if node.deleted else ""
+        print(f"{position:4d}  {node.id:36}  {node.role.value:9}  {node.tokens:6d}  "
+              f"{text[:60]}{flag}")
+    if replayed.differs is None:
+        print("today's render: not comparable (the prompt was not a render of a live head)")
+    elif replayed.differs:
+        print(f"today's render of {call.head_id} differs: +{list(replayed.added)} "
+              f"-{list(replayed.dropped)}")
+    else:
+        print(f"today's render of {call.head_id} is the same prompt")
     return 0
 
 
@@ -76,6 +109,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "compact":
             return asyncio.run(_with_runtime(
                 settings, lambda rt: _compact(rt, args.session, args.head, args.keep)))
+        if args.command == "trace":
+            return asyncio.run(_with_runtime(settings, lambda rt: _trace(rt, args.call)))
+        if args.command == "serve":
+            from .serve import serve
+
+            return asyncio.run(serve(settings, args.host, args.port))
+        if args.command == "demo":
+            from .demo import run_demo
+
+            run_demo(args.url, args.token)
+            return 0
     except CtxdagError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

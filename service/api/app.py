@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import AsyncIterator
+from typing import AsyncIterator, Callable
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
@@ -20,8 +20,13 @@ from .schema import schema
 HEALTH_TIMEOUT_SECONDS = 5.0
 
 
-def create_app(settings: Settings, database: Database | None = None) -> FastAPI:
-    """`database`: an open one to use (tests); None opens one at startup and closes it after."""
+def create_app(settings: Settings, database: Database | None = None,
+               on_shutdown: Callable[[], None] | None = None) -> FastAPI:
+    """`database`: an open one to use (tests); None opens one at startup and closes it after.
+
+    `on_shutdown` runs last when the app stops (serve stops the Neo4j it started there:
+    uvicorn re-raises SIGTERM once the app has shut down, so later code would not run).
+    """
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -33,6 +38,8 @@ def create_app(settings: Settings, database: Database | None = None) -> FastAPI:
         finally:
             if database is None:
                 await runtime.close()
+            if on_shutdown is not None:
+                await asyncio.to_thread(on_shutdown)
 
     app = FastAPI(title="ctxdag", lifespan=lifespan)
 

@@ -40,3 +40,50 @@ def test_status_names_an_external_neo4j(neo4j_server, tenant):
     status = ctxdag(neo4j_server, tenant, "neo4j", "status")
     assert status.returncode == 0
     assert neo4j_server.uri in status.stdout
+
+
+def test_serve_then_demo_shows_capsules_and_trace_prints_a_call(neo4j_server, neo4j_driver,
+                                                               tenant):
+    import time
+
+    import httpx
+
+    from service.neo4j_local import free_port
+
+    port = free_port()
+    env = {**os.environ, "NEO4J_URI": neo4j_server.uri, "NEO4J_USER": neo4j_server.user,
+           "NEO4J_PASSWORD": neo4j_server.password, "CTXDAG_TENANT": tenant}
+    env.pop("ANTHROPIC_API_KEY", None)
+    server = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--port", str(port)],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                if httpx.get(f"{url}/healthz").status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        demo = ctxdag(neo4j_server, tenant, "demo", "--url", url)
+        assert demo.returncode == 0, demo.stderr + demo.stdout
+        assert "2 branches" in demo.stdout and "folds" in demo.stdout
+        session = re.search(r"demo session (ses_\w+)", demo.stdout).group(1)
+        body = httpx.post(f"{url}/graphql", json={"query": "query($s: ID!) { session(id: $s) {"
+                          " calls { id purpose } } }", "variables": {"s": session}}).json()
+        chat = [c["id"] for c in body["data"]["session"]["calls"] if c["purpose"] == "CHAT"][-1]
+        trace = ctxdag(neo4j_server, tenant, "trace", chat)
+        assert trace.returncode == 0, trace.stderr
+        assert "summary" in trace.stdout and "today's render" in trace.stdout
+    finally:
+        server.terminate()
+        output, _ = server.communicate(timeout=30)
+    assert "GraphiQL: http://127.0.0.1:" in output and "Application shutdown complete" in output
+
+
+def test_serve_refuses_a_public_address_without_tokens(tenant):
+    env = {**os.environ, "CTXDAG_TENANT": tenant, "NEO4J_URI": "bolt://127.0.0.1:1"}
+    env.pop("CTXDAG_API_TOKENS", None)
+    result = subprocess.run([sys.executable, "-m", "service.cli", "serve", "--host", "0.0.0.0"],
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "refusing to listen on 0.0.0.0 without API tokens" in result.stderr

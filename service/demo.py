@@ -1,0 +1,82 @@
+"""`ctxdag demo`: a small conversation with a fork, two compactions, a tool call and a spawned
+task, written through the running service's GraphQL API, so GraphiQL shows capsules at once."""
+from __future__ import annotations
+
+import httpx
+
+APPEND = ("mutation($s: ID!, $r: Role!, $c: String!, $k: ID) { appendMessage(sessionId: $s,"
+          " role: $r, content: $c, callerId: $k) { id } }")
+SEND = ("mutation($s: ID!, $c: String!) { sendMessage(sessionId: $s, content: $c) {"
+        " userNode { id } reply { id } } }")
+
+CONVERSATION = [
+    ("USER", "We are planning a week in Italy in May. We like art, food and short walks, "
+             "and we do not want to rent a car."),
+    ("ASSISTANT", "Rome, Florence and Bologna work well by train. Three nights in Rome, two "
+                  "in Florence and two in Bologna keeps every transfer under two hours."),
+    ("USER", "Which museums need advance booking? We would rather not queue for hours."),
+    ("ASSISTANT", "Book the Vatican Museums and the Borghese Gallery in Rome and the Uffizi "
+                  "in Florence. I will look up the current booking windows."),
+]
+FOLLOW_UPS = [
+    "Where should we eat in Bologna? Something traditional, not touristy.",
+    "Can you suggest one easy walk in each city?",
+    "Summarize the plan as a day-by-day list.",
+    "What should we pack for May weather?",
+]
+
+
+class Demo:
+    def __init__(self, url: str, token: str | None) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.http = httpx.Client(base_url=url, headers=headers, timeout=120)
+
+    def __call__(self, query: str, **variables):
+        body = self.http.post("/graphql", json={"query": query, "variables": variables}).json()
+        if body.get("errors"):
+            raise SystemExit(f"demo failed: {body['errors'][0]['message']}")
+        return body["data"]
+
+
+def run_demo(url: str, token: str | None = None, out=print) -> str:
+    gql = Demo(url, token)
+    session = gql("mutation { createSession(title: \"Trip planning (demo)\", systemPrompt: "
+                  "\"You are a careful travel planner.\") { id } }")["createSession"]["id"]
+    ids = []
+    for role, text in CONVERSATION:
+        ids.append(gql(APPEND, s=session, r=role, c=text, k=None)["appendMessage"]["id"])
+    tool = gql(APPEND, s=session, r="TOOL", k=ids[3],
+               c="booking windows: Vatican 60 days, Borghese 30 days, Uffizi 45 days")
+    gql(APPEND, s=session, r="ASSISTANT", k=None,
+        c="Vatican: book 60 days ahead; Borghese: 30; Uffizi: 45. Set reminders now.")
+    gql("mutation($n: ID!) { editMessage(nodeId: $n, content: \"Which museums are free on "
+        "the first Sunday of the month?\") { reply { id } } }", n=ids[2])
+    head = gql("query($s: ID!) { session(id: $s) { branches { tip { id } length } } }",
+               s=session)["session"]["branches"]
+    main_tip = max(head, key=lambda b: b["length"])["tip"]["id"]
+    gql("mutation($s: ID!, $n: ID!) { checkout(sessionId: $s, nodeId: $n) { id } }",
+        s=session, n=main_tip)
+    for text in FOLLOW_UPS[:2]:
+        gql(SEND, s=session, c=text)
+    gql("mutation($s: ID!) { compact(sessionId: $s, keepRecentTokens: 200) { status } }",
+        s=session)
+    for text in FOLLOW_UPS[2:]:
+        gql(SEND, s=session, c=text)
+    gql("mutation($s: ID!) { compact(sessionId: $s, keepRecentTokens: 200) { status } }",
+        s=session)
+    gql("mutation($s: ID!, $f: ID!) { spawnTask(sessionId: $s, fromNodeId: $f, prompt: "
+        "\"Check train times Rome to Florence on a Saturday morning.\") { reply { id } } }",
+        s=session, f=tool["appendMessage"]["id"])
+    view = gql("query($s: ID!) { session(id: $s) { branches { length isHead } "
+               "render { nodeIds summaryId } graph { nodes { id coversIds supersededSummary } }"
+               " } }", s=session)["session"]
+    capsule = next(n for n in view["graph"]["nodes"] if n["coversIds"])
+    out(f"demo session {session}: {len(view['branches'])} branches, active summary "
+        f"{capsule['id']} folds {len(capsule['coversIds'])} nodes; HEAD renders "
+        f"{len(view['render']['nodeIds'])} nodes.")
+    out(f"Open {url}/graphql and run:\n"
+        f"  {{ session(id: \"{session}\") {{ branches {{ isHead length tip {{ content }} }}\n"
+        f"    render {{ nodes {{ role content }} }}\n"
+        f"    graph {{ nodes {{ id role predecessorId callerId isHead coversIds "
+        f"supersededSummary }} }} }} }}")
+    return session

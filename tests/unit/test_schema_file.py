@@ -1,0 +1,34 @@
+"""schema.graphql is generated from the code (`make schema`); this fails when it drifts."""
+from pathlib import Path
+
+from strawberry.printer import print_schema
+
+from service.api.schema import schema
+
+SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schema.graphql"
+
+
+def test_schema_file_matches_the_code():
+    assert SCHEMA_FILE.read_text().strip() == print_schema(schema).strip(), (
+        "schema.graphql is stale: run `make schema`")
+
+
+def test_the_contract_names_are_present():
+    text = SCHEMA_FILE.read_text()
+    for expected in [
+        "session(id: ID!): Session!", "sessions(first: Int! = 20, after: String = null)",
+        "node(id: ID!): Node!", "call(id: ID!): ModelCall!", "callsReading(nodeId: ID!",
+        "createSession(title: String = null, systemPrompt: String = null",
+        "sendMessage(sessionId: ID!, content: String!): Turn!",
+        "appendMessage(sessionId: ID!, role: Role!, content: String!, predecessorId: ID = null,"
+        " callerId: ID = null", "retry(nodeId: ID!): Turn!",
+        "editMessage(nodeId: ID!, content: String!): Turn!",
+        "checkout(sessionId: ID!, nodeId: ID!): Session!",
+        "rewind(sessionId: ID!, nodeId: ID!): Session!",
+        "deleteBranch(sessionId: ID!, tipId: ID!): Session!",
+        "compact(sessionId: ID!, keepRecentTokens: Int = null", "spawnTask(sessionId: ID!,"
+        " fromNodeId: ID!, prompt: String!): Turn!", "recordCall(sessionId: ID!, readIds: [ID!]!,"
+        " model: String!, output: String = null", "sessionEvents(sessionId: ID!): SessionEvent!",
+        "enum Role {", "enum Purpose {", "enum CompactionStatus {",
+    ]:
+        assert expected in text, expected
