@@ -6,6 +6,7 @@ import asyncio
 import sys
 from typing import Sequence
 
+from . import admin_cli
 from .config import Settings
 from .errors import CtxdagError
 
@@ -31,6 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--token", help="a bearer token, when the service requires one")
     trace = commands.add_parser("trace", help="print what a model call read, as a table")
     trace.add_argument("call")
+    admin_cli.add_commands(commands)
     return parser
 
 
@@ -109,6 +111,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "compact":
             return asyncio.run(_with_runtime(
                 settings, lambda rt: _compact(rt, args.session, args.head, args.keep)))
+        if args.command in admin_cli.COMMANDS:
+            return asyncio.run(_with_runtime(
+                settings, lambda rt: admin_cli.run(args, rt.database, rt.ledger.tenant)))
         if args.command == "trace":
             return asyncio.run(_with_runtime(settings, lambda rt: _trace(rt, args.call)))
         if args.command == "serve":

@@ -167,7 +167,8 @@ def _import_check(session_id: str, expected: dict[str, int]) -> Callable[[Rows],
             raise Conflict(f"session {session_id} already exists", session_id=session_id)
         if row["problem"] is not None:
             taken = ", ".join(row["taken_ids"][:5])
-            raise Conflict(f"session {session_id} cannot be imported: ids already exist ({taken})")
+            raise Conflict(f"session {session_id} cannot be imported: "
+                           f"ids already exist ({taken})")
         if row["created"] != expected:
             raise Conflict(f"importing session {session_id} gave {row['created']}, not the "
                            f"document's {expected}: nodes or calls of that session id were "
@@ -186,11 +187,27 @@ def _parse(document: Any) -> tuple[dict[str, Any], dict[str, int]]:
         raise BadInput(f"not a session backup: format must be {FORMAT!r} with an integer version")
     if doc["version"] != VERSION:
         raise BadInput(f"backup version {doc['version']} is not supported (this is {VERSION})")
-    session = _fields(doc.get("session"), _SESSION_KEYS, "session")
-    properties = _properties(session.get("properties"), "session", _SESSION_FIELDS)
-    session_id = properties["id"]
+    session = _fields(doc["session"], _SESSION_KEYS, "session")
+    session = {**session, "properties": _properties(session["properties"], "session",
+                                                    _SESSION_FIELDS)}
+    session_id = session["properties"]["id"]
     nodes = [_node(row, f"nodes[{i}]", session_id) for i, row in enumerate(_list(doc, "nodes"))]
     calls = [_call(row, f"calls[{i}]", session_id) for i, row in enumerate(_list(doc, "calls"))]
+    _check_references(session, nodes, calls)
+    expected = {
+        "nodes": len(nodes), "calls": len(calls),
+        "predecessor": sum(n["predecessor_id"] is not None for n in nodes),
+        "caller": sum(n["caller_id"] is not None for n in nodes),
+        "covers": sum(len(n["covers"]) for n in nodes),
+        "read": sum(len(c["reads"]) for c in calls),
+        "produced": sum(c["produced_id"] is not None for c in calls),
+        "root": 1, "head": 1, "active_summary": int(session["active_summary_id"] is not None),
+    }
+    return {"session": session, "nodes": nodes, "calls": calls}, expected
+
+
+def _check_references(session: dict, nodes: list[dict], calls: list[dict]) -> None:
+    """Ids are unique, and every edge ends at a node of the document, never outside it."""
     node_ids = _unique([n["properties"]["id"] for n in nodes], "node")
     _unique([c["properties"]["id"] for c in calls], "call")
 
@@ -215,25 +232,6 @@ def _parse(document: Any) -> tuple[dict[str, Any], dict[str, int]]:
         for edge in call["reads"]:
             known(edge["node_id"], f"{where} reads")
 
-    params = {
-        "session": {"properties": properties, "root_id": session["root_id"],
-                    "head_id": session["head_id"],
-                    "active_summary_id": session["active_summary_id"]},
-        "nodes": nodes,
-        "calls": calls,
-    }
-    expected = {
-        "nodes": len(nodes), "calls": len(calls),
-        "predecessor": sum(n["predecessor_id"] is not None for n in nodes),
-        "caller": sum(n["caller_id"] is not None for n in nodes),
-        "covers": sum(len(n["covers"]) for n in nodes),
-        "read": sum(len(c["reads"]) for c in calls),
-        "produced": sum(c["produced_id"] is not None for c in calls),
-        "root": 1, "head": 1,
-        "active_summary": int(session["active_summary_id"] is not None),
-    }
-    return params, expected
-
 
 def _node(raw: Any, where: str, session_id: str) -> dict[str, Any]:
     row = _fields(raw, _NODE_KEYS, where)
@@ -244,7 +242,8 @@ def _node(raw: Any, where: str, session_id: str) -> dict[str, Any]:
     except ValueError:
         raise BadInput(f"{where} has an unknown role {properties['role']!r}") from None
     return {"properties": properties, "predecessor_id": row["predecessor_id"],
-            "caller_id": row["caller_id"], "covers": _edges(row["covers"], f"{where} covers", "order")}
+            "caller_id": row["caller_id"],
+            "covers": _edges(row["covers"], f"{where} covers", "order")}
 
 
 def _call(raw: Any, where: str, session_id: str) -> dict[str, Any]:

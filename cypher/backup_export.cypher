@@ -1,0 +1,36 @@
+// name: backup_export
+// returns: zero or one row {session, root_ids, head_ids, active_summary_ids, nodes, calls}
+// purpose: everything a backup needs to rebuild a session — its properties, every node (deleted and superseded ones too) and every call, with all their edges
+// params: session_id, tenant
+// Edges to single targets come back as lists, so a session holding two of them is seen,
+// not silently reduced to one. Nodes are in seq order, calls in start order.
+MATCH (s:Session {id: $session_id, tenant: $tenant})
+RETURN properties(s) AS session,
+  [(s)-[:ROOT]->(r:Node) | r.id] AS root_ids,
+  [(s)-[:HEAD]->(h:Node) | h.id] AS head_ids,
+  [(s)-[:ACTIVE_SUMMARY]->(a:Node) | a.id] AS active_summary_ids,
+  COLLECT {
+    MATCH (n:Node {session_id: s.id})
+    RETURN {
+      properties: properties(n),
+      predecessor_ids: [(n)-[:PREDECESSOR]->(p:Node) | p.id],
+      caller_ids: [(n)-[:CALLER]->(c:Node) | c.id],
+      covers: COLLECT {
+        MATCH (n)-[e:COVERS]->(x:Node)
+        RETURN {node_id: x.id, order: e.order} AS cover ORDER BY e.order, x.id
+      }
+    } AS node
+    ORDER BY n.seq, n.id
+  } AS nodes,
+  COLLECT {
+    MATCH (c:Call {session_id: s.id})
+    RETURN {
+      properties: properties(c),
+      reads: COLLECT {
+        MATCH (c)-[e:READ]->(x:Node)
+        RETURN {node_id: x.id, position: e.position} AS read ORDER BY e.position, x.id
+      },
+      produced_ids: [(c)-[:PRODUCED]->(o:Node) | o.id]
+    } AS call
+    ORDER BY c.started_at, c.id
+  } AS calls

@@ -1,0 +1,81 @@
+// name: backup_import
+// returns: one row {problem, taken_ids, created, violations}; nothing is created when problem is set
+// purpose: rebuilds an exported session in the importing tenant — Session, Nodes, Calls and all their edges — after checking that none of its ids exists, then checks the invariants of what it wrote
+// params: tenant, session, nodes, calls
+// Every id a row names was checked by the caller to be one of the document's own nodes.
+// The caller rolls the transaction back when `created` falls short of the document or
+// `violations` is not empty, so only a sound session is ever imported.
+WITH
+  COLLECT { MATCH (x:Session {id: $session.properties.id}) RETURN x.id } AS taken_sessions,
+  COLLECT { UNWIND $nodes AS row MATCH (x:Node {id: row.properties.id}) RETURN x.id } AS taken_nodes,
+  COLLECT { UNWIND $calls AS row MATCH (x:Call {id: row.properties.id}) RETURN x.id } AS taken_calls
+WITH taken_sessions + taken_nodes + taken_calls AS taken_ids,
+  CASE
+    WHEN size(taken_sessions) > 0 THEN 'session_exists'
+    WHEN size(taken_nodes) > 0 THEN 'nodes_exist'
+    WHEN size(taken_calls) > 0 THEN 'calls_exist'
+  END AS problem
+OPTIONAL CALL (problem) {
+  WITH * WHERE problem IS NULL
+  CREATE (s:Session)
+  SET s = $session.properties, s.tenant = $tenant
+  WITH s
+  CALL (s) {
+    UNWIND $nodes AS row
+    CREATE (n:Node)
+    SET n = row.properties, n.tenant = $tenant
+  }
+  CALL (s) {
+    UNWIND $nodes AS row
+    MATCH (n:Node {id: row.properties.id})
+    OPTIONAL MATCH (p:Node {id: row.predecessor_id})
+    OPTIONAL MATCH (c:Node {id: row.caller_id})
+    FOREACH (x IN CASE WHEN p IS NULL THEN [] ELSE [p] END | CREATE (n)-[:PREDECESSOR]->(x))
+    FOREACH (x IN CASE WHEN c IS NULL THEN [] ELSE [c] END | CREATE (n)-[:CALLER]->(x))
+    WITH n, row
+    UNWIND row.covers AS cover
+    MATCH (x:Node {id: cover.node_id})
+    CREATE (n)-[:COVERS {order: cover.order}]->(x)
+  }
+  CALL (s) {
+    UNWIND $calls AS row
+    CREATE (c:Call)
+    SET c = row.properties, c.tenant = $tenant
+    WITH c, row
+    OPTIONAL MATCH (o:Node {id: row.produced_id})
+    FOREACH (x IN CASE WHEN o IS NULL THEN [] ELSE [o] END | CREATE (c)-[:PRODUCED]->(x))
+    WITH c, row
+    UNWIND row.reads AS read
+    MATCH (x:Node {id: read.node_id})
+    CREATE (c)-[:READ {position: read.position}]->(x)
+  }
+  CALL (s) {
+    MATCH (r:Node {id: $session.root_id})
+    CREATE (s)-[:ROOT]->(r)
+  }
+  CALL (s) {
+    MATCH (h:Node {id: $session.head_id})
+    CREATE (s)-[:HEAD]->(h)
+  }
+  CALL (s) {
+    MATCH (a:Node {id: $session.active_summary_id})
+    CREATE (s)-[:ACTIVE_SUMMARY]->(a)
+  }
+  WITH s, {
+    nodes: COUNT { (:Node {session_id: s.id}) },
+    calls: COUNT { (:Call {session_id: s.id}) },
+    predecessor: COUNT { (:Node {session_id: s.id})-[:PREDECESSOR]->() },
+    caller: COUNT { (:Node {session_id: s.id})-[:CALLER]->() },
+    covers: COUNT { (:Node {session_id: s.id})-[:COVERS]->() },
+    read: COUNT { (:Call {session_id: s.id})-[:READ]->() },
+    produced: COUNT { (:Call {session_id: s.id})-[:PRODUCED]->() },
+    root: COUNT { (s)-[:ROOT]->() },
+    head: COUNT { (s)-[:HEAD]->() },
+    active_summary: COUNT { (s)-[:ACTIVE_SUMMARY]->() }
+  } AS created
+  OPTIONAL CALL (s) {
+    // include: check_session_invariants
+  }
+  RETURN created, collect(violation) AS violations
+}
+RETURN problem, taken_ids, created, violations
