@@ -4,7 +4,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import httpx
 
@@ -18,16 +20,22 @@ class ServiceProcess:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[str] | None = None
-        self.output = ""
+        # A file, not a pipe: nobody reads while it runs, and a full pipe would block the server.
+        self.log = Path(tempfile.mkstemp(prefix="ctxdag-serve-", suffix=".log")[1])
+
+    @property
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
 
     def start(self, timeout: float = 90) -> "ServiceProcess":
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "service.cli", "serve", "--port", str(self.port)],
-            env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        with self.log.open("a") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "service.cli", "serve", "--port", str(self.port)],
+                env=self.env, stdout=log, stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"ctxdag serve exited: {self.process.stdout.read()}")
+                raise RuntimeError(f"ctxdag serve exited: {self.output[-3000:]}")
             try:
                 if httpx.get(f"{self.url}/healthz", timeout=10).status_code == 200:
                     return self
@@ -39,8 +47,7 @@ class ServiceProcess:
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
-            output, _ = self.process.communicate(timeout=60)
-            self.output += output
+            self.process.wait(timeout=60)
         self.process = None
 
     def restart(self) -> None:

@@ -167,7 +167,13 @@ class Subscription:
             yield event_out(event)
 
 
-schema = strawberry.Schema(
+class Schema(strawberry.Schema):
+    def process_errors(self, errors, execution_context=None) -> None:
+        """Expected errors are the client's business; only unexpected ones are logged
+        (by CodedErrors, with their traceback, before they are masked)."""
+
+
+schema = Schema(
     query=Query,
     mutation=Mutation,
     subscription=Subscription,
