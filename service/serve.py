@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ipaddress
 import sys
+from typing import Callable
 
 import uvicorn
 
@@ -20,6 +21,21 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def _start_managed_neo4j(settings: Settings) -> Callable[[], None]:
+    """Starts the managed Neo4j; returns how to stop it."""
+    lib = ensure_jars(settings.cache_dir)
+    uri = start_detached(settings.local_neo4j_home, settings.local_neo4j_port, lib,
+                         heap=settings.local_neo4j_heap,
+                         pagecache_mb=settings.local_neo4j_pagecache_mb)
+    print(f"Neo4j running at {uri} (data: {settings.local_neo4j_home})", flush=True)
+
+    def stop() -> None:
+        stop_detached(settings.local_neo4j_home)
+        print("Neo4j stopped.", flush=True)
+
+    return stop
+
+
 async def serve(settings: Settings, host: str, port: int) -> int:
     if not settings.api_tokens and not is_loopback(host):
         print(f"error: refusing to listen on {host} without API tokens: anyone who can reach "
@@ -28,16 +44,7 @@ async def serve(settings: Settings, host: str, port: int) -> int:
         return 2
     stop_neo4j = None
     if not settings.neo4j_uri and detached_status(settings.local_neo4j_home) is None:
-        lib = ensure_jars(settings.cache_dir)
-        uri = start_detached(settings.local_neo4j_home, settings.local_neo4j_port, lib,
-                             heap=settings.local_neo4j_heap,
-                             pagecache_mb=settings.local_neo4j_pagecache_mb)
-        print(f"Neo4j running at {uri} (data: {settings.local_neo4j_home})", flush=True)
-
-        def stop_neo4j() -> None:
-            stop_detached(settings.local_neo4j_home)
-            print("Neo4j stopped.", flush=True)
-
+        stop_neo4j = _start_managed_neo4j(settings)
     print(f"GraphiQL: http://{host}:{port}/graphql   health: http://{host}:{port}/healthz",
           flush=True)
     app = create_app(settings, on_shutdown=stop_neo4j)

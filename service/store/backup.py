@@ -174,7 +174,7 @@ def _import_check(session_id: str, expected: dict[str, int]) -> Callable[[Rows],
                            f"document's {expected}: nodes or calls of that session id were "
                            "left in the store without their session")
         if row["violations"]:
-            raise BadInput(f"the document does not describe a sound session: "
+            raise BadInput("the document does not describe a sound session: "
                            + "; ".join(row["violations"][:5]))
 
     return check

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..errors import NotFound
-from . import validate
+from .batch import grouped
 from .db import Database
 from .models import Branch, node_from_row
 
@@ -22,12 +22,8 @@ class Branches:
         return branches
 
     async def list_many(self, session_ids: Sequence[str]) -> dict[str, list[Branch]]:
-        for session_id in session_ids:
-            validate.identifier(session_id, "session id")
-        rows = await self._db.read("branch_list", session_ids=list(session_ids),
-                                   tenant=self._tenant)
-        branches: dict[str, list[Branch]] = {session_id: [] for session_id in session_ids}
-        for r in rows:
-            branches[r["session_id"]].append(
-                Branch(node_from_row(r["tip"]), r["length"], r["is_head"], r["holds_head"]))
-        return branches
+        return await grouped(
+            self._db, "branch_list", session_ids, param="session_ids", what="session",
+            group="session_id", tenant=self._tenant,
+            build=lambda r: Branch(node_from_row(r["tip"]), r["length"], r["is_head"],
+                                   r["holds_head"]))

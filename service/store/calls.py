@@ -6,6 +6,7 @@ from typing import Sequence
 
 from ..errors import NotFound
 from . import validate
+from .batch import by_ids, grouped, the_one
 from .db import Database
 from .models import Call, CallRecord, Node, call_from_row, node_from_row
 from .problems import single_row
@@ -38,17 +39,12 @@ class Calls:
         return await self.get(record.id)
 
     async def get(self, call_id: str) -> Call:
-        found = await self.get_many([call_id])
-        if not found:
-            raise NotFound("call", call_id)
-        return found[0]
+        return the_one(await self.get_many([call_id]), "call", call_id)
 
     async def get_many(self, call_ids: Sequence[str]) -> list[Call]:
-        for call_id in call_ids:
-            validate.identifier(call_id, "call id")
-        rows = await self._db.read("call_get_many", call_ids=list(call_ids), tenant=self._tenant)
-        by_id = {row["call"]["id"]: call_from_row(row["call"]) for row in rows}
-        return [by_id[i] for i in call_ids if i in by_id]
+        return await by_ids(self._db, "call_get_many", call_ids, param="call_ids", what="call",
+                            build=lambda r: call_from_row(r["call"]), key=lambda c: c.id,
+                            tenant=self._tenant)
 
     async def reads(self, call_id: str) -> list[Node]:
         """The nodes the call's prompt contained, in prompt order, with content."""
@@ -72,15 +68,10 @@ class Calls:
     async def in_sessions(self, session_ids: Sequence[str],
                           limit: int = 1000) -> dict[str, list[Call]]:
         """Each session's calls, oldest first (read_ids not loaded)."""
-        for session_id in session_ids:
-            validate.identifier(session_id, "session id")
-        limit = validate.page_size(limit, maximum=10_000)
-        rows = await self._db.read("session_calls_many", session_ids=list(session_ids),
-                                   tenant=self._tenant, limit=limit)
-        calls: dict[str, list[Call]] = {session_id: [] for session_id in session_ids}
-        for r in rows:
-            calls[r["session_id"]].append(call_from_row(r["call"]))
-        return calls
+        return await grouped(self._db, "session_calls_many", session_ids, param="session_ids",
+                             what="session", group="session_id",
+                             build=lambda r: call_from_row(r["call"]), tenant=self._tenant,
+                             limit=validate.page_size(limit, maximum=10_000))
 
     async def diff(self, first_id: str, second_id: str) -> ReadsDiff:
         """What the second call read that the first did not, and the reverse."""

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..errors import NotFound
-from . import validate
+from .batch import by_ids, grouped, the_one
 from .db import Database
 from .models import Node, node_from_row
 
@@ -14,18 +13,13 @@ class Nodes:
         self._db, self._tenant = db, tenant
 
     async def get(self, node_id: str) -> Node:
-        found = await self.get_many([node_id])
-        if not found:
-            raise NotFound("node", node_id)
-        return found[0]
+        return the_one(await self.get_many([node_id]), "node", node_id)
 
     async def get_many(self, node_ids: Sequence[str]) -> list[Node]:
         """The nodes that exist, in the order asked; unknown ids are left out."""
-        for node_id in node_ids:
-            validate.identifier(node_id, "node id")
-        rows = await self._db.read("node_get_many", node_ids=list(node_ids), tenant=self._tenant)
-        by_id = {row["node"]["id"]: node_from_row(row["node"]) for row in rows}
-        return [by_id[i] for i in node_ids if i in by_id]
+        return await by_ids(self._db, "node_get_many", node_ids, param="node_ids", what="node",
+                            build=lambda r: node_from_row(r["node"]), key=lambda n: n.id,
+                            tenant=self._tenant)
 
     async def children(self, node_id: str) -> list[Node]:
         await self.get(node_id)
@@ -33,11 +27,6 @@ class Nodes:
 
     async def children_many(self, node_ids: Sequence[str]) -> dict[str, list[Node]]:
         """Live children of each node, in seq order (empty for unknown ids)."""
-        for node_id in node_ids:
-            validate.identifier(node_id, "node id")
-        rows = await self._db.read("node_children_many", node_ids=list(node_ids),
-                                   tenant=self._tenant)
-        children: dict[str, list[Node]] = {node_id: [] for node_id in node_ids}
-        for row in rows:
-            children[row["parent_id"]].append(node_from_row(row["node"]))
-        return children
+        return await grouped(self._db, "node_children_many", node_ids, param="node_ids",
+                             what="node", group="parent_id",
+                             build=lambda r: node_from_row(r["node"]), tenant=self._tenant)

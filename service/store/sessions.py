@@ -9,6 +9,7 @@ from typing import Any, Mapping, Sequence
 from ..errors import BadInput, Conflict, NotFound
 from ..tokens import estimate_tokens
 from . import validate
+from .batch import by_ids, the_one
 from .db import Database, Rows
 from .ids import new_id, utcnow
 from .models import Page, Session, session_from_row
@@ -36,19 +37,13 @@ class Sessions:
         return session_from_row(rows[0]["session"])
 
     async def get(self, session_id: str) -> Session:
-        found = await self.get_many([session_id])
-        if not found:
-            raise NotFound("session", session_id)
-        return found[0]
+        return the_one(await self.get_many([session_id]), "session", session_id)
 
     async def get_many(self, session_ids: Sequence[str]) -> list[Session]:
         """The sessions that exist for this tenant, in the order asked."""
-        for session_id in session_ids:
-            validate.identifier(session_id, "session id")
-        rows = await self._db.read("session_get_many", session_ids=list(session_ids),
-                                   tenant=self._tenant)
-        by_id = {row["session"]["id"]: session_from_row(row["session"]) for row in rows}
-        return [by_id[i] for i in session_ids if i in by_id]
+        return await by_ids(self._db, "session_get_many", session_ids, param="session_ids",
+                            what="session", build=lambda r: session_from_row(r["session"]),
+                            key=lambda s: s.id, tenant=self._tenant)
 
     async def list(self, first: int = 20, after: str | None = None) -> Page[Session]:
         first = validate.page_size(first)

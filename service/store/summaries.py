@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ..errors import BadInput, NotFound
+from ..errors import BadInput
 from ..tokens import estimate_tokens
 from . import validate
+from .batch import by_ids, the_one
 from .db import Database
 from .ids import new_id, utcnow
 from .models import CallRecord, Summary, summary_from_row
-from .problems import raise_for_problem, single_row
+from .problems import single_row
 from .validate import Limits
 
 ROLLING = "rolling"
@@ -59,15 +60,9 @@ class Summaries:
         return summary_from_row(row["summary"], row["covers_ids"]), row["superseded_id"]
 
     async def get(self, summary_id: str) -> Summary:
-        found = await self.get_many([summary_id])
-        if not found:
-            raise NotFound("summary", summary_id)
-        return found[0]
+        return the_one(await self.get_many([summary_id]), "summary", summary_id)
 
     async def get_many(self, summary_ids: Sequence[str]) -> list[Summary]:
-        for summary_id in summary_ids:
-            validate.identifier(summary_id, "summary id")
-        rows = await self._db.read("summary_get_many", summary_ids=list(summary_ids),
-                                   tenant=self._tenant)
-        by_id = {r["summary"]["id"]: summary_from_row(r["summary"], r["covers_ids"]) for r in rows}
-        return [by_id[i] for i in summary_ids if i in by_id]
+        return await by_ids(self._db, "summary_get_many", summary_ids, param="summary_ids",
+                            what="summary", key=lambda s: s.id, tenant=self._tenant,
+                            build=lambda r: summary_from_row(r["summary"], r["covers_ids"]))

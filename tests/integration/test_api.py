@@ -1,9 +1,5 @@
 """The GraphQL API over HTTP, end to end, against real Neo4j."""
-import asyncio
-
 import httpx
-
-from tests.api_client import GraphQLErrors
 
 NODE = "id role content predecessorId callerId tokens createdAt"
 SESSION = f"""id title headId rootId extraMeta

@@ -5,7 +5,7 @@ import pytest
 
 from service.context.budget import BudgetPolicy
 from service.context.compaction import CompactionStatus, Compactor
-from service.context.summarizers import OfflineExtractiveSummarizer, SummaryText
+from service.context.summarizers import OfflineExtractiveSummarizer
 from service.context.tokens import HeuristicEstimator
 from service.errors import ContextOverflow, ModelUnavailable
 from service.store import Role
