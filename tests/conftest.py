@@ -73,13 +73,9 @@ def events():
 
 @pytest.fixture
 def compactor(ledger: Ledger, events):
-    from service.context.budget import BudgetPolicy
-    from service.context.compaction import Compactor
-    from service.context.summarizers import OfflineExtractiveSummarizer
-    from service.context.tokens import HeuristicEstimator
+    from tests.integration.helpers import make_compactor
 
-    return Compactor(ledger, OfflineExtractiveSummarizer(), BudgetPolicy(), events,
-                     HeuristicEstimator())
+    return make_compactor(ledger, events)
 
 
 @pytest.fixture
@@ -127,3 +123,32 @@ async def api(neo4j_driver):
                                 tenant=f"tenant-a-{run}")
     server.should_exit = True
     await task
+
+
+@pytest.fixture
+def stub():
+    """A local stub of the Anthropic Messages API (tests/stubs/anthropic_stub.py)."""
+    from tests.stubs.anthropic_stub import AnthropicStub
+
+    with AnthropicStub() as server:
+        yield server
+
+
+@pytest.fixture
+def anthropic_runtime(db, tenant, stub):
+    """A runtime wired to Anthropic through the real SDK, pointed at the stub.
+
+    Call it with env overrides, e.g. anthropic_runtime(CTXDAG_ANTHROPIC_MAX_RETRIES="0").
+    """
+    from service.config import Settings
+    from service.runtime import Runtime
+
+    def build(**env: str):
+        return Runtime.assemble(Settings.from_env({
+            "CTXDAG_TENANT": tenant, "ANTHROPIC_API_KEY": "test-key",
+            "ANTHROPIC_BASE_URL": stub.base_url, "CTXDAG_ANTHROPIC_MODEL": "claude-stub",
+            "CTXDAG_KEEP_RECENT_TOKENS": "100", **env,
+        }), db)
+
+    return build
+

@@ -61,3 +61,14 @@ def turns(count: int, start: int = 0) -> list[str]:
     """
     return [f"{'Question' if i % 2 == 0 else 'Answer'} {i:03d}. ".ljust(100, "x")
             for i in range(start, start + count)]
+
+
+def make_compactor(ledger, events, *, summarizer=None, policy=None):
+    """A compactor with the offline parts unless told otherwise."""
+    from service.context.budget import BudgetPolicy
+    from service.context.compaction import Compactor
+    from service.context.summarizers import OfflineExtractiveSummarizer
+    from service.context.tokens import HeuristicEstimator
+
+    return Compactor(ledger, summarizer or OfflineExtractiveSummarizer(),
+                     policy or BudgetPolicy(), events, HeuristicEstimator())

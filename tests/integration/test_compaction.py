@@ -4,12 +4,11 @@ import asyncio
 import pytest
 
 from service.context.budget import BudgetPolicy
-from service.context.compaction import CompactionStatus, Compactor
+from service.context.compaction import CompactionStatus
 from service.context.summarizers import OfflineExtractiveSummarizer
-from service.context.tokens import HeuristicEstimator
 from service.errors import ContextOverflow, ModelUnavailable
 from service.store import Role
-from tests.integration.helpers import KEEP_FOUR, assert_sound, chat, head_id, rendered, snapshot, turns
+from tests.integration.helpers import make_compactor, KEEP_FOUR, assert_sound, chat, head_id, rendered, snapshot, turns
 
 
 def drain(queue):
@@ -133,8 +132,7 @@ class FailingSummarizer:
 
 
 async def test_summarizer_failure_writes_nothing_and_emits_failed(ledger, events):
-    compactor = Compactor(ledger, FailingSummarizer(), BudgetPolicy(), events,
-                          HeuristicEstimator())
+    compactor = make_compactor(ledger, events, summarizer=FailingSummarizer())
     session = await ledger.sessions.create()
     nodes = await chat(ledger, session, *turns(8))
     before = await snapshot(ledger, session.id)
@@ -162,8 +160,7 @@ class GatedSummarizer(OfflineExtractiveSummarizer):
 
 
 async def test_concurrent_compactions_leave_exactly_one_active_summary(ledger, events):
-    compactor = Compactor(ledger, GatedSummarizer(2), BudgetPolicy(), events,
-                          HeuristicEstimator())
+    compactor = make_compactor(ledger, events, summarizer=GatedSummarizer(2))
     session = await ledger.sessions.create()
     nodes = await chat(ledger, session, *turns(8))
     results = await asyncio.gather(
@@ -210,8 +207,7 @@ async def test_manual_compaction_of_another_branch_by_head(ledger, compactor):
 async def test_auto_trigger_compacts_only_at_eighty_percent_of_the_budget(ledger, events):
     # ROOT (1 token) + 8 turns of 25 = 201 tokens; a window of 260 puts the threshold at 208.
     policy = BudgetPolicy(context_window=260, keep_recent_tokens=KEEP_FOUR)
-    compactor = Compactor(ledger, OfflineExtractiveSummarizer(), policy, events,
-                          HeuristicEstimator())
+    compactor = make_compactor(ledger, events, policy=policy)
     session = await ledger.sessions.create(system_prompt="sys")
     await chat(ledger, session, *turns(8))
     assert await compactor.compact_if_over_budget(session.id, pending_tokens=6) is None
@@ -280,7 +276,7 @@ class RecordingSummarizer(OfflineExtractiveSummarizer):
 
 async def test_the_summarizer_sees_the_rendered_view_never_the_raw_chain(ledger, events):
     summarizer = RecordingSummarizer()
-    compactor = Compactor(ledger, summarizer, BudgetPolicy(), events, HeuristicEstimator())
+    compactor = make_compactor(ledger, events, summarizer=summarizer)
     session = await ledger.sessions.create()
     nodes = await chat(ledger, session, *turns(8))
     first = (await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)).summary

@@ -1,31 +1,15 @@
 """Compaction through the real anthropic SDK, against a local stub of the Messages API."""
 import pytest
 
-from service.config import Settings
 from service.context.compaction import CompactionStatus
-from service.runtime import Runtime
 from tests.integration.helpers import KEEP_FOUR, chat, head_id, snapshot, turns
-from tests.stubs.anthropic_stub import AnthropicStub, overloaded, prompt_too_long, reply
+from tests.stubs.anthropic_stub import overloaded, prompt_too_long, reply
 
 
 @pytest.fixture
-def stub():
-    with AnthropicStub() as server:
-        yield server
-
-
-@pytest.fixture
-def runtime(db, tenant, stub):
-    settings = Settings.from_env({
-        "CTXDAG_TENANT": tenant,
-        "ANTHROPIC_API_KEY": "test-key",
-        "ANTHROPIC_BASE_URL": stub.base_url,
-        "CTXDAG_ANTHROPIC_MODEL": "claude-stub",
-        "CTXDAG_ANTHROPIC_MAX_RETRIES": "1",
-        "CTXDAG_ANTHROPIC_CONTEXT_WINDOW": "1000",
-        "CTXDAG_KEEP_RECENT_TOKENS": str(KEEP_FOUR),
-    })
-    return Runtime.assemble(settings, db)
+def runtime(anthropic_runtime):
+    return anthropic_runtime(CTXDAG_ANTHROPIC_MAX_RETRIES="1",
+                             CTXDAG_ANTHROPIC_CONTEXT_WINDOW="1000")
 
 
 def message_requests(stub):

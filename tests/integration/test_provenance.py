@@ -1,29 +1,17 @@
 """Provenance through the real anthropic SDK (against the stub) and the analyst queries."""
 import pytest
 
-from service.config import Settings
 from service.errors import NotFound
 from service.llm.messages import to_messages
-from service.runtime import Runtime
 from service.store import Purpose
 from service.turns.replay import replay
 from tests.integration.helpers import KEEP_FOUR, chat, head_id, turns as texts
-from tests.stubs.anthropic_stub import AnthropicStub, overloaded, prompt_too_long, reply
+from tests.stubs.anthropic_stub import overloaded, prompt_too_long, reply
 
 
 @pytest.fixture
-def stub():
-    with AnthropicStub() as server:
-        yield server
-
-
-@pytest.fixture
-def runtime(db, tenant, stub):
-    return Runtime.assemble(Settings.from_env({
-        "CTXDAG_TENANT": tenant, "ANTHROPIC_API_KEY": "test-key",
-        "ANTHROPIC_BASE_URL": stub.base_url, "CTXDAG_ANTHROPIC_MODEL": "claude-stub",
-        "CTXDAG_ANTHROPIC_MAX_RETRIES": "0", "CTXDAG_KEEP_RECENT_TOKENS": str(KEEP_FOUR),
-    }), db)
+def runtime(anthropic_runtime):
+    return anthropic_runtime(CTXDAG_ANTHROPIC_MAX_RETRIES="0")
 
 
 def sent(stub):

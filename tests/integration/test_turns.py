@@ -8,7 +8,7 @@ from service.errors import BadInput, ContextOverflow, ModelUnavailable
 from service.store import Purpose, Role
 from service.turns.providers import OfflineProvider
 from service.turns.service import Turns
-from tests.integration.helpers import KEEP_FOUR, assert_sound, chat, head_id, rendered, turns as texts
+from tests.integration.helpers import make_compactor, KEEP_FOUR, assert_sound, chat, head_id, rendered, turns as texts
 
 
 class ScriptedProvider(OfflineProvider):
@@ -114,12 +114,7 @@ async def test_a_provider_error_keeps_the_user_turn_and_records_the_failed_call(
 
 
 async def test_overflow_compacts_passively_retries_once_and_records_both_calls(ledger, events):
-    from service.context.compaction import Compactor
-    from service.context.summarizers import OfflineExtractiveSummarizer
-    from service.context.tokens import HeuristicEstimator
-
-    compactor = Compactor(ledger, OfflineExtractiveSummarizer(),
-                          BudgetPolicy(keep_recent_tokens=KEEP_FOUR), events, HeuristicEstimator())
+    compactor = make_compactor(ledger, events, policy=BudgetPolicy(keep_recent_tokens=KEEP_FOUR))
     provider = ScriptedProvider(ContextOverflow("prompt is too long: 208656 tokens > 200000"))
     session = await ledger.sessions.create()
     await chat(ledger, session, *texts(8))
@@ -136,12 +131,7 @@ async def test_overflow_compacts_passively_retries_once_and_records_both_calls(l
 
 
 async def test_a_second_overflow_is_a_clear_error_and_the_user_turn_stays(ledger, events):
-    from service.context.compaction import Compactor
-    from service.context.summarizers import OfflineExtractiveSummarizer
-    from service.context.tokens import HeuristicEstimator
-
-    compactor = Compactor(ledger, OfflineExtractiveSummarizer(),
-                          BudgetPolicy(keep_recent_tokens=KEEP_FOUR), events, HeuristicEstimator())
+    compactor = make_compactor(ledger, events, policy=BudgetPolicy(keep_recent_tokens=KEEP_FOUR))
     overflow = ContextOverflow("prompt is too long: 208656 tokens > 200000")
     provider = ScriptedProvider(overflow, overflow)
     session = await ledger.sessions.create()
@@ -154,13 +144,8 @@ async def test_a_second_overflow_is_a_clear_error_and_the_user_turn_stays(ledger
 
 
 async def test_auto_compaction_runs_before_a_turn_at_eighty_percent(ledger, events):
-    from service.context.compaction import Compactor
-    from service.context.summarizers import OfflineExtractiveSummarizer
-    from service.context.tokens import HeuristicEstimator
-
     policy = BudgetPolicy(context_window=260, keep_recent_tokens=KEEP_FOUR)
-    compactor = Compactor(ledger, OfflineExtractiveSummarizer(), policy, events,
-                          HeuristicEstimator())
+    compactor = make_compactor(ledger, events, policy=policy)
     session = await ledger.sessions.create(system_prompt="sys")
     await chat(ledger, session, *texts(8))
     result = await Turns(ledger, compactor, OfflineProvider()).send_message(
