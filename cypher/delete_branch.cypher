@@ -1,6 +1,6 @@
 // name: delete_branch
 // returns: one row {problem, fork_point_id, deleted_ids, previous_head_id, head_id}
-// purpose: tombstones a branch's exclusive nodes (everything below its fork point); HEAD moves to the fork point if it was among them
+// purpose: tombstones a branch's exclusive nodes (everything below its fork point) and the summaries covering them; HEAD moves to the fork point if it was among them
 // params: session_id, tenant, tip_id, now
 // Nodes are flagged, never removed: calls that read them keep their READ edges.
 MATCH (s:Session {id: $session_id, tenant: $tenant})
@@ -34,7 +34,17 @@ OPTIONAL CALL (s, h, head, tip, problem) {
   MATCH (top)<-[:PREDECESSOR*0..]-(x:Node)
   WHERE x.deleted_at IS NULL
   SET x.deleted_at = $now
-  WITH s, h, head, fork, collect(x.id) AS deleted_ids
+  WITH s, h, head, fork, collect(x) AS doomed
+  // A summary covering a deleted turn can never stand in on a live chain again: it goes too.
+  CALL (doomed) {
+    UNWIND doomed AS d
+    MATCH (summary:Node)-[:COVERS]->(d)
+    WHERE summary.deleted_at IS NULL
+    WITH DISTINCT summary
+    SET summary.deleted_at = $now
+    RETURN collect(summary.id) AS summaries
+  }
+  WITH s, h, head, fork, [d IN doomed | d.id] + summaries AS deleted_ids
   CALL (s, h, head, fork) {
     WITH * WHERE head.deleted_at IS NOT NULL
     DELETE h

@@ -113,3 +113,25 @@ async def test_compaction_after_a_rewind(client, checked):
     assert c.model.render(main[-1])[1] == summary
     main_tail = await c.chat(1, start=30)
     await c.expect(head=main_tail[-1])
+
+
+async def test_a_deleted_active_summary_is_no_longer_named_by_the_session(client, checked):
+    c = await Conversation.start(client, "summary deleted with its branch")
+    checked.append(c.id)
+    main = await c.chat(5)
+    fork = list(await c.edit(main[0], "Question 000, once more."))
+    await c.checkout(main[-1])
+    await c.compact(KEEP)
+    await c.delete(main[-1])
+    data = await client("query($s: ID!) { session(id: $s) { activeSummary { id } extraMeta"
+                        " graph { nodes { id coversIds } } } }", s=c.id)
+    assert data["session"]["activeSummary"] is None
+    assert "_last_summary_id" not in data["session"]["extraMeta"]
+    assert all(n["coversIds"] is None for n in data["session"]["graph"]["nodes"])
+    await c.checkout(fork[1])
+    fork += await c.chat(3, start=40)
+    summary = await c.compact(KEEP)                           # a new rolling summary
+    await c.expect(head=fork[-1])
+    assert set(c.model.covers) <= set(fork)
+    assert (await client("query($s: ID!) { session(id: $s) { activeSummary { id } } }",
+                         s=c.id))["session"]["activeSummary"]["id"] == summary
