@@ -37,7 +37,8 @@ WITH s, seq, active, absorbed, new_turns, old_turns, invalid_reads,
 OPTIONAL CALL (s, seq, active, old_turns, new_turns, problem) {
   WITH * WHERE problem IS NULL
   WITH s, seq, active, old_turns + [e IN new_turns | e.node] AS covered
-  MATCH (first:Node WHERE first = covered[0])-[:PREDECESSOR]->(splice:Node)
+  WITH s, seq, active, covered, covered[0] AS first
+  MATCH (first)-[:PREDECESSOR]->(splice:Node)
   CREATE (summary:Node {
     id: $summary_id, session_id: s.id, tenant: s.tenant, role: 'summary', content: $content,
     created_at: $now, tokens: $tokens, metadata: $metadata, seq: seq,
