@@ -38,3 +38,18 @@ neo4j-status: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
+
+# `make bench`: the benchmark harness (bench/, docs/benchmarks.md). It starts its own
+# Neo4j in a temporary directory, prints a table and writes bench/results/latest.json.
+# `make bench BENCH_ARGS=--quick` is the short smoke run.
+BENCH_STAMP := $(VENV)/.bench-installed
+BENCH_ARGS ?=
+
+.PHONY: bench
+
+$(BENCH_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/pip install --quiet -e '.[bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(BIN)/python -m bench $(BENCH_ARGS)

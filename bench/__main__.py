@@ -1,0 +1,168 @@
+"""`python -m bench [--quick] [--only 1,2,...] [--keep-neo4j]`: the whole benchmark run.
+
+Starts a managed local Neo4j in a temporary home (service.neo4j_local), runs the
+workloads, prints the table and writes bench/results/latest.json (+ latest.md).
+Exits non-zero only when a workload could not run at all; a slow figure or a
+missed target is reported, never asserted.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+import time
+import traceback
+from typing import Any, Awaitable, Callable
+
+from service.store import Database, open_driver
+
+from . import report
+from .api import api
+from .core import QUICK, Bench, Sizes
+from .loader import Chain
+from .peer import peer
+from .planning import planning
+from .provenance import reading
+from .render import compacted, uncompacted
+from .server import HEAP, PAGECACHE_MB, BenchNeo4j
+from .storage import storage
+from .writes import append_at_head, persist, record_call, send_messages, write_floor
+
+SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10")
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes and few samples: a smoke run for development")
+    parser.add_argument("--only", default="",
+                        help=f"comma-separated workload numbers to run (of {','.join(SECTIONS)})")
+    parser.add_argument("--keep-neo4j", action="store_true",
+                        help="keep the temporary Neo4j home (logs, store) after the run")
+    parser.add_argument("--name", default="latest",
+                        help="results file name under bench/results/ (default: latest)")
+    return parser.parse_args(argv)
+
+
+async def run(args: argparse.Namespace) -> int:
+    sizes = QUICK if args.quick else Sizes()
+    only = {s.strip() for s in args.only.split(",") if s.strip()} or set(SECTIONS)
+    started = time.perf_counter()
+    load_before = report.load()
+    machine = report.machine()
+    print(f"ctxdag benchmark ({'quick' if args.quick else 'full'} run); load average "
+          f"{load_before['1m']:.2f} / {load_before['5m']:.2f} / {load_before['15m']:.2f}",
+          flush=True)
+    # The driver logs each connection that a restart (bench/storage.py) drops; the
+    # errors that matter surface as exceptions, and retries are counted (core.RetryLog).
+    logging.getLogger("neo4j").addHandler(logging.NullHandler())
+    neo = BenchNeo4j.start(keep=args.keep_neo4j)
+    driver = open_driver(neo.uri)
+    errors: list[str] = []
+    try:
+        database = Database(driver)
+        agent = await database.ping()
+        schema = await database.apply_schema()
+        b = Bench.open(sizes, args.quick, neo, driver)
+        b.log(f"{agent} at {neo.uri} (home {neo.home}, heap {HEAP}, page cache "
+              f"{PAGECACHE_MB} MiB), schema version {schema}")
+        shape = await b.loader.verify_shape()
+        b.facts["bulk_loader_check"] = shape
+        if not shape["same_node_shape"] or not shape["same_session_fields"] or shape["violations"]:
+            raise RuntimeError(f"the bulk loader does not write what append_message writes: {shape}")
+        start_floor = await b.floor("start")
+        b.log(f"floor: RETURN 1 p50 {start_floor.p50_ms:.3f} ms, p95 {start_floor.p95_ms:.3f} ms "
+              f"(n={start_floor.n})")
+
+        chains: dict[int, Chain] = {}
+
+        async def section(number: str, work: Callable[[], Awaitable[Any]],
+                          label: str = "") -> Any:
+            if number not in only:
+                return None
+            t0 = time.perf_counter()
+            b.facts.setdefault("load_1m_at_start_of", {})[number + label] = round(
+                os.getloadavg()[0], 2)
+            try:
+                return await work()
+            except Exception as e:  # noqa: BLE001 - reported, and the other workloads go on
+                errors.append(f"workload {number}: {type(e).__name__}: {e}")
+                traceback.print_exc()
+                b.add(f"{number} (error)", f"{type(e).__name__}: {e}"[:200], None, None,
+                      status="error")
+                return None
+            finally:
+                b.facts.setdefault("section_seconds", {})[number + label] = round(
+                    time.perf_counter() - t0, 1)
+
+        # Storage first, on a fresh store; its conversation is the 10,000-node chain
+        # that workloads 2 and 4 reuse.
+        grown = await section("7", lambda: storage(b))
+        if grown is not None:
+            chains[grown.messages] = grown
+        await section("1", lambda: compacted(b))
+        rendered = await section("2", lambda: uncompacted(b, chains))
+        chains.update(rendered or {})
+
+        async def appends() -> None:
+            if not any(n <= 5_000 for n in chains):
+                chains[1_000] = await b.loader.chain("bench append 1000", 1_000)
+            await write_floor(b)
+            await append_at_head(b, chains)
+
+        await section("3", appends, " append")
+
+        async def record() -> None:
+            big = [c for c in chains.values() if c.messages >= sizes.record_reads]
+            chain = big[0] if big else await b.loader.chain("bench record", sizes.record_reads)
+            await record_call(b, chain)
+
+        await section("4", record)
+        await section("5", lambda: reading(b))
+        await section("6", lambda: persist(b))
+        await section("3", lambda: send_messages(b), " send_message")
+        await section("8", lambda: peer(b))
+        await section("9", lambda: api(b))
+        await section("10", lambda: planning(b))  # last: it clears Neo4j's plan cache
+        end_floor = await b.floor("end")
+        b.log(f"floor at the end: p50 {end_floor.p50_ms:.3f} ms")
+        b.facts["bulk_loaded_nodes"] = b.loader.nodes_loaded
+        b.facts["bulk_load_seconds"] = round(b.loader.seconds, 1)
+    finally:
+        await driver.close()
+        neo.stop()
+    load_after = report.load()
+    runtime = time.perf_counter() - started
+    rows = sorted(b.rows, key=lambda r: int(r["section"].split()[0]))
+    result = {
+        "run": {"mode": "quick" if args.quick else "full", "runtime_s": round(runtime, 1),
+                "load_before": load_before, "load_after": load_after,
+                "neo4j": {"agent": agent, "version": neo.version, "heap": HEAP,
+                          "pagecache_mb": PAGECACHE_MB, "schema": schema},
+                "tenant": b.tenant, "errors": errors},
+        "machine": machine,
+        "floor": {"query": "RETURN 1 via Database.driver.execute_query",
+                  "measurements": b.floors},
+        "sizes": {k: v for k, v in vars(sizes).items()},
+        "facts": b.facts,
+        "rows": rows,
+    }
+    path = report.write(result, args.name)
+    print()
+    print(report.text_table(rows))
+    print()
+    print(f"runtime {runtime:.0f} s; load average before {load_before['1m']:.2f}, after "
+          f"{load_after['1m']:.2f}; results in {path}")
+    for error in errors:
+        print(f"error: {error}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return asyncio.run(run(parse(sys.argv[1:] if argv is None else argv)))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,435 @@
+"""Workload 8: a peer side by side — LangGraph with its SQLite checkpointer vs ctxdag.
+
+The same job on both: "a conversation with forks that I can resume".
+
+- N turns, a turn being a user message and a deterministic assistant reply (no LLM:
+  the text comes from bench/content.py on both sides). LangGraph: one `invoke` per
+  turn of a one-node StateGraph whose state is a message list reduced by
+  `add_messages`, checkpointed by `SqliteSaver` to a file. ctxdag: `append_message`
+  (user), `render_context` (what the model reads, as the LangGraph node reads its
+  state), `append_message` (assistant). On ctxdag the turns outside the measured
+  windows are bulk loaded (the same nodes; see run_ctxdag), to fit the time budget.
+- Summarize every `peer_every` turns, keeping the last `peer_keep` messages verbatim.
+  LangGraph, as its docs show: a `summarize` node behind a conditional edge returns
+  the new summary and a `RemoveMessage` for every older message. ctxdag:
+  `Compactor.compact` with the offline summarizer and a keep_recent_tokens that
+  keeps the same messages. Both use the same summarizer text
+  (service.context.summarizers.OfflineExtractiveSummarizer).
+- Fork at N/2: a new version of a user message, then its reply — three times
+  (turns N/2, N/2 + 1, N/2 + 2), since the first one pays for any replanning.
+  LangGraph: `invoke` with the new message from the checkpoint that closed the turn
+  before (a fork in the thread's checkpoint tree; the original history stays).
+  ctxdag: `ledger.head.edit` on the turn's user node (HEAD moves onto the fork),
+  render, append the reply.
+- Read the head's context: LangGraph `get_state` (messages + summary); ctxdag
+  `render_context`, at the main head and at the last fork's head. Then bytes stored
+  per turn: the SQLite file (after a WAL checkpoint) vs the Neo4j store's growth
+  (measured across clean restarts, which checkpoint; see bench/storage.py).
+- ctxdag only: compacting the fork, and what the main head renders afterwards.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Annotated, Any, Awaitable, Callable
+
+from service.context.render import render_context
+from service.context.summarizers import OfflineExtractiveSummarizer
+from service.store import Database, Node, Role, open_driver
+from service.store.ids import utcnow
+from service.tokens import estimate_tokens
+
+from .content import assistant_text, user_text
+from .core import Bench
+from .server import BenchNeo4j
+from .storage import checkpoint
+from .timing import Stats
+
+try:  # the bench extra: pip install -e '.[bench]'
+    from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.graph.message import add_messages
+    from typing_extensions import TypedDict
+except ImportError as missing:  # reported as the workload's error, the rest still runs
+    LANGGRAPH_MISSING: ImportError | None = missing
+else:
+    LANGGRAPH_MISSING = None
+
+    class PeerState(TypedDict, total=False):
+        messages: Annotated[list[AnyMessage], add_messages]
+        summary: str
+        turn: int
+
+S8 = "8 peer: LangGraph + SqliteSaver vs ctxdag"
+OFFLINE_META = {"model": "offline-echo", "offline": True, "provider": "offline"}
+
+
+def user_msg(turn: int) -> str:
+    """Turn `turn` (from 1) is messages 2(turn-1) and 2turn-1 of bench/content.py."""
+    return user_text(turn - 1)
+
+
+def reply_msg(turn: int) -> str:
+    return assistant_text(turn - 1)
+
+
+def edited(turn: int) -> str:
+    return "Edited. " + user_msg(turn)
+
+
+def _summarize(previous: str | None, messages: list[tuple[str, str, str]]) -> str:
+    """The service's offline summarizer over (id, role, content); it never awaits."""
+    now = utcnow()
+    nodes = [Node(id=i, session_id="peer", role=Role(role), content=content, created_at=now,
+                  tokens=0, metadata={}, seq=0, depth=0, predecessor_id=None, caller_id=None,
+                  side_branch=False, deleted_at=None) for i, role, content in messages]
+    coroutine = OfflineExtractiveSummarizer().summarize(nodes, previous)
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value.text
+    raise RuntimeError("the offline summarizer awaited something")
+
+
+def fork_points(n: int) -> list[int]:
+    """Three forks, each a new version of a user message: turns N/2, N/2 + 1, N/2 + 2."""
+    return [n // 2, n // 2 + 1, n // 2 + 2]
+
+
+def windows(times: dict[int, float], points: tuple[int, ...], window: int) -> dict[int, Stats]:
+    out = {}
+    for point in points:
+        picked = [times[t] for t in range(max(1, point - window + 1), point + 1) if t in times]
+        if picked:
+            out[point] = Stats.of(picked)
+    return out
+
+
+# --- LangGraph -------------------------------------------------------------
+
+
+def run_langgraph(path: Path, n: int, every: int, keep: int, points: tuple[int, ...],
+                  window: int, read_samples: int) -> dict[str, Any]:
+    def respond(state: PeerState) -> dict[str, Any]:
+        # What a model would read: the summary, then the retained messages.
+        context = ([("system", state["summary"])] if state.get("summary") else []) \
+            + list(state["messages"])
+        turn = state.get("turn", 0) + 1
+        assert context  # the deterministic "model" reads its context and answers
+        return {"messages": [AIMessage(reply_msg(turn))], "turn": turn}
+
+    def route(state: PeerState) -> str:
+        return "summarize" if state["turn"] % every == 0 else END
+
+    def summarize(state: PeerState) -> dict[str, Any]:
+        old = state["messages"][:-keep]
+        text = _summarize(state.get("summary"), [
+            (m.id, "user" if m.type == "human" else "assistant", m.content) for m in old])
+        return {"summary": text, "messages": [RemoveMessage(id=m.id) for m in old]}
+
+    builder = StateGraph(PeerState)
+    builder.add_node("respond", respond)
+    builder.add_node("summarize", summarize)
+    builder.add_edge(START, "respond")
+    builder.add_conditional_edges("respond", route, ["summarize", END])
+    builder.add_edge("summarize", END)
+
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    conn = sqlite3.connect(str(path), check_same_thread=False)
+    graph = builder.compile(checkpointer=SqliteSaver(conn))
+    thread = {"configurable": {"thread_id": "bench"}}
+
+    times: dict[int, float] = {}
+    summarize_times: list[float] = []
+    fork_turns = fork_points(n)
+    fork_from: dict[int, dict] = {}
+    for t in range(1, n + 1):
+        if t in fork_turns:
+            fork_from[t] = graph.get_state(thread).config  # the checkpoint closing turn t - 1
+        t0 = time.perf_counter()
+        graph.invoke({"messages": [HumanMessage(user_msg(t))]}, thread)
+        dt = time.perf_counter() - t0
+        (summarize_times.append(dt) if t % every == 0 else times.__setitem__(t, dt))
+    main_head = graph.get_state(thread).config
+    main_state = graph.get_state(main_head).values
+
+    def read(config: dict) -> Callable[[], Any]:
+        return lambda: graph.get_state(config).values
+
+    main_read = _measure_sync(read(main_head), read_samples)
+
+    fork_ms = []
+    for t in fork_turns:
+        t0 = time.perf_counter()
+        graph.invoke({"messages": [HumanMessage(edited(t))]}, fork_from[t])
+        fork_ms.append((time.perf_counter() - t0) * 1000)
+    fork_head = graph.get_state(thread).config  # the thread's latest checkpoint: the last fork's
+    fork_state = graph.get_state(fork_head).values
+    messages = fork_state["messages"]
+    last = fork_turns[-1]
+    if (messages[-2].content != edited(last) or messages[-1].content != reply_msg(last)
+            or fork_state["turn"] != last):
+        raise RuntimeError("the LangGraph fork does not end with the edited turn")
+    fork_read = _measure_sync(read(fork_head), read_samples)
+
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    checkpoints = conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
+    writes = conn.execute("SELECT count(*) FROM writes").fetchone()[0]
+    conn.close()
+    size = sum(os.path.getsize(str(path) + s) for s in ("", "-wal")
+               if os.path.exists(str(path) + s))
+    return {
+        "turn": windows(times, points, window), "summarize": Stats.of(summarize_times),
+        "main_read": main_read, "main_messages": len(main_state["messages"]),
+        "fork_ms": fork_ms, "fork_read": fork_read,
+        "fork_messages": len(messages), "bytes": size, "checkpoints": checkpoints,
+        "writes": writes,
+    }
+
+
+def _measure_sync(fn: Callable[[], Any], samples: int) -> Stats:
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(samples):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return Stats.of(times)
+
+
+# --- ctxdag ----------------------------------------------------------------
+
+
+async def warm_up(b: Bench, rounds: int = 5) -> None:
+    """After a restart the JVM is cold (plans and JIT-compiled code are gone): run the
+    one-off steps (edit, render, append, compact) on throw-away sessions first, so
+    those steps are timed warm."""
+    for i in range(rounds):
+        chain = await b.loader.chain(f"bench peer warm-up {i}", 40)
+        for k in range(0, 6, 2):
+            await b.ledger.head.edit(chain.ids[10 + k], "warm-up edit")
+            await render_context(b.ledger, chain.session_id)
+            await b.ledger.head.append_message(chain.session_id, "assistant", "warm-up reply")
+        result = await b.runtime.compactor.compact(chain.session_id, keep_recent_tokens=1)
+        if result.status.value != "COMPACTED":
+            raise RuntimeError(f"warm-up compaction did not run: {result.message}")
+
+
+async def run_ctxdag(b: Bench, n: int, every: int, keep: int, points: tuple[int, ...],
+                     window: int, read_samples: int) -> dict[str, Any]:
+    """The turns inside the measured windows run through the service one by one; the
+    turns between them are bulk loaded (bench/loader.py: the very nodes and edges
+    append_message writes), so 5,000 turns fit the time budget. Every compaction
+    runs through Compactor.compact."""
+    ledger, compactor = b.ledger, b.runtime.compactor
+    start = await checkpoint(b)
+    chain = await b.loader.new_chain("bench peer")
+    sid = chain.session_id
+    measured = {t for p in points for t in range(max(1, p - window + 1), p + 1)}
+    times: dict[int, float] = {}
+    compactions: list[float] = []
+    covered: list[int] = []  # turns the active summary covers after each compaction
+    user_ids: dict[int, str] = {}
+    tokens: list[int] = []  # token estimates of every message, in order
+    pending: int | None = None  # first turn waiting to be bulk loaded
+    stale = False  # HEAD / next_seq moved through the service since the loader last wrote
+
+    async def flush(upto: int) -> None:
+        nonlocal pending, stale
+        if pending is None:
+            return
+        if stale:
+            await b.loader.sync(chain)
+            stale = False
+        if chain.messages != 2 * (pending - 1):
+            raise RuntimeError("the bulk loader is out of step with the turns")
+        first = len(chain.ids)
+        await b.loader.extend(chain, 2 * (upto - pending + 1))
+        for i, turn in enumerate(range(pending, upto + 1)):
+            user_ids[turn] = chain.ids[first + 2 * i]
+        pending = None
+
+    async def compact(head_id: str | None = None) -> Any:
+        budget = sum(tokens[-keep:])  # keeps exactly the last `keep` messages
+        result = await compactor.compact(sid, head_id=head_id, keep_recent_tokens=budget)
+        if result.status.value != "COMPACTED":
+            raise RuntimeError(f"compaction did not run: {result.message}")
+        return result
+
+    for t in range(1, n + 1):
+        u, a = user_msg(t), reply_msg(t)
+        tokens += [estimate_tokens(u), estimate_tokens(a)]
+        if t in measured:
+            await flush(t - 1)
+            t0 = time.perf_counter()
+            user = await ledger.head.append_message(sid, "user", u)
+            await render_context(ledger, sid)  # the context the model reads
+            await ledger.head.append_message(sid, "assistant", a, metadata=OFFLINE_META)
+            times[t] = time.perf_counter() - t0
+            user_ids[t] = user.node.id
+            chain.messages += 2
+            stale = True
+        elif pending is None:
+            pending = t
+        if t % every == 0:
+            await flush(t)
+            t0 = time.perf_counter()
+            result = await compact()
+            compactions.append(time.perf_counter() - t0)
+            covered.append(result.covered_count)
+            stale = True
+        if t % 1000 == 0:
+            b.log(f"{S8}: ctxdag at {t} turns")
+    await flush(n)
+    main_head = (await ledger.sessions.get(sid)).head_id
+    counts = await b.loader.db.read("bench_session_counts", session_id=sid)
+    now = await checkpoint(b)  # a restart: caches are cold after it
+    stored = now["store"] - start["store"]
+    stored_apparent = now["store_apparent"] - start["store_apparent"]
+    await warm_up(b)
+    main_view = await render_context(ledger, sid)
+    main_read, main_floor = await b.timed(f"{S8} ctxdag main read",
+                                          lambda: render_context(ledger, sid),
+                                          samples=read_samples, warmup=3)
+
+    fork_ms, fork_parts = [], []
+    for t in fork_points(n):
+        t0 = time.perf_counter()
+        await ledger.head.edit(user_ids[t], edited(t))
+        t1 = time.perf_counter()
+        await render_context(ledger, sid)
+        t2 = time.perf_counter()
+        await ledger.head.append_message(sid, "assistant", reply_msg(t), metadata=OFFLINE_META)
+        t3 = time.perf_counter()
+        fork_ms.append((t3 - t0) * 1000)
+        fork_parts.append(f"edit {(t1 - t0) * 1000:.0f} + render {(t2 - t1) * 1000:.0f} + "
+                          f"reply {(t3 - t2) * 1000:.0f}")
+    fork_view = await render_context(ledger, sid)
+    fork_read, fork_floor = await b.timed(f"{S8} ctxdag fork read",
+                                          lambda: render_context(ledger, sid),
+                                          samples=max(5, read_samples // 3), warmup=2,
+                                          max_seconds=15)
+
+    # Rolling compaction keeps one active summary per session: compacting the fork
+    # supersedes the main branch's summary.
+    t0 = time.perf_counter()
+    await compact()
+    fork_compact_s = time.perf_counter() - t0
+    fork_after = await render_context(ledger, sid)
+    main_after = await render_context(ledger, sid, main_head)
+    main_after_read, after_floor = await b.timed(
+        f"{S8} ctxdag main read after fork compaction",
+        lambda: render_context(ledger, sid, main_head),
+        samples=max(5, read_samples // 3), warmup=2, max_seconds=15)
+    violations = await ledger.violations(sid)
+    if violations:
+        raise RuntimeError(f"the peer session is unsound: {violations[:3]}")
+    count_row = counts[0]
+    return {
+        "turn": windows(times, points, window), "summarize": Stats.of(compactions),
+        "compactions_ms": [round(c * 1000, 1) for c in compactions], "covered": covered,
+        "main_read": main_read, "main_floor": main_floor, "main_nodes": len(main_view.nodes),
+        "fork_ms": fork_ms, "fork_parts": fork_parts,
+        "fork_read": fork_read, "fork_floor": fork_floor,
+        "fork_nodes": len(fork_view.nodes), "bytes": stored, "bytes_apparent": stored_apparent,
+        "fork_compact_ms": fork_compact_s * 1000, "fork_nodes_after": len(fork_after.nodes),
+        "main_nodes_after": len(main_after.nodes), "main_after_read": main_after_read,
+        "after_floor": after_floor,
+        "counts": count_row,
+    }
+
+
+async def on_fresh_neo4j(b: Bench, work: Callable[[Bench], Awaitable[dict[str, Any]]]
+                         ) -> tuple[dict[str, Any], Stats]:
+    """Runs `work` on a second managed Neo4j with an empty store, as the peer starts
+    from an empty SQLite file: the store's growth is then the conversation's alone
+    (on a store that already holds other data, preallocated file space blurs it).
+    Returns what `work` returned and a floor measured on that Neo4j right after."""
+    neo = BenchNeo4j.start()
+    driver = open_driver(neo.uri)
+    try:
+        await Database(driver).apply_schema()
+        fresh = Bench.open(b.sizes, b.quick, neo, driver)
+        fresh.started = b.started
+        try:
+            result = await work(fresh)
+            base = await fresh.floor(S8)
+        finally:
+            logging.getLogger("neo4j.session").removeHandler(fresh.retries)
+            b.floors.extend({"neo4j": "fresh (workload 8)", **f} for f in fresh.floors)
+        retried = fresh.retries.snapshot()
+        if retried:
+            b.facts["peer_driver_retries"] = retried
+        return result, base
+    finally:
+        await driver.close()
+        neo.stop()
+
+
+async def peer(b: Bench) -> None:
+    if LANGGRAPH_MISSING is not None:
+        raise RuntimeError(f"LangGraph is not installed (the bench extra): {LANGGRAPH_MISSING}")
+    s = b.sizes
+    n, every, keep = s.peer_turns, s.peer_every, s.peer_keep
+    b.log(f"{S8}: LangGraph, {n} turns")
+    lg = await asyncio.to_thread(run_langgraph, b.neo.home / "langgraph.sqlite", n, every, keep,
+                                 s.peer_points, s.peer_window, s.peer_read_samples)
+    b.log(f"{S8}: ctxdag, {n} turns, on a fresh Neo4j")
+    cd, base = await on_fresh_neo4j(b, lambda fresh: run_ctxdag(
+        fresh, n, every, keep, s.peer_points, s.peer_window, s.peer_read_samples))
+    for point in s.peer_points:
+        for name, side in (("ctxdag", cd), ("LangGraph", lg)):
+            if point in side["turn"]:
+                b.add(S8, f"{name}: append a turn at N={point:,}", side["turn"][point], base,
+                      note=f"turns {max(1, point - s.peer_window + 1)}–{point}, "
+                           "summarizing turns excluded")
+    b.add(S8, f"ctxdag: summarize every {every} turns", cd["summarize"], base,
+          note=f"Compactor.compact; the rolling summary's COVERS grow with each one "
+               f"(first covers {cd['covered'][0]:,} turns, last {cd['covered'][-1]:,}); "
+               f"first 3 took {', '.join(f'{c:.0f}' for c in cd['compactions_ms'][:3])} ms, "
+               f"last 3 {', '.join(f'{c:.0f}' for c in cd['compactions_ms'][-3:])} ms",
+          compactions_ms=cd["compactions_ms"], covered=cd["covered"])
+    b.add(S8, f"LangGraph: summarize every {every} turns", lg["summarize"], base,
+          note="the invoke of a summarizing turn (respond + summarize nodes)")
+    b.add(S8, f"ctxdag: read HEAD's context at N={n:,}", cd["main_read"], cd["main_floor"],
+          note=f"render_context → {cd['main_nodes']} nodes (ROOT, summary, tail)")
+    b.add(S8, f"LangGraph: read head state at N={n:,}", lg["main_read"], base,
+          note=f"get_state → summary + {lg['main_messages']} messages")
+    b.add(S8, "ctxdag: fork at N/2 (edit + render + reply), 3 forks", None, base,
+          value=round(sorted(cd["fork_ms"])[1], 1), unit="ms (median)",
+          note="in order, ms: " + "; ".join(cd["fork_parts"]), fork_ms=cd["fork_ms"])
+    b.add(S8, "LangGraph: fork at N/2 (invoke from a past checkpoint), 3 forks", None, base,
+          value=round(sorted(lg["fork_ms"])[1], 1), unit="ms (median)",
+          note="in order, ms: " + ", ".join(f"{v:.0f}" for v in lg["fork_ms"]),
+          fork_ms=lg["fork_ms"])
+    b.add(S8, "ctxdag: read the fork head's context", cd["fork_read"], cd["fork_floor"],
+          note=f"{cd['fork_nodes']} nodes, verbatim: the session's one active summary "
+               "covers main-branch turns the fork lacks")
+    b.add(S8, "LangGraph: read the fork head's state", lg["fork_read"], base,
+          note=f"summary + {lg['fork_messages']} messages (the fork inherits the summary "
+               "of its checkpoint)")
+    b.add(S8, "ctxdag: compact the fork", None, base, value=round(cd["fork_compact_ms"], 1),
+          unit="ms", note=f"one sample; the fork then renders {cd['fork_nodes_after']} nodes; the main head "
+                          f"renders {cd['main_nodes_after']} (its summary was superseded)")
+    b.add(S8, "ctxdag: read the main head after the fork's compaction", cd["main_after_read"],
+          cd["after_floor"], note=f"{cd['main_nodes_after']} nodes")
+    counts = cd["counts"]
+    b.add(S8, f"ctxdag: bytes stored per turn (N={n:,})", None, None,
+          value=round(cd["bytes"] / n), unit="bytes/turn",
+          note=f"Neo4j store growth {cd['bytes'] / 1e6:.1f} MB allocated "
+               f"({cd['bytes_apparent'] / 1e6:.1f} MB apparent); {counts['nodes']:,} nodes, "
+               f"{counts['covers']:,} COVERS and {counts['reads']:,} READ edges",
+          store_bytes=cd["bytes"], store_apparent_bytes=cd["bytes_apparent"], **counts)
+    b.add(S8, f"LangGraph: bytes stored per turn (N={n:,})", None, None,
+          value=round(lg["bytes"] / n), unit="bytes/turn",
+          note=f"SQLite file {lg['bytes'] / 1e6:.1f} MB; {lg['checkpoints']:,} checkpoints, "
+               f"{lg['writes']:,} writes (each checkpoint holds the whole message list)",
+          sqlite_bytes=lg["bytes"], checkpoints=lg["checkpoints"], writes=lg["writes"])
+    b.facts["peer"] = {"turns": n, "summarize_every": every, "keep_messages": keep}
