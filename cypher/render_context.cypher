@@ -22,21 +22,33 @@ OPTIONAL MATCH (s)-[:ACTIVE_SUMMARY]->(active:Node)
 WITH index, h, problem, active, CASE WHEN active.deleted_at IS NULL THEN active END AS summary
 OPTIONAL MATCH (last:Node {id: summary.covers_last_id})
 OPTIONAL CALL (h, last, problem) {
+  // Up from the head, never deeper than the segment's last node (the predicate on every
+  // node of the walk prunes it); the shallowest node reached must be that last node.
   WITH * WHERE problem IS NULL AND last.depth <= h.depth
-  MATCH up = (h) ((:Node)-[:PREDECESSOR]->(b:Node) WHERE b.depth >= last.depth)* (x:Node)
-  WHERE x.depth = last.depth AND x = last
-  RETURN reverse(nodes(up)[..-1]) AS tail
+  MATCH up = (h)-[:PREDECESSOR*0..]->(x:Node)
+  WHERE all(n IN nodes(up) WHERE n.depth >= last.depth)
+  WITH DISTINCT last, x
+  ORDER BY x.depth
+  WITH last, collect(x) AS walked
+  WHERE walked[0] = last
+  RETURN walked[1..] AS tail
 }
 OPTIONAL CALL (summary, tail) {
   WITH * WHERE tail IS NOT NULL
-  MATCH (summary)-[:PREDECESSOR]->(splice:Node)
-  MATCH prefix = (splice)-[:PREDECESSOR]->*(:Node {depth: 0})
-  RETURN reverse(nodes(prefix)) + [summary] + tail AS compacted
+  MATCH (summary)-[:PREDECESSOR]->(splice:Node)-[:PREDECESSOR*0..]->(x:Node)
+  WITH DISTINCT summary, tail, x
+  ORDER BY x.depth
+  WITH summary, tail, collect(x) AS prefix
+  RETURN prefix + [summary] + tail AS compacted
 }
 OPTIONAL CALL (h, tail, problem) {
+  // Rows of distinct ancestors, not a path value: a path of many thousand hops overflows
+  // the server's stack when it is encoded, and this form is expanded without keeping paths.
   WITH * WHERE problem IS NULL AND tail IS NULL
-  MATCH chain = (h)-[:PREDECESSOR]->*(:Node {depth: 0})
-  RETURN reverse(nodes(chain)) AS verbatim
+  MATCH (h)-[:PREDECESSOR*0..]->(x:Node)
+  WITH DISTINCT x
+  ORDER BY x.depth
+  RETURN collect(x) AS verbatim
 }
 RETURN index, problem, h.id AS head_id,
   CASE WHEN tail IS NULL THEN null ELSE summary.id END AS summary_id,

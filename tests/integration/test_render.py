@@ -85,3 +85,29 @@ async def test_render_is_one_round_trip_whatever_the_history(ledger, compactor):
     await rendered(ledger, session.id, nodes[3].id)
     assert ledger.db.round_trips.total - before == 2
     assert await head_id(ledger, session.id) == nodes[-1].id
+
+
+async def test_a_very_long_verbatim_chain_renders(ledger):
+    """A path value of ~10,000 hops overflowed Neo4j's stack when encoded; the render walks
+    distinct ancestors instead. The chain is bulk-written here with test-only Cypher that
+    creates what append_message would, then checked against the invariants."""
+    session = await ledger.sessions.create("long", "sys")
+    length = 25_000
+    await ledger.db.driver.execute_query(
+        "MATCH (s:Session {id: $sid})-[h:HEAD]->(root:Node) "
+        "UNWIND range(1, $n) AS i "
+        "CREATE (n:Node {id: $sid + '-' + toString(i), session_id: $sid, tenant: s.tenant,"
+        " role: CASE i % 2 WHEN 1 THEN 'user' ELSE 'assistant' END, content: 'turn ' + i,"
+        " created_at: datetime(), tokens: 2, metadata: '{}', seq: i, depth: i,"
+        " side_branch: false}) "
+        "WITH s, h, root, collect(n) AS chain "
+        "FOREACH (i IN range(0, size(chain) - 1) |"
+        " FOREACH (p IN CASE i WHEN 0 THEN [root] ELSE [chain[i - 1]] END |"
+        "  FOREACH (c IN [chain[i]] | CREATE (c)-[:PREDECESSOR]->(p)))) "
+        "DELETE h "
+        "WITH s, chain[-1] AS tip CREATE (s)-[:HEAD]->(tip) SET s.next_seq = $n + 1",
+        sid=session.id, n=length)
+    assert await ledger.violations(session.id) == []
+    view = await rendered(ledger, session.id)
+    assert len(view) == length + 1
+    assert view[:2] == [session.root_id, f"{session.id}-1"] and view[-1] == f"{session.id}-{length}"
