@@ -30,13 +30,21 @@ class Calls:
         self._db, self._tenant = db, tenant
 
     async def record(self, session_id: str, record: CallRecord) -> Call:
-        """Records a call that produced no node (a failure, an external call without output)."""
+        """Records a call that produced no node (a failure, an external call without output).
+
+        One round trip: the stored call is exactly the record, so it is not read back.
+        """
         validate.identifier(session_id, "session id")
         for read_id in record.read_ids:
             validate.identifier(read_id, "read id")
         await self._db.write("call_record", single_row(session_id, {"session_id": session_id}),
                              session_id=session_id, tenant=self._tenant, call=record.as_param())
-        return await self.get(record.id)
+        return Call(id=record.id, session_id=session_id, purpose=record.purpose,
+                    provider=record.provider, model=record.model, head_id=record.head_id,
+                    read_ids=record.read_ids, read_count=len(record.read_ids), output_id=None,
+                    started_at=record.started_at, finished_at=record.finished_at,
+                    input_tokens=record.input_tokens, output_tokens=record.output_tokens,
+                    error_code=record.error_code, error_message=record.error_message)
 
     async def get(self, call_id: str) -> Call:
         return the_one(await self.get_many([call_id]), "call", call_id)

@@ -248,3 +248,17 @@ async def test_concurrent_turns_on_one_session_lose_nothing(ledger, turns):
     assert len(calls) == 10
     assert (await ledger.sessions.get(session.id)).node_count == 21
     await assert_sound(ledger, session.id)
+
+
+async def test_recording_a_call_is_one_round_trip_whatever_its_reads(ledger):
+    from service.store import CallRecord
+    from service.store.ids import utcnow
+
+    session = await ledger.sessions.create()
+    nodes = await chat(ledger, session, *[f"turn {i}" for i in range(30)])
+    reads = (session.root_id, *[n.id for n in nodes])
+    before = ledger.db.round_trips.total
+    call = await ledger.calls.record(session.id, CallRecord(
+        Purpose.EXTERNAL, "external", "m", reads, utcnow(), utcnow()))
+    assert ledger.db.round_trips.total - before == 1
+    assert (await ledger.calls.get(call.id)) == call
