@@ -178,14 +178,15 @@ async def record_call(b: Bench, chain: Chain) -> None:
     ratio = stats.p50_ms / base.p50_ms
     b.add(S4, f"Ledger.calls.record, {n:,} reads", stats, base, target="≤ 20× floor",
           met=ratio <= 20, round_trips=trips,
-          note=f"write + read-back of the call; db hits of the write {prof['db_hits']:,}",
+          note=("the write alone" if trips == 1 else f"{trips:.0f} round trips: the write and a "
+                 "read-back") + f"; db hits of the write {prof['db_hits']:,}",
           profile=prof)
     b.log(f"{S4}: record {n} reads p50 {stats.p50_ms:.1f} ms = {ratio:.1f}× floor")
     try:
         stats, base = await b.timed(f"{S4} write", write_only,
                                     samples=b.sizes.record_samples, warmup=3)
         b.add(S4, f"call_record statement alone, {n:,} reads", stats, base, round_trips=1,
-              note="the one write transaction, without Calls.get's read-back")
+              note="the one write transaction, through Database.write")
     except Exception as e:  # noqa: BLE001 - internal signature may have changed
         b.add(S4, f"call_record statement alone, {n:,} reads", None, None, status="skipped",
               note=f"{type(e).__name__}: {e}")
