@@ -8,11 +8,14 @@
 // node, and a compacted render never touches the covered history.
 UNWIND range(0, size($requests) - 1) AS index
 WITH index, $requests[index] AS request
-MATCH (s:Session {id: request.session_id, tenant: $tenant})-[:HEAD]->(current:Node)
+MATCH (s:Session {id: request.session_id, tenant: $tenant})
+// Read committed: while an append swaps the HEAD edge, a reader may see neither edge.
+OPTIONAL MATCH (s)-[:HEAD]->(current:Node)
 OPTIONAL MATCH (given:Node {id: request.head_id, tenant: $tenant})
-WITH index, s, CASE WHEN request.head_id IS NULL THEN current ELSE given END AS h
+WITH index, s, CASE WHEN request.head_id IS NULL THEN current ELSE given END AS h, request
 WITH index, s, h,
   CASE
+    WHEN h IS NULL AND request.head_id IS NULL THEN 'head_moving'
     WHEN h IS NULL THEN 'node_not_found'
     WHEN h.session_id <> s.id THEN 'node_other_session'
     WHEN h.deleted_at IS NOT NULL THEN 'node_deleted'

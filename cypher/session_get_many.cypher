@@ -5,7 +5,9 @@
 UNWIND $session_ids AS session_id
 MATCH (s:Session {id: session_id, tenant: $tenant})
 MATCH (s)-[:ROOT]->(r:Node)
-MATCH (s)-[:HEAD]->(h:Node)
+// Read committed: while an append swaps the HEAD edge, a reader may see neither edge
+// (head_id null); the caller reads again.
+OPTIONAL MATCH (s)-[:HEAD]->(h:Node)
 RETURN s {
   .*, root_id: r.id, head_id: h.id,
   active_summary: [(s)-[:ACTIVE_SUMMARY]->(a:Node) WHERE a.deleted_at IS NULL | a {.id, .content}][0]

@@ -15,11 +15,18 @@ T = TypeVar("T")
 
 async def by_ids(db: Database, query: str, ids: Sequence[str], *, param: str, what: str,
                  build: Callable[[dict[str, Any]], T], key: Callable[[T], str],
+                 torn: Callable[[list[dict[str, Any]]], bool] | None = None,
                  **params: Any) -> list[T]:
-    """The records that exist, in the order asked; unknown ids are left out."""
+    """The records that exist, in the order asked; unknown ids are left out.
+
+    `torn`: says when the rows caught a concurrent write half applied (read again).
+    """
     for record_id in ids:
         validate.identifier(record_id, f"{what} id")
-    rows = await db.read(query, **{param: list(ids)}, **params)
+    if torn is None:
+        rows = await db.read(query, **{param: list(ids)}, **params)
+    else:
+        rows = await db.read_untorn(query, torn, **{param: list(ids)}, **params)
     found = {key(record): record for record in map(build, rows)}
     return [found[i] for i in ids if i in found]
 

@@ -90,6 +90,20 @@ class Database:
             async with self.driver.session(database=self.database) as session:
                 return await session.execute_read(_run, query.text, bound, None)
 
+    async def read_untorn(self, query_name: str, /, torn: Callable[[Rows], bool],
+                          attempts: int = 5, **params: Any) -> Rows:
+        """A read that is repeated while `torn` says it saw a write half applied.
+
+        Under read-committed isolation a reader walking a session's relationships while
+        an append replaces HEAD can see neither the old nor the new edge.
+        """
+        for _ in range(attempts - 1):
+            rows = await self.read(query_name, **params)
+            if not torn(rows):
+                return rows
+            await asyncio.sleep(0.01)
+        return await self.read(query_name, **params)
+
     async def write(self, query_name: str, /, check: RowCheck | None = None, **params: Any) -> Rows:
         """Runs one statement in one write transaction.
 

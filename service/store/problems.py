@@ -54,6 +54,8 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
                              "not a user branch"),
     "tip_not_a_tip": _bad("node {tip_id} is not a branch tip: live turns follow it"),
     "tip_is_root": _bad("the ROOT alone is not a branch that can be deleted"),
+    "head_moving": _conflict("session {session_id} was changing HEAD while it was read; "
+                             "read it again"),
     "summary_changed": _conflict("another compaction of session {session_id} finished first; "
                                  "its summary is now the active one"),
     "nothing_covered": _bad("a summary must cover at least one turn"),

@@ -43,7 +43,9 @@ class Sessions:
         """The sessions that exist for this tenant, in the order asked."""
         return await by_ids(self._db, "session_get_many", session_ids, param="session_ids",
                             what="session", build=lambda r: session_from_row(r["session"]),
-                            key=lambda s: s.id, tenant=self._tenant)
+                            key=lambda s: s.id, tenant=self._tenant,
+                            torn=lambda rows: any(r["session"]["head_id"] is None
+                                                  for r in rows))
 
     async def list(self, first: int = 20, after: str | None = None) -> Page[Session]:
         first = validate.page_size(first)

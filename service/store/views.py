@@ -40,9 +40,9 @@ class Views:
         for session_id, head_id in requests:
             validate.identifier(session_id, "session id")
             validate.optional_identifier(head_id, "head id")
-        rows = await self._db.read(
-            "render_context", tenant=self._tenant,
-            requests=[{"session_id": s, "head_id": h} for s, h in requests])
+        rows = await self._db.read_untorn(
+            "render_context", lambda rows: any(r["problem"] == "head_moving" for r in rows),
+            tenant=self._tenant, requests=[{"session_id": s, "head_id": h} for s, h in requests])
         by_index = {row["index"]: row for row in rows}
         results: list[Rendered | CtxdagError] = []
         for index, (session_id, head_id) in enumerate(requests):
@@ -50,7 +50,8 @@ class Views:
             if row is None:
                 results.append(NotFound("session", session_id))
             elif row["problem"] is not None:
-                results.append(PROBLEMS[row["problem"]]({"node_id": head_id}))
+                results.append(PROBLEMS[row["problem"]]({"node_id": head_id,
+                                                         "session_id": session_id}))
             else:
                 results.append(Rendered(row["head_id"],
                                         tuple(node_from_row(n) for n in row["nodes"]),
