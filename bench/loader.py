@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 from service.store import Database, Ledger
 from service.store.ids import new_id, utcnow
-from service.store.queries import Query, load_queries, parse_query
+from service.store.queries import Query, load_queries
 from service.tokens import estimate_tokens
 
 from .content import ASSISTANT_METADATA, message
@@ -34,12 +34,11 @@ SYSTEM_PROMPT = "You are the ctxdag benchmark's assistant. Answer briefly."
 def bench_queries() -> dict[str, Query]:
     """The service's statements plus the bench-only ones, checked by the service's own loader."""
     queries = load_queries()
-    for path in sorted(BENCH_CYPHER.glob("*.cypher")):
-        query = parse_query(path)
-        if query.name in queries:
-            raise ValueError(f"bench statement {query.name} shadows a service statement")
-        queries[query.name] = query
-    return queries
+    bench = load_queries(BENCH_CYPHER)
+    shadowed = sorted(set(queries) & set(bench))
+    if shadowed:
+        raise ValueError(f"bench statements shadow service statements: {shadowed}")
+    return {**queries, **bench}
 
 
 @dataclass
