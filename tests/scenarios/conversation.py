@@ -16,7 +16,6 @@ from tests.api_client import Client
 class Model:
     root: str
     parent: dict[str, str] = field(default_factory=dict)  # live user-branch nodes only
-    deleted: set[str] = field(default_factory=set)
     summary: str | None = None
     covers: tuple[str, ...] = ()
 
@@ -56,10 +55,10 @@ class Model:
             if not more:
                 break
             doomed |= more
+        fork = self.parent[top]
         for node in doomed:
             del self.parent[node]
-        self.deleted |= doomed
-        return self.parent.get(top) or self.root if top not in self.parent else self.root
+        return fork
 
 
 class Conversation:
@@ -125,18 +124,9 @@ class Conversation:
     async def delete(self, tip: str) -> None:
         await self.client("mutation($s: ID!, $t: ID!) { deleteBranch(sessionId: $s, tipId: $t)"
                           " { id } }", s=self.id, t=tip)
-        chain = self.model.chain(tip)
-        fork = self._fork_point(tip)
-        self.model.delete(tip)
-        if self.head in chain and self.head not in self.model.parent and self.head != self.model.root:
-            self.head = fork
-
-    def _fork_point(self, tip: str) -> str:
-        top = tip
-        while (self.model.parent[top] != self.model.root
-               and len(self.model.children(self.model.parent[top])) == 1):
-            top = self.model.parent[top]
-        return self.model.parent[top]
+        fork = self.model.delete(tip)
+        if self.head != self.model.root and self.head not in self.model.parent:
+            self.head = fork  # HEAD was among the deleted nodes
 
     async def compact(self, keep: int, head: str | None = None) -> str:
         data = await self.client(
