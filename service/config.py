@@ -32,12 +32,20 @@ class Settings:
     tenant: str
     max_content_bytes: int
     max_metadata_bytes: int
+    max_call_reads: int
     # The token budget (service/context/budget.py).
     context_window: int
     keep_recent_tokens: int
     auto_compact_ratio: float
     # The API: bearer tokens mapped to tenants (none: single-tenant, loopback only).
     api_tokens: Mapping[str, str]
+    # Bounds on clients (service/api/guards.py, server.py, limits.py).
+    operation_timeout_seconds: float
+    request_read_timeout_seconds: float
+    max_request_bytes: int
+    max_connections: int
+    max_websockets: int
+    max_subscriptions_per_socket: int
     # Everything else is passed through for the model provider to read (e.g. ANTHROPIC_*).
     env: Mapping[str, str]
 
@@ -59,10 +67,19 @@ class Settings:
             tenant=env.get("CTXDAG_TENANT", DEFAULT_TENANT),
             max_content_bytes=int(env.get("CTXDAG_MAX_CONTENT_BYTES", str(1024 * 1024))),
             max_metadata_bytes=int(env.get("CTXDAG_MAX_METADATA_BYTES", str(64 * 1024))),
+            max_call_reads=int(env.get("CTXDAG_MAX_CALL_READS", "10000")),
             context_window=int(env.get("CTXDAG_CONTEXT_WINDOW", "200000")),
             keep_recent_tokens=int(env.get("CTXDAG_KEEP_RECENT_TOKENS", "20000")),
             auto_compact_ratio=float(env.get("CTXDAG_AUTO_COMPACT_RATIO", "0.8")),
             api_tokens=_api_tokens(env),
+            operation_timeout_seconds=float(env.get("CTXDAG_OPERATION_TIMEOUT_SECONDS", "300")),
+            request_read_timeout_seconds=float(
+                env.get("CTXDAG_REQUEST_READ_TIMEOUT_SECONDS", "10")),
+            max_request_bytes=int(env.get("CTXDAG_MAX_REQUEST_BYTES", str(8 * 1024 * 1024))),
+            max_connections=int(env.get("CTXDAG_MAX_CONNECTIONS", "256")),
+            max_websockets=int(env.get("CTXDAG_MAX_WEBSOCKETS", "32")),
+            max_subscriptions_per_socket=int(
+                env.get("CTXDAG_MAX_SUBSCRIPTIONS_PER_SOCKET", "16")),
             env=dict(env),
         )
 

@@ -71,3 +71,13 @@ class Unauthenticated(CtxdagError):
     """No valid bearer token where tokens are required."""
 
     code = "UNAUTHENTICATED"
+
+
+class OperationTimedOut(CtxdagError):
+    """A query or mutation ran past the operation timeout and was cancelled."""
+
+    code = "TIMEOUT"
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the operation ran longer than {seconds:g} s and was cancelled "
+                         "(CTXDAG_OPERATION_TIMEOUT_SECONDS)")

@@ -8,6 +8,7 @@ from typing import Callable
 import uvicorn
 
 from .api.app import create_app
+from .api.server import server_config
 from .config import Settings
 from .neo4j_local import detached_status, ensure_jars, start_detached, stop_detached
 
@@ -48,8 +49,7 @@ async def serve(settings: Settings, host: str, port: int) -> int:
     print(f"GraphiQL: http://{host}:{port}/graphql   health: http://{host}:{port}/healthz",
           flush=True)
     app = create_app(settings, on_shutdown=stop_neo4j)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info",
-                                           lifespan="on"))
+    server = uvicorn.Server(server_config(app, settings, host, port))
     try:
         await server.serve()
     finally:

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, AsyncIterator
 
 import httpx
 import websockets
@@ -73,3 +74,40 @@ class Client:
                         received.append(message)
                         break
             return received
+
+
+class Socket:
+    """One graphql-transport-ws connection running operations one after another."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+
+    async def send_raw(self, text: str) -> None:
+        await self.ws.send(text)
+
+    async def execute(self, query: str, variables: dict | None = None,
+                      timeout: float = 30) -> list[dict]:
+        """Every message of one operation up to its `complete` or `error`."""
+        op = str(uuid.uuid4())
+        await self.ws.send(json.dumps({"id": op, "type": "subscribe", "payload": {
+            "query": query, "variables": variables or {}}}))
+        messages = []
+        async with asyncio.timeout(timeout):
+            while True:
+                message = json.loads(await self.ws.recv())
+                if message.get("id") != op:
+                    continue
+                messages.append(message)
+                if message["type"] in ("complete", "error"):
+                    return messages
+
+
+@contextlib.asynccontextmanager
+async def socket(client: Client) -> AsyncIterator[Socket]:
+    url = client.base_url.replace("http://", "ws://") + "/graphql"
+    async with websockets.connect(url, subprotocols=["graphql-transport-ws"],
+                                  additional_headers=client.headers,
+                                  max_size=None) as ws:
+        await ws.send(json.dumps({"type": "connection_init", "payload": {}}))
+        assert json.loads(await ws.recv())["type"] == "connection_ack"
+        yield Socket(ws)

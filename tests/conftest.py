@@ -99,6 +99,7 @@ async def api(neo4j_driver):
     import uvicorn
 
     from service.api.app import create_app
+    from service.api.server import server_config
     from service.config import Settings
     from service.neo4j_local import free_port
     from tests.api_client import Client
@@ -110,8 +111,8 @@ async def api(neo4j_driver):
     })
     database = Database(neo4j_driver)
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(settings, database), host="127.0.0.1",
-                                           port=port, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(server_config(create_app(settings, database), settings,
+                                          "127.0.0.1", port, log_level="warning"))
     task = asyncio.create_task(server.serve())
     while not server.started:
         if task.done():

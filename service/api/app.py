@@ -8,20 +8,21 @@ from typing import AsyncIterator, Callable
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from starlette.requests import HTTPConnection
-from strawberry.fastapi import GraphQLRouter
 
 from ..config import Settings
 from ..errors import CtxdagError
 from ..runtime import Runtime
 from ..store import Database
 from .context import Context, tenant_for
+from .guards import Guards
 from .schema import schema
+from .transport import Router
 
 HEALTH_TIMEOUT_SECONDS = 5.0
 
 
 def create_app(settings: Settings, database: Database | None = None,
-               on_shutdown: Callable[[], None] | None = None) -> FastAPI:
+               on_shutdown: Callable[[], None] | None = None) -> Guards:
     """`database`: an open one to use (tests); None opens one at startup and closes it after.
 
     `on_shutdown` runs last when the app stops (serve stops the Neo4j it started there:
@@ -48,7 +49,8 @@ def create_app(settings: Settings, database: Database | None = None,
         authorization = connection.headers.get("authorization")
         return Context(runtime, tenant_for(authorization, settings.api_tokens, settings.tenant))
 
-    app.include_router(GraphQLRouter(schema, context_getter=context), prefix="/graphql")
+    app.include_router(Router(schema, context_getter=context, max_subscriptions_per_connection=
+                              settings.max_subscriptions_per_socket), prefix="/graphql")
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
@@ -61,4 +63,5 @@ def create_app(settings: Settings, database: Database | None = None,
                                 status_code=503)
         return JSONResponse({"status": "ok", "neo4j": agent})
 
-    return app
+    return Guards(app, max_body_bytes=settings.max_request_bytes,
+                  max_websockets=settings.max_websockets, loopback_only=not settings.api_tokens)

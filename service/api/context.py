@@ -1,9 +1,11 @@
-"""The per-request context: who is asking (tenant), their services, fresh DataLoaders."""
+"""The per-operation context: who is asking (tenant), their services, fresh DataLoaders."""
 from __future__ import annotations
 
+import copy
 import hmac
-from typing import Mapping
+from typing import Iterator, Mapping
 
+from strawberry.extensions import SchemaExtension
 from strawberry.fastapi import BaseContext
 
 from ..errors import Unauthenticated
@@ -47,3 +49,18 @@ class Context(BaseContext):
         if self._loaders is None:
             self._loaders = Loaders.for_request(self.services.ledger)
         return self._loaders
+
+    def for_operation(self) -> "Context":
+        """The same caller with DataLoaders of its own: a websocket runs many operations on
+        one connection, and a read after a mutation must not be served from an older cache."""
+        fresh = copy.copy(self)
+        fresh._loaders = None
+        return fresh
+
+
+class LoadersPerOperation(SchemaExtension):
+    def on_operation(self) -> Iterator[None]:
+        context = self.execution_context.context
+        if isinstance(context, Context):
+            self.execution_context.context = context.for_operation()
+        yield

@@ -3,22 +3,18 @@ repository root is generated from here (`make schema`) and a test fails when it 
 from typing import AsyncGenerator, Optional
 
 import strawberry
-from graphql import GraphQLError
-from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.extensions import MaxTokensLimiter
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from ..errors import CtxdagError
-from .errors import CodedErrors, extensions_of
+from .context import LoadersPerOperation
+from .errors import coded_stream, with_codes
 from .events import EVENT_TYPES, SessionEvent, event_out
+from .limits import MAX_TOKENS, BoundedValidation, OperationDeadline
 from .types import (
     Compaction, ModelCall, Node, PageInfo, Role, Session, SessionConnection, Turn,
     call_out, compaction_out, node_out, session_out, turn_out,
 )
-
-MAX_DEPTH = 12
-MAX_TOKENS = 2000
-MAX_ALIASES = 20
 
 
 @strawberry.type
@@ -51,6 +47,11 @@ class Query:
         await info.context.loaders.nodes.load(str(node_id))
         readings = await info.context.services.ledger.calls.reading(str(node_id), first)
         return [call_out(r.call) for r in readings]
+
+
+def _optional(id: Optional[strawberry.ID]) -> Optional[str]:
+    """An optional id as given: "" stays "" (and is refused by the store), not "not given"."""
+    return None if id is None else str(id)
 
 
 async def _session_after(info: Info, session_id: str) -> Session:
@@ -89,8 +90,8 @@ class Mutation:
                              metadata: Optional[JSON] = None) -> Node:
         appended = await info.context.services.ledger.head.append_message(
             str(session_id), role.value, content,
-            predecessor_id=str(predecessor_id) if predecessor_id else None,
-            caller_id=str(caller_id) if caller_id else None, metadata=metadata)
+            predecessor_id=_optional(predecessor_id), caller_id=_optional(caller_id),
+            metadata=metadata)
         return node_out(appended.node)
 
     @strawberry.mutation(description="A new answer to the prompt of an assistant reply; "
@@ -128,7 +129,7 @@ class Mutation:
                       keep_recent_tokens: Optional[int] = None,
                       head_id: Optional[strawberry.ID] = None) -> Compaction:
         result = await info.context.services.compactor.compact(
-            str(session_id), head_id=str(head_id) if head_id else None,
+            str(session_id), head_id=_optional(head_id),
             keep_recent_tokens=keep_recent_tokens)
         return compaction_out(result)
 
@@ -158,19 +159,24 @@ class Subscription:
                                          "of one session, as they happen.")
     async def session_events(self, info: Info,
                              session_id: strawberry.ID) -> AsyncGenerator[SessionEvent, None]:
-        # Subscriptions bypass the operation hooks that code errors, so code them here.
-        try:
-            await info.context.services.ledger.sessions.get(str(session_id))
-        except CtxdagError as e:
-            raise GraphQLError(e.message, extensions=extensions_of(e)) from e
+        await info.context.services.ledger.sessions.get(str(session_id))
         async for event in info.context.runtime.events.stream(str(session_id)):
             yield event_out(event)
 
 
 class Schema(strawberry.Schema):
+    """Every result leaves through `execute` (HTTP) or `stream` (websockets, and queries
+    and mutations sent over them), and each codes its errors the same way."""
+
     def process_errors(self, errors, execution_context=None) -> None:
         """Expected errors are the client's business; only unexpected ones are logged
-        (by CodedErrors, with their traceback, before they are masked)."""
+        (by `coded`, with their traceback, before they are masked)."""
+
+    async def execute(self, *args, **kwargs):
+        return with_codes(await super().execute(*args, **kwargs))
+
+    async def stream(self, *args, **kwargs):
+        return coded_stream(await super().stream(*args, **kwargs))
 
 
 schema = Schema(
@@ -179,9 +185,9 @@ schema = Schema(
     subscription=Subscription,
     types=list(EVENT_TYPES),
     extensions=[
-        CodedErrors,
-        lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
+        LoadersPerOperation,
         lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
-        lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
+        BoundedValidation,
+        OperationDeadline,
     ],
 )

@@ -1,0 +1,139 @@
+"""Bounds on what one GraphQL operation may cost, checked before the cost is paid.
+
+A document's size after fragment expansion can be exponential in its length (each
+fragment spreading the next one twice doubles it), so every limit here is measured in
+one pass over the document with each fragment measured once. Only a document within
+the limits goes on to graphql-core's validation, which then walks at most
+MAX_SELECTIONS fields, and runs in a worker thread so the event loop keeps serving
+other requests. Execution is bounded in time by the operation timeout.
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import AsyncIterator
+
+from graphql import (
+    DocumentNode, FieldNode, FragmentDefinitionNode, FragmentSpreadNode, GraphQLError,
+    InlineFragmentNode, OperationDefinitionNode, OperationType, SelectionSetNode,
+)
+from strawberry.extensions import SchemaExtension
+from strawberry.schema.schema import validate_document
+
+from ..errors import OperationTimedOut
+
+MAX_QUERY_CHARS = 64 * 1024
+MAX_TOKENS = 2000
+MAX_DEPTH = 12
+MAX_ALIASES = 20
+MAX_SELECTIONS = 1000
+
+
+@dataclass(frozen=True)
+class Cost:
+    """`depth`: levels of nested fields (of a document: below its root fields; introspection
+    fields are left to graphql-core's MaxIntrospectionDepthRule); `aliases` and `selections`
+    count fields as executed, every fragment spread expanded."""
+
+    depth: int = 0
+    aliases: int = 0
+    selections: int = 0
+
+    def nested(self, field: FieldNode) -> "Cost":
+        """This cost as the selection set of `field`."""
+        return Cost(self.depth + 1, self.aliases + (field.alias is not None), self.selections + 1)
+
+    def __or__(self, other: "Cost") -> "Cost":
+        """Two selections side by side."""
+        return Cost(max(self.depth, other.depth), self.aliases + other.aliases,
+                    self.selections + other.selections)
+
+
+def measure(document: DocumentNode) -> Cost:
+    """The cost of the document's operations, in time linear in the document.
+
+    Unknown fragments and fragment cycles cost nothing here; graphql-core's own rules
+    report them afterwards.
+    """
+    fragments = {d.name.value: d for d in document.definitions
+                 if isinstance(d, FragmentDefinitionNode)}
+    measured: dict[str, Cost] = {}
+    entered: set[str] = set()
+
+    def fragment(name: str) -> Cost:
+        if name in measured:
+            return measured[name]
+        if name in entered or name not in fragments:
+            return Cost()
+        entered.add(name)
+        measured[name] = cost = selections(fragments[name].selection_set)
+        return cost
+
+    def selections(selection_set: SelectionSetNode | None) -> Cost:
+        total = Cost()
+        for selection in selection_set.selections if selection_set else ():
+            if isinstance(selection, FieldNode):
+                if selection.name.value.startswith("__"):
+                    total |= Cost(0, selection.alias is not None, 1)
+                else:
+                    total |= selections(selection.selection_set).nested(selection)
+            elif isinstance(selection, InlineFragmentNode):
+                total |= selections(selection.selection_set)
+            elif isinstance(selection, FragmentSpreadNode):
+                total |= fragment(selection.name.value)
+        return total
+
+    total = Cost()
+    for definition in document.definitions:
+        if isinstance(definition, OperationDefinitionNode):
+            cost = selections(definition.selection_set)
+            total |= Cost(max(cost.depth - 1, 0), cost.aliases, cost.selections)
+    return total
+
+
+def over_limits(cost: Cost) -> str | None:
+    """Why a document of this cost is refused, or None."""
+    if cost.depth > MAX_DEPTH:
+        return f"the query nests {cost.depth} levels deep; the limit is {MAX_DEPTH}"
+    if cost.aliases > MAX_ALIASES:
+        return (f"the query uses {cost.aliases} aliases (fragments expanded); "
+                f"the limit is {MAX_ALIASES}")
+    if cost.selections > MAX_SELECTIONS:
+        return (f"the query selects {cost.selections} fields once its fragments are "
+                f"expanded; the limit is {MAX_SELECTIONS}")
+    return None
+
+
+class BoundedValidation(SchemaExtension):
+    """Refuses a document over the limits before any other rule runs; validates the rest
+    off the event loop."""
+
+    async def on_validate(self) -> AsyncIterator[None]:
+        context = self.execution_context
+        document = context.graphql_document
+        if document is not None and context.pre_execution_errors is None:
+            reason = over_limits(measure(document))
+            if reason is not None:
+                context.pre_execution_errors = [GraphQLError(reason)]
+            else:
+                context.pre_execution_errors = await asyncio.to_thread(
+                    validate_document, context.schema._schema, document,
+                    context.validation_rules)
+        yield
+
+
+class OperationDeadline(SchemaExtension):
+    """A query or mutation that runs longer than the operation timeout is cancelled;
+    subscriptions are long-lived by design and are not."""
+
+    async def on_execute(self) -> AsyncIterator[None]:
+        context = self.execution_context
+        if context.operation_type is OperationType.SUBSCRIPTION:
+            yield
+            return
+        seconds = context.context.runtime.settings.operation_timeout_seconds
+        try:
+            async with asyncio.timeout(seconds):
+                yield
+        except TimeoutError:
+            raise OperationTimedOut(seconds) from None

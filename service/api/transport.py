@@ -1,0 +1,89 @@
+"""GraphQL over HTTP and websockets, with the request-level bounds of limits.py.
+
+A request body that cannot be decoded (malformed, or nested deeper than the decoder
+can follow) is refused with a coded error, and so is a query document longer than
+MAX_QUERY_CHARS — before it is parsed, on both transports. HTTP refusals carry the
+same JSON error shape as GraphQL errors.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from cross_web import HTTPException
+from fastapi.responses import JSONResponse
+from strawberry.fastapi import GraphQLRouter
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
+    BaseGraphQLTransportWSHandler,
+)
+from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
+
+from .errors import error_body
+from .limits import MAX_QUERY_CHARS
+
+
+def query_too_long(query: Any) -> str | None:
+    if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
+        return (f"the query document is {len(query)} characters; the limit is "
+                f"{MAX_QUERY_CHARS} (pass large values as variables)")
+    return None
+
+
+def _coded_error(message: str) -> dict:
+    return error_body(message)["errors"][0]
+
+
+class TransportWSHandler(BaseGraphQLTransportWSHandler):
+    async def handle_subscribe(self, message: Any) -> None:
+        payload = message.get("payload") or {}
+        refused = query_too_long(payload.get("query"))
+        if refused is None and self.connection_acknowledged \
+                and len(self.operations) >= (self.max_subscriptions_per_connection or 0):
+            refused = (f"at most {self.max_subscriptions_per_connection} operations may run "
+                       "at once on one connection (CTXDAG_MAX_SUBSCRIPTIONS_PER_SOCKET)")
+        if refused is None:
+            await super().handle_subscribe(message)
+            return
+        await self.send_message({"id": message["id"], "type": "error",
+                                 "payload": [_coded_error(refused)]})
+
+
+class LegacyWSHandler(BaseGraphQLWSHandler):
+    async def handle_start(self, message: Any) -> None:
+        payload = message.get("payload") or {}
+        refused = query_too_long(payload.get("query"))
+        if refused is None and self.connection_acknowledged \
+                and len(self.tasks) >= (self.max_subscriptions_per_connection or 0):
+            refused = (f"at most {self.max_subscriptions_per_connection} operations may run "
+                       "at once on one connection (CTXDAG_MAX_SUBSCRIPTIONS_PER_SOCKET)")
+        if refused is None:
+            await super().handle_start(message)
+            return
+        await self.send_message({"id": message["id"], "type": "error",
+                                 "payload": _coded_error(refused)})
+
+
+class Router(GraphQLRouter):
+    graphql_transport_ws_handler_class = TransportWSHandler
+    graphql_ws_handler_class = LegacyWSHandler
+
+    def decode_json(self, data: str | bytes) -> object:
+        try:
+            return json.loads(data)
+        except RecursionError:
+            raise json.JSONDecodeError("JSON nested too deeply", "", 0) from None
+
+    async def parse_http_body(self, request: Any) -> Any:
+        data = await super().parse_http_body(request)
+        for item in data if isinstance(data, list) else [data]:
+            refused = query_too_long(item.query)
+            if refused is not None:
+                raise HTTPException(400, refused)
+        return data
+
+    async def run(self, request: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().run(request, **kwargs)
+        except HTTPException as e:
+            return JSONResponse(error_body(e.reason), status_code=e.status_code)
+
