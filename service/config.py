@@ -79,7 +79,7 @@ class Settings:
             max_connections=int(env.get("CTXDAG_MAX_CONNECTIONS", "256")),
             max_websockets=int(env.get("CTXDAG_MAX_WEBSOCKETS", "32")),
             max_subscriptions_per_socket=int(
-                env.get("CTXDAG_MAX_SUBSCRIPTIONS_PER_SOCKET", "16")),
+                env.get("CTXDAG_MAX_SUBSCRIPTIONS_PER_SOCKET", "8")),
             env=dict(env),
         )
 
