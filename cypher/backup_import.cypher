@@ -1,19 +1,22 @@
 // name: backup_import
-// returns: one row {problem, taken_ids, created, violations}; nothing is created when problem is set
+// returns: one row {problem, session_elsewhere, taken_ids, taken_elsewhere, created, violations}; nothing is created when problem is set
 // purpose: rebuilds an exported session in the importing tenant — Session, Nodes, Calls and all their edges — after checking that none of its ids exists, then checks the invariants of what it wrote
 // params: tenant, session, nodes, calls
 // Every id a row names was checked by the caller to be one of the document's own nodes.
 // The caller rolls the transaction back when `created` falls short of the document or
-// `violations` is not empty, so only a sound session is ever imported.
+// `violations` is not empty, so only a sound session is ever imported. Ids taken in other
+// tenants are only counted: an import never learns another tenant's ids.
 WITH
-  COLLECT { MATCH (x:Session {id: $session.properties.id}) RETURN x.id } AS taken_sessions,
-  COLLECT { UNWIND $nodes AS row MATCH (x:Node {id: row.properties.id}) RETURN x.id } AS taken_nodes,
-  COLLECT { UNWIND $calls AS row MATCH (x:Call {id: row.properties.id}) RETURN x.id } AS taken_calls
-WITH taken_sessions + taken_nodes + taken_calls AS taken_ids,
+  COLLECT { MATCH (x:Session {id: $session.properties.id}) RETURN coalesce(x.tenant = $tenant, false) AS own } AS taken_sessions,
+  COLLECT {
+    UNWIND $nodes AS row MATCH (x:Node {id: row.properties.id}) RETURN {id: x.id, own: coalesce(x.tenant = $tenant, false)} AS taken
+    UNION ALL
+    UNWIND $calls AS row MATCH (x:Call {id: row.properties.id}) RETURN {id: x.id, own: coalesce(x.tenant = $tenant, false)} AS taken
+  } AS taken
+WITH taken_sessions, taken,
   CASE
     WHEN size(taken_sessions) > 0 THEN 'session_exists'
-    WHEN size(taken_nodes) > 0 THEN 'nodes_exist'
-    WHEN size(taken_calls) > 0 THEN 'calls_exist'
+    WHEN size(taken) > 0 THEN 'ids_exist'
   END AS problem
 OPTIONAL CALL (problem) {
   WITH * WHERE problem IS NULL
@@ -78,4 +81,6 @@ OPTIONAL CALL (problem) {
   }
   RETURN created, collect(violation) AS violations
 }
-RETURN problem, taken_ids, created, violations
+RETURN problem, any(own IN taken_sessions WHERE NOT own) AS session_elsewhere,
+  [t IN taken WHERE t.own | t.id] AS taken_ids, size([t IN taken WHERE NOT t.own]) AS taken_elsewhere,
+  created, violations

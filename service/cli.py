@@ -113,7 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 settings, lambda rt: _compact(rt, args.session, args.head, args.keep)))
         if args.command in admin_cli.COMMANDS:
             return asyncio.run(_with_runtime(
-                settings, lambda rt: admin_cli.run(args, rt.database, rt.ledger.tenant)))
+                settings, lambda rt: admin_cli.run(args, rt.database, rt.ledger.tenant,
+                                                   rt.ledger.limits)))
         if args.command == "trace":
             return asyncio.run(_with_runtime(settings, lambda rt: _trace(rt, args.call)))
         if args.command == "serve":

@@ -33,5 +33,6 @@ async def open_database(settings: Settings) -> Database:
 
 def ledger_for(database: Database, settings: Settings, events: EventBus | None = None,
                tenant: str | None = None) -> Ledger:
-    limits = Limits(settings.max_content_bytes, settings.max_metadata_bytes)
+    limits = Limits(settings.max_content_bytes, settings.max_metadata_bytes,
+                    settings.max_call_reads)
     return Ledger.open(database, tenant or settings.tenant, limits, events)

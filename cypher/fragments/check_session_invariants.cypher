@@ -83,3 +83,8 @@ WITH c, COUNT { (c)-[:READ]->() } AS edges,
 WHERE NOT coalesce(positions = range(0, edges - 1) AND edges = c.read_count, false)
 RETURN 'READ: call ' + c.id + ' has ' + toString(edges) + ' READ edges for a read_count of '
   + coalesce(toString(c.read_count), 'none') + ', or their positions are not 0..n-1' AS violation
+UNION ALL
+MATCH (c:Call {session_id: s.id})
+WITH c, COUNT { (c)-[:READ]->() } AS edges, COUNT { MATCH (c)-[:READ]->(x) RETURN DISTINCT x } AS read
+WHERE edges > read
+RETURN 'READ: call ' + c.id + ' reads ' + toString(edges - read) + ' nodes more than once' AS violation

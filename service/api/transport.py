@@ -33,15 +33,20 @@ def _coded_error(message: str) -> dict:
     return error_body(message)["errors"][0]
 
 
+def refusal(message: Any, running: int, limit: int | None) -> str | None:
+    """Why a websocket operation is not started: its query is too long, or the connection
+    runs as many operations as it may."""
+    refused = query_too_long((message.get("payload") or {}).get("query"))
+    if refused is None and limit is not None and running >= limit:
+        refused = (f"at most {limit} operations may run at once on one connection "
+                   "(CTXDAG_MAX_SUBSCRIPTIONS_PER_SOCKET)")
+    return refused
+
+
 class TransportWSHandler(BaseGraphQLTransportWSHandler):
     async def handle_subscribe(self, message: Any) -> None:
-        payload = message.get("payload") or {}
-        refused = query_too_long(payload.get("query"))
-        if refused is None and self.connection_acknowledged \
-                and len(self.operations) >= (self.max_subscriptions_per_connection or 0):
-            refused = (f"at most {self.max_subscriptions_per_connection} operations may run "
-                       "at once on one connection (CTXDAG_MAX_SUBSCRIPTIONS_PER_SOCKET)")
-        if refused is None:
+        refused = refusal(message, len(self.operations), self.max_subscriptions_per_connection)
+        if refused is None or not self.connection_acknowledged:
             await super().handle_subscribe(message)
             return
         await self.send_message({"id": message["id"], "type": "error",
@@ -50,13 +55,8 @@ class TransportWSHandler(BaseGraphQLTransportWSHandler):
 
 class LegacyWSHandler(BaseGraphQLWSHandler):
     async def handle_start(self, message: Any) -> None:
-        payload = message.get("payload") or {}
-        refused = query_too_long(payload.get("query"))
-        if refused is None and self.connection_acknowledged \
-                and len(self.tasks) >= (self.max_subscriptions_per_connection or 0):
-            refused = (f"at most {self.max_subscriptions_per_connection} operations may run "
-                       "at once on one connection (CTXDAG_MAX_SUBSCRIPTIONS_PER_SOCKET)")
-        if refused is None:
+        refused = refusal(message, len(self.tasks), self.max_subscriptions_per_connection)
+        if refused is None or not self.connection_acknowledged:
             await super().handle_start(message)
             return
         await self.send_message({"id": message["id"], "type": "error",

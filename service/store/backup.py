@@ -12,48 +12,46 @@ The document (format "ctxdag-session", version 1):
                 "produced_id": str | null}, ...]}                            # start order
 
 `properties` are every stored property except `tenant` (an import writes into the
-importing tenant). Values are JSON scalars and lists; a temporal value is an object
-with one key naming its type and an ISO-8601 string, nanoseconds and offset (and
-zone, in brackets) included: {"datetime": "2025-01-02T03:04:05.123456789+00:00"}.
+importing tenant): exactly the properties the ledger writes, each a value its API could
+have written (service/store/records.py). Values are JSON strings, integers and
+booleans; a timestamp is an object holding an ISO-8601 string, nanoseconds and offset
+(and zone, in brackets) included: {"datetime": "2025-01-02T03:04:05.123456789+00:00"}.
 
-Export is one read statement. Import validates the whole document first, then is one
-write statement in one transaction that refuses ids already in the store (of any
-tenant) and checks the session's invariants on what it wrote: a failed check rolls
-everything back, so an import leaves either the whole session or nothing.
+Export is one read statement. Import validates the whole document first, by the same
+rules as the API's writes, then is one write statement in one transaction that
+refuses ids already in the store (of any tenant, naming only the importing tenant's)
+and checks the session's invariants on what it wrote: a failed check rolls everything
+back, so an import leaves either the whole session or nothing.
 """
 from __future__ import annotations
 
 from datetime import timezone
 from typing import Any, Callable, Mapping
 
-from neo4j.time import Date, DateTime, Duration, Time
+from neo4j.time import DateTime
 
 from ..errors import BadInput, Conflict, NotFound
-from . import validate
+from . import records, validate
 from .db import Database, Rows
 from .ids import utcnow
-from .models import Purpose, Role
+from .models import Purpose
+from .validate import Limits
 
 FORMAT = "ctxdag-session"
 VERSION = 1
 INFORMATION_KEYS = ("exported_at", "source_tenant")  # differ between exports of one session
+PROBLEMS_NAMED = 5
 
 _DOCUMENT_KEYS = {"format", "version", "session", "nodes", "calls", *INFORMATION_KEYS}
 _SESSION_KEYS = {"properties", "root_id", "head_id", "active_summary_id"}
 _NODE_KEYS = {"properties", "predecessor_id", "caller_id", "covers"}
 _CALL_KEYS = {"properties", "reads", "produced_id"}
-
-# Properties the ledger's readers rely on, with their types.
-_SESSION_FIELDS = {"id": str, "next_seq": int, "created_at": DateTime, "updated_at": DateTime}
-_NODE_FIELDS = {"id": str, "session_id": str, "role": str, "content": str, "tokens": int,
-                "seq": int, "depth": int, "created_at": DateTime}
-_CALL_FIELDS = {"id": str, "session_id": str, "purpose": str, "provider": str,
-                "started_at": DateTime, "finished_at": DateTime}
+_MIN_INTEGER = -validate.MAX_INTEGER - 1
 
 
 # --- export -----------------------------------------------------------------------------
 
-async def export_session(db: Database, tenant: str, session_id: str) -> dict:
+async def export_session(db: Database, tenant: str, session_id: str, limits: Limits) -> dict:
     """The session of `tenant` as a JSON-serializable document (NotFound when there is none)."""
     validate.identifier(session_id, "session id")
     rows = await db.read("backup_export", session_id=session_id, tenant=tenant)
@@ -76,7 +74,7 @@ async def export_session(db: Database, tenant: str, session_id: str) -> dict:
         "calls": [_export_call(call) for call in row["calls"]],
     }
     try:
-        _parse(document)  # what cannot be imported again is not a backup
+        _parse(document, limits)  # what cannot be imported again is not a backup
     except BadInput as e:
         raise Conflict(f"{where} cannot be exported as it is stored: {e.message} "
                        f"(check it with `ctxdag check {session_id}`)") from e
@@ -84,7 +82,7 @@ async def export_session(db: Database, tenant: str, session_id: str) -> dict:
 
 
 def _export_node(node: Mapping[str, Any]) -> dict:
-    where = f"node {node['properties'].get('id')}"
+    where = records.label("node", node["properties"])
     return {
         "properties": _encode_properties(node["properties"], where),
         "predecessor_id": _one(node["predecessor_ids"], f"{where} PREDECESSOR"),
@@ -94,7 +92,7 @@ def _export_node(node: Mapping[str, Any]) -> dict:
 
 
 def _export_call(call: Mapping[str, Any]) -> dict:
-    where = f"call {call['properties'].get('id')}"
+    where = records.label("call", call["properties"])
     return {
         "properties": _encode_properties(call["properties"], where),
         "reads": list(call["reads"]),
@@ -110,26 +108,17 @@ def _one(ids: list[str], what: str, required: bool = False) -> str | None:
 
 
 def _encode_properties(properties: Mapping[str, Any], where: str) -> dict:
-    return {key: _encode(value, f"{where} property {key!r}")
+    return {key: _encode(value, f"{where} {key}")
             for key, value in sorted(properties.items()) if key != "tenant"}
 
 
 def _encode(value: Any, where: str) -> Any:
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if isinstance(value, (bool, int, float, str)):
         return value
-    if isinstance(value, list):
-        return [_encode(item, where) for item in value]
-    if isinstance(value, DateTime):
-        if value.tzinfo is None:
-            return {"localdatetime": value.iso_format()}
+    if isinstance(value, DateTime) and value.tzinfo is not None:
         return {"datetime": value.iso_format() + _zone_suffix(value.tzinfo)}
-    if isinstance(value, Date):
-        return {"date": value.iso_format()}
-    if isinstance(value, Time):
-        return {"time" if value.tzinfo is not None else "localtime": value.iso_format()}
-    if isinstance(value, Duration):
-        return {"duration": value.iso_format()}
-    raise Conflict(f"{where} holds a {type(value).__name__}, which a backup cannot carry")
+    raise Conflict(f"{where} holds a {type(value).__name__}, which a backup cannot carry "
+                   "(check the session)")
 
 
 def _zone_suffix(tz: Any) -> str:
@@ -144,14 +133,15 @@ def _zone_suffix(tz: Any) -> str:
 
 # --- import -----------------------------------------------------------------------------
 
-async def import_session(db: Database, tenant: str, document: dict) -> str:
+async def import_session(db: Database, tenant: str, document: Any, limits: Limits) -> str:
     """Rebuilds an exported session in `tenant`; returns its id.
 
-    BadInput for a document that is not a well-formed version-1 export or that does
-    not describe a sound session; Conflict when its session (or a node or call id)
-    already exists in any tenant. Either way nothing is written.
+    BadInput for a document that is not a well-formed version-1 export, holds a value
+    the API could not have written (by `limits`, the importing service's), or does not
+    describe a sound session; Conflict when its session (or a node or call id) already
+    exists in any tenant. Either way nothing is written.
     """
-    params, expected = _parse(document)
+    params, expected = _parse(document, limits)
     session_id = params["session"]["properties"]["id"]
     await db.write("backup_import", _import_check(session_id, expected), tenant=tenant,
                    **params)
@@ -163,37 +153,57 @@ def _import_check(session_id: str, expected: dict[str, int]) -> Callable[[Rows],
 
     def check(rows: Rows) -> None:
         row = rows[0]
-        if row["problem"] == "session_exists":
-            raise Conflict(f"session {session_id} already exists", session_id=session_id)
         if row["problem"] is not None:
-            taken = ", ".join(row["taken_ids"][:5])
-            raise Conflict(f"session {session_id} cannot be imported: "
-                           f"ids already exist ({taken})")
+            raise _taken(session_id, row)
         if row["created"] != expected:
             raise Conflict(f"importing session {session_id} gave {row['created']}, not the "
                            f"document's {expected}: nodes or calls of that session id were "
                            "left in the store without their session")
         if row["violations"]:
             raise BadInput("the document does not describe a sound session: "
-                           + "; ".join(row["violations"][:5]))
+                           + _listed(row["violations"]))
 
     return check
 
 
-def _parse(document: Any) -> tuple[dict[str, Any], dict[str, int]]:
+def _taken(session_id: str, row: Mapping[str, Any]) -> Conflict:
+    """The ids that exist already, naming only those of the importing tenant."""
+    if row["problem"] == "session_exists":
+        if row["session_elsewhere"]:
+            return Conflict("the document's session id is already used by another tenant")
+        return Conflict(f"session {session_id} already exists", session_id=session_id)
+    own, elsewhere = row["taken_ids"], row["taken_elsewhere"]
+    parts = [f"ids already exist ({validate.some(own)})"] if own else []
+    if elsewhere:
+        parts.append(f"{elsewhere} of its node or call ids are already used by another tenant")
+    return Conflict(f"session {session_id} cannot be imported: " + "; ".join(parts))
+
+
+def _listed(problems: list[str]) -> str:
+    rest = len(problems) - PROBLEMS_NAMED
+    return "; ".join(problems[:PROBLEMS_NAMED]) + (f"; and {rest} more" if rest > 0 else "")
+
+
+def _parse(document: Any, limits: Limits) -> tuple[dict[str, Any], dict[str, int]]:
     """The import statement's parameters, and what it must create; BadInput if malformed."""
     doc = _fields(document, _DOCUMENT_KEYS, "the document", optional=INFORMATION_KEYS)
     if doc["format"] != FORMAT or type(doc["version"]) is not int:
         raise BadInput(f"not a session backup: format must be {FORMAT!r} with an integer version")
     if doc["version"] != VERSION:
-        raise BadInput(f"backup version {doc['version']} is not supported (this is {VERSION})")
+        raise BadInput(f"backup version {validate.shown(doc['version'])} is not supported "
+                       f"(this is {VERSION})")
     session = _fields(doc["session"], _SESSION_KEYS, "session")
-    session = {**session, "properties": _properties(session["properties"], "session",
-                                                    _SESSION_FIELDS)}
-    session_id = session["properties"]["id"]
-    nodes = [_node(row, f"nodes[{i}]", session_id) for i, row in enumerate(_list(doc, "nodes"))]
-    calls = [_call(row, f"calls[{i}]", session_id) for i, row in enumerate(_list(doc, "calls"))]
+    session = {**session, "properties": _properties(session["properties"],
+                                                    _where("session", session["properties"]))}
+    nodes = [_node(row, i) for i, row in enumerate(_list(doc, "nodes"))]
+    calls = [_call(row, i) for i, row in enumerate(_list(doc, "calls"))]
+    found = records.problems(session["properties"], [n["properties"] for n in nodes],
+                             [c["properties"] for c in calls], limits)
+    if found:
+        raise BadInput(_listed(found))
     _check_references(session, nodes, calls)
+    for call in calls:
+        _check_reads(call, limits)
     expected = {
         "nodes": len(nodes), "calls": len(calls),
         "predecessor": sum(n["predecessor_id"] is not None for n in nodes),
@@ -207,7 +217,9 @@ def _parse(document: Any) -> tuple[dict[str, Any], dict[str, int]]:
 
 
 def _check_references(session: dict, nodes: list[dict], calls: list[dict]) -> None:
-    """Ids are unique, and every edge ends at a node of the document, never outside it."""
+    """Ids are unique, every record belongs to the session, and every edge ends at a node
+    of the document, never outside it."""
+    session_id = session["properties"]["id"]
     node_ids = _unique([n["properties"]["id"] for n in nodes], "node")
     _unique([c["properties"]["id"] for c in calls], "call")
 
@@ -215,53 +227,54 @@ def _check_references(session: dict, nodes: list[dict], calls: list[dict]) -> No
         if node_id is None and not required:
             return
         if not isinstance(node_id, str) or node_id not in node_ids:
-            raise BadInput(f"{where} must name a node of the document, not {node_id!r}")
+            raise BadInput(f"{where} must name a node of the document, "
+                           f"not {validate.shown(node_id)}")
 
     known(session["root_id"], "session.root_id", required=True)
     known(session["head_id"], "session.head_id", required=True)
     known(session["active_summary_id"], "session.active_summary_id")
-    for node in nodes:
-        where = f"node {node['properties']['id']}"
-        known(node["predecessor_id"], f"{where} predecessor_id")
-        known(node["caller_id"], f"{where} caller_id")
-        for edge in node["covers"]:
-            known(edge["node_id"], f"{where} covers")
-    for call in calls:
-        where = f"call {call['properties']['id']}"
-        known(call["produced_id"], f"{where} produced_id")
-        for edge in call["reads"]:
-            known(edge["node_id"], f"{where} reads")
+    for kind, rows in (("node", nodes), ("call", calls)):
+        for row in rows:
+            where = records.label(kind, row["properties"])
+            if row["properties"]["session_id"] != session_id:
+                raise BadInput(f"{where} belongs to session {row['properties']['session_id']}, "
+                               f"not to the document's {session_id}")
+            for key in ("predecessor_id", "caller_id", "produced_id"):
+                if key in row:
+                    known(row[key], f"{where} {key}")
+            for edge in row.get("covers", []) + row.get("reads", []):
+                known(edge["node_id"], f"{where} {'covers' if kind == 'node' else 'reads'}")
 
 
-def _node(raw: Any, where: str, session_id: str) -> dict[str, Any]:
-    row = _fields(raw, _NODE_KEYS, where)
-    properties = _properties(row["properties"], where, _NODE_FIELDS)
-    _belongs(properties, where, session_id)
-    try:
-        Role(properties["role"])
-    except ValueError:
-        raise BadInput(f"{where} has an unknown role {properties['role']!r}") from None
-    return {"properties": properties, "predecessor_id": row["predecessor_id"],
-            "caller_id": row["caller_id"],
+def _check_reads(call: dict, limits: Limits) -> None:
+    """A call's reads, in prompt order, pass the rules of a call the API records."""
+    properties = call["properties"]
+    ordered = sorted(call["reads"], key=lambda edge: edge["position"])
+    validate.read_ids([edge["node_id"] for edge in ordered], limits,
+                      Purpose(properties["purpose"]), f"{records.label('call', properties)} reads")
+
+
+def _node(raw: Any, index: int) -> dict[str, Any]:
+    row = _fields(raw, _NODE_KEYS, f"nodes[{index}]")
+    where = _where("node", row["properties"], f"nodes[{index}]")
+    return {"properties": _properties(row["properties"], where),
+            "predecessor_id": row["predecessor_id"], "caller_id": row["caller_id"],
             "covers": _edges(row["covers"], f"{where} covers", "order")}
 
 
-def _call(raw: Any, where: str, session_id: str) -> dict[str, Any]:
-    row = _fields(raw, _CALL_KEYS, where)
-    properties = _properties(row["properties"], where, _CALL_FIELDS)
-    _belongs(properties, where, session_id)
-    try:
-        Purpose(properties["purpose"])
-    except ValueError:
-        raise BadInput(f"{where} has an unknown purpose {properties['purpose']!r}") from None
-    return {"properties": properties, "produced_id": row["produced_id"],
+def _call(raw: Any, index: int) -> dict[str, Any]:
+    row = _fields(raw, _CALL_KEYS, f"calls[{index}]")
+    where = _where("call", row["properties"], f"calls[{index}]")
+    return {"properties": _properties(row["properties"], where),
+            "produced_id": row["produced_id"],
             "reads": _edges(row["reads"], f"{where} reads", "position")}
 
 
-def _belongs(properties: Mapping[str, Any], where: str, session_id: str) -> None:
-    if properties["session_id"] != session_id:
-        raise BadInput(f"{where} belongs to session {properties['session_id']!r}, "
-                       f"not to the document's {session_id!r}")
+def _where(kind: str, properties: Any, place: str | None = None) -> str:
+    """A record named by its id when it has one, else by its place in the document."""
+    if isinstance(properties, dict) and isinstance(properties.get("id"), str):
+        return records.label(kind, properties)
+    return place or kind
 
 
 def _edges(raw: Any, where: str, number: str) -> list[dict[str, Any]]:
@@ -270,80 +283,50 @@ def _edges(raw: Any, where: str, number: str) -> list[dict[str, Any]]:
     edges = []
     for i, item in enumerate(raw):
         edge = _fields(item, {"node_id", number}, f"{where}[{i}]")
-        if type(edge[number]) is not int:
-            raise BadInput(f"{where}[{i}].{number} must be an integer")
+        validate.count(edge[number], f"{where}[{i}].{number}")
         edges.append({"node_id": edge["node_id"], number: edge[number]})
     return edges
 
 
-def _properties(raw: Any, where: str, fields: Mapping[str, type]) -> dict[str, Any]:
+def _properties(raw: Any, where: str) -> dict[str, Any]:
     if not isinstance(raw, dict) or not all(isinstance(k, str) and k for k in raw):
         raise BadInput(f"{where}.properties must be an object with non-empty string keys")
-    properties = {key: _decode(value, f"{where} property {key!r}")
-                  for key, value in raw.items() if key != "tenant"}
-    for key, kind in fields.items():
-        value = properties.get(key)
-        if not isinstance(value, kind) or isinstance(value, bool) or (
-                kind is DateTime and value.tzinfo is None):
-            raise BadInput(f"{where} property {key!r} must be a {_KIND_NAMES[kind]}")
-    validate.identifier(properties["id"], f"{where} id")
-    return properties
+    return {key: _decode(value, f"{where}: {_key(key)}")
+            for key, value in raw.items() if key != "tenant"}
 
 
-_KIND_NAMES = {str: "string", int: "integer", DateTime: "datetime with an offset or zone"}
+def _key(key: str) -> str:
+    plain = key.isidentifier() and len(key) <= validate.MAX_ID_LENGTH
+    return key if plain else validate.shown(key)
 
 
 def _decode(value: Any, where: str) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool) and not (
+            _MIN_INTEGER <= value <= validate.MAX_INTEGER):
+        raise BadInput(f"{where} is an integer beyond 64 bits, which Neo4j cannot store")
     if isinstance(value, (bool, int, float, str)):
         return value
-    if isinstance(value, list):
-        items = [_decode(item, where) for item in value]
-        if any(isinstance(item, list) for item in items):
-            raise BadInput(f"{where} nests lists, which Neo4j cannot store")
-        return items
-    if isinstance(value, dict) and len(value) == 1:
-        (kind, text), = value.items()
-        parse = _TEMPORALS.get(kind)
-        if parse is not None and isinstance(text, str):
-            try:
-                return parse(text)
-            except (ValueError, TypeError, KeyError, OverflowError) as e:
-                raise BadInput(f"{where} is not a valid {kind}: {text!r} ({e})") from None
-    raise BadInput(f"{where} must be a string, number, boolean, list or temporal object "
-                   f"like {{\"datetime\": \"2025-01-02T03:04:05.000000000+00:00\"}}")
+    if isinstance(value, dict) and len(value) == 1 and isinstance(value.get("datetime"), str):
+        try:
+            return _parse_datetime(value["datetime"])
+        except (ValueError, TypeError, KeyError, OverflowError) as e:
+            raise BadInput(f"{where} is not a valid datetime: {validate.shown(value['datetime'])}"
+                           f" ({validate.shown(str(e))})") from None
+    raise BadInput(f"{where} must be a string, number, boolean or a timestamp like "
+                   f"{{\"datetime\": \"2025-01-02T03:04:05.000000000+00:00\"}}")
 
 
 def _parse_datetime(text: str) -> DateTime:
     """An offset gives a fixed offset (sent as one); a bracketed zone, that named zone."""
     stamp, _, zone = text.partition("[")
-    value = _zoned(DateTime.from_iso_format, True)(stamp)
+    value = DateTime.from_iso_format(stamp)
+    if value.tzinfo is None:
+        raise ValueError("an offset is required")
     if zone:
         import pytz  # the driver's own zone library (its zoneinfo path is unreliable)
 
         return value.astimezone(pytz.timezone(zone.removesuffix("]")))
     return value.replace(tzinfo=timezone(value.utcoffset()))
-
-
-def _zoned(parse: Callable[[str], Any], offset: bool) -> Callable[[str], Any]:
-    """`parse`, refusing a value with an offset where none belongs, or the reverse."""
-
-    def parse_checked(text: str) -> Any:
-        value = parse(text)
-        if (value.tzinfo is not None) != offset:
-            raise ValueError("an offset is required" if offset else "an offset is not allowed")
-        return value
-
-    return parse_checked
-
-
-_TEMPORALS: dict[str, Callable[[str], Any]] = {
-    "datetime": _parse_datetime,
-    "localdatetime": _zoned(DateTime.from_iso_format, False),
-    "date": Date.from_iso_format,
-    "time": _zoned(Time.from_iso_format, True),
-    "localtime": _zoned(Time.from_iso_format, False),
-    "duration": Duration.from_iso_format,
-}
 
 
 # --- document shape -----------------------------------------------------------------------
@@ -353,10 +336,10 @@ def _fields(raw: Any, allowed: set[str], where: str,
     """`raw` as an object holding exactly the `allowed` fields (`optional` ones may be absent)."""
     if not isinstance(raw, dict):
         raise BadInput(f"{where} must be an object")
-    unknown = sorted(set(raw) - allowed)
+    unknown = sorted(validate.shown(k) for k in set(raw) - allowed)
     missing = sorted(allowed - set(optional) - set(raw))
     if unknown:
-        raise BadInput(f"{where} has unknown fields {unknown}")
+        raise BadInput(f"{where} has unknown fields {validate.some(unknown, PROBLEMS_NAMED)}")
     if missing:
         raise BadInput(f"{where} lacks the fields {missing}")
     return raw
@@ -373,6 +356,6 @@ def _unique(ids: list[str], kind: str) -> set[str]:
     seen: set[str] = set()
     for item in ids:
         if item in seen:
-            raise BadInput(f"{kind} id {item!r} appears twice in the document")
+            raise BadInput(f"{kind} id {item} appears twice in the document")
         seen.add(item)
     return seen

@@ -10,6 +10,7 @@ from .batch import by_ids, grouped, the_one
 from .db import Database
 from .models import Call, CallRecord, Node, call_from_row, node_from_row
 from .problems import single_row
+from .validate import Limits
 
 
 @dataclass(frozen=True)
@@ -26,8 +27,8 @@ class ReadsDiff:
 
 
 class Calls:
-    def __init__(self, db: Database, tenant: str) -> None:
-        self._db, self._tenant = db, tenant
+    def __init__(self, db: Database, tenant: str, limits: Limits) -> None:
+        self._db, self._tenant, self._limits = db, tenant, limits
 
     async def record(self, session_id: str, record: CallRecord) -> Call:
         """Records a call that produced no node (a failure, an external call without output).
@@ -35,8 +36,7 @@ class Calls:
         One round trip: the stored call is exactly the record, so it is not read back.
         """
         validate.identifier(session_id, "session id")
-        for read_id in record.read_ids:
-            validate.identifier(read_id, "read id")
+        validate.call_record(record, self._limits)
         await self._db.write("call_record", single_row(session_id, {"session_id": session_id}),
                              session_id=session_id, tenant=self._tenant, call=record.as_param())
         return Call(id=record.id, session_id=session_id, purpose=record.purpose,

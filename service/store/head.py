@@ -127,6 +127,8 @@ class HeadMoves:
         role = validate.appendable_role(role)
         content = validate.content(content, self._limits)
         meta = validate.json_object(metadata, self._limits, "metadata")
+        if call is not None:
+            validate.call_record(call, self._limits)
         ids = {"session_id": session_id, "predecessor_id": predecessor_id,
                "caller_id": caller_id, "fork_of": fork_of}
         missing = NotFound("node", fork_of) if session_id is None else None

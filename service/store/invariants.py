@@ -1,23 +1,43 @@
-"""The storage invariants of a session, checked on the stored data."""
+"""The storage invariants of a session, checked on the stored data.
+
+The structure (HEAD, ROOT, chains, coverage, reads) is checked in Cypher; every
+record's properties by the rules the API's writes apply (records.py), so a value
+only an import or a hand edit could have stored is named too.
+"""
 from __future__ import annotations
 
-from typing import AsyncIterator
+from typing import Any, AsyncIterator, Mapping
 
-from . import validate
+from . import records, validate
 from .db import Database
+from .validate import Limits
 
 
-async def violations(db: Database, tenant: str, session_id: str) -> list[str]:
+async def violations(db: Database, tenant: str, session_id: str, limits: Limits) -> list[str]:
     validate.identifier(session_id, "session id")
-    return await _check(db, tenant, session_id)
+    return await _check(db, tenant, session_id, limits)
 
 
-async def _check(db: Database, tenant: str, session_id: str) -> list[str]:
+async def _check(db: Database, tenant: str, session_id: str, limits: Limits) -> list[str]:
     rows = await db.read("check_session", session_id=session_id, tenant=tenant)
-    return [row["violation"] for row in rows]
+    if not rows:
+        return []
+    row = rows[0]
+    strangers = [f"tenant: {records.label(kind, r)} is stored under another tenant"
+                 for kind in ("node", "call") for r in row[f"{kind}s"]
+                 if r.get("tenant") != tenant]
+    problems = records.problems(_untenanted(row["session"]),
+                                [_untenanted(n) for n in row["nodes"]],
+                                [_untenanted(c) for c in row["calls"]], limits)
+    return row["violations"] + strangers + [f"property: {p}" for p in problems]
 
 
-async def check_each(db: Database,
+def _untenanted(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's properties without `tenant`, which the ledger sets and the API never does."""
+    return {k: v for k, v in record.items() if k != "tenant"}
+
+
+async def check_each(db: Database, limits: Limits,
                      tenant: str | None = None) -> AsyncIterator[tuple[str, list[str]]]:
     """(session id, violations) for every session of `tenant`, or of every tenant when None.
 
@@ -28,10 +48,11 @@ async def check_each(db: Database,
         if row["tenant"] is None:
             yield row["session_id"], ["tenant: the session has no tenant"]
             continue
-        yield row["session_id"], await _check(db, row["tenant"], row["session_id"])
+        yield row["session_id"], await _check(db, row["tenant"], row["session_id"], limits)
 
 
-async def check_all(db: Database, tenant: str | None = None) -> dict[str, list[str]]:
+async def check_all(db: Database, limits: Limits,
+                    tenant: str | None = None) -> dict[str, list[str]]:
     """The sessions with broken invariants, each with its violations; empty when all are sound."""
-    return {session_id: found async for session_id, found in check_each(db, tenant)
+    return {session_id: found async for session_id, found in check_each(db, limits, tenant)
             if found}

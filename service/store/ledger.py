@@ -20,6 +20,7 @@ from .views import Views
 class Ledger:
     db: Database
     tenant: str
+    limits: Limits
     sessions: Sessions
     nodes: Nodes
     head: HeadMoves
@@ -35,15 +36,16 @@ class Ledger:
         return cls(
             db=db,
             tenant=tenant,
+            limits=limits,
             sessions=Sessions(db, tenant, limits),
             nodes=Nodes(db, tenant),
             head=HeadMoves(db, tenant, limits, events),
             branches=Branches(db, tenant),
             summaries=Summaries(db, tenant, limits),
             views=Views(db, tenant),
-            calls=Calls(db, tenant),
+            calls=Calls(db, tenant, limits),
         )
 
     async def violations(self, session_id: str) -> list[str]:
         """Broken storage invariants of one session; empty when it is sound."""
-        return await violations(self.db, self.tenant, session_id)
+        return await violations(self.db, self.tenant, session_id, self.limits)

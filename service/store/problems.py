@@ -9,6 +9,7 @@ from typing import Any, Callable, Mapping
 
 from ..errors import BadInput, Conflict, CtxdagError, NotFound
 from .db import RowCheck, Rows
+from .validate import some
 
 
 def _not_found(kind: str, key: str) -> Callable[[Mapping[str, Any]], CtxdagError]:
@@ -46,7 +47,9 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
                              "(edit forks user messages)"),
     "wrong_role_edit": _bad("node {fork_of} is not a user message; edit forks user messages "
                             "(retry forks assistant replies)"),
-    "read_invalid": _bad("read ids that are not nodes of session {session_id}: {invalid_reads}"),
+    "read_invalid": lambda ids: BadInput(
+        f"{len(ids['invalid_reads'])} read ids are not nodes of session {ids['session_id']}: "
+        f"{some(ids['invalid_reads'])}"),
     "tip_not_found": _not_found("node", "tip_id"),
     "tip_other_session": _bad("node {tip_id} belongs to another session"),
     "tip_deleted": _conflict("branch tip {tip_id} was already deleted"),

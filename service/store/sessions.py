@@ -16,6 +16,7 @@ from .models import Page, Session, session_from_row
 from .validate import Limits
 
 _META_RETRIES = 5
+_MAX_CURSOR_LENGTH = 4096  # a cursor holds a timestamp and an id of at most 128 characters
 
 
 class Sessions:
@@ -27,8 +28,7 @@ class Sessions:
         title = validate.title(title)
         system_prompt = validate.content(system_prompt, self._limits, "system prompt",
                                          allow_empty=True)
-        validate.user_meta_keys(extra_meta or {})
-        meta = validate.json_object(extra_meta, self._limits, "extra_meta")
+        meta = validate.extra_meta(extra_meta, self._limits)
         rows = await self._db.write(
             "session_create", session_id=new_id("ses"), tenant=self._tenant, title=title,
             extra_meta=meta, now=utcnow(), root_id=new_id("nod"), system_prompt=system_prompt,
@@ -49,7 +49,7 @@ class Sessions:
 
     async def list(self, first: int = 20, after: str | None = None) -> Page[Session]:
         first = validate.page_size(first)
-        after_created_at, after_id = _decode_cursor(after) if after else (None, None)
+        after_created_at, after_id = (None, None) if after is None else _decode_cursor(after)
         rows = await self._db.read(
             "session_list", tenant=self._tenant, after_created_at=after_created_at,
             after_id=after_id, limit=first + 1,
@@ -68,8 +68,7 @@ class Sessions:
         """
         title = validate.title(title) if set_title else None
         if extra_meta is not None:
-            validate.user_meta_keys(extra_meta)
-            validate.json_object(extra_meta, self._limits, "extra_meta")
+            validate.extra_meta(extra_meta, self._limits)
         for _ in range(_META_RETRIES):
             current = await self.get(session_id)
             merged = None
@@ -108,9 +107,17 @@ def _encode_cursor(session: Session) -> str:
     return base64.urlsafe_b64encode(raw).decode()
 
 
-def _decode_cursor(cursor: str) -> tuple[datetime, str]:
+def _decode_cursor(cursor: object) -> tuple[datetime, str]:
+    """The (created_at, id) a cursor of `_encode_cursor` holds; BadInput for anything else."""
     try:
-        created_at, session_id = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-        return datetime.fromisoformat(created_at), str(session_id)
-    except (ValueError, TypeError) as e:
-        raise BadInput("the 'after' cursor is not one this service issued") from e
+        if not isinstance(cursor, str) or len(cursor) > _MAX_CURSOR_LENGTH:
+            raise ValueError("not a cursor")
+        fields = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
+        if not (isinstance(fields, list) and len(fields) == 2 and isinstance(fields[0], str)):
+            raise ValueError("not a cursor")
+        stamp = datetime.fromisoformat(fields[0])
+        if stamp.tzinfo is None:
+            raise ValueError("not a cursor")
+        return stamp, validate.identifier(fields[1], "cursor id")
+    except (ValueError, RecursionError, BadInput):
+        raise BadInput("the 'after' cursor is not one this service issued") from None

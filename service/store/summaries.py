@@ -46,12 +46,17 @@ class Summaries:
         for node_id in new_ids:
             validate.identifier(node_id, "covered id")
         content = validate.content(content, self._limits, "summary")
+        validate.optional_identifier(absorbed_id, "absorbed summary id")
+        validate.optional_identifier(expected_active_id, "expected active summary id")
+        metadata_json = validate.json_object(metadata, self._limits, "metadata")
+        if call is not None:
+            validate.call_record(call, self._limits)
         ids = {"session_id": session_id, "absorbed_id": absorbed_id}
         rows = await self._db.write(
             "summary_persist", single_row(session_id, ids), session_id=session_id,
             tenant=self._tenant, summary_id=new_id("nod"), content=content,
             tokens=estimate_tokens(content),
-            metadata=validate.json_object(metadata, self._limits, "metadata"),
+            metadata=metadata_json,
             now=utcnow(), new_ids=list(new_ids), absorbed_id=absorbed_id,
             expected_active_id=expected_active_id, strategy=ROLLING,
             call=None if call is None else call.as_param(),

@@ -1,23 +1,55 @@
-"""Input checks that need no database. Each failure is a BadInput a person can act on."""
+"""Input checks that need no database. Each failure is a BadInput a person can act on.
+
+These are the rules for every value the ledger stores: the API's writes apply them,
+and so do an import (service/store/backup.py) and `ctxdag check` (through
+service/store/records.py), so no stored value is one the API could not have written.
+"""
 from __future__ import annotations
 
 import json
+import reprlib
+from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Mapping
+from enum import Enum
+from typing import Any, Iterable, Mapping, Sequence, TypeVar
 
 from ..errors import BadInput
-from .models import Role
+from .models import CallRecord, Purpose, Role
+
+E = TypeVar("E", bound=Enum)
 
 MAX_ID_LENGTH = 128
 MAX_TITLE_LENGTH = 200
+MAX_NAME_LENGTH = 200  # a model, provider or error code
+MAX_INTEGER = 2**63 - 1  # Neo4j stores 64-bit integers
+MAX_JSON_DEPTH = 32  # objects and arrays within one another in metadata / extra_meta
 APPENDABLE_ROLES = (Role.USER, Role.ASSISTANT, Role.TOOL)
 RESERVED_META_PREFIX = "_"
+NAMED_AT_MOST = 10
+
+_shown = reprlib.Repr()
+_shown.maxstring = _shown.maxother = 60
 
 
 @dataclass(frozen=True)
 class Limits:
     max_content_bytes: int = 1024 * 1024
     max_metadata_bytes: int = 64 * 1024
+    max_call_reads: int = 10_000  # node ids a recorded external call may name
+
+
+def shown(value: object) -> str:
+    """`value` as a short repr, fit for a one-line message."""
+    return _shown.repr(value)
+
+
+def some(items: Iterable[object], at_most: int = NAMED_AT_MOST) -> str:
+    """The first `at_most` items, then how many more there are."""
+    items = list(items)
+    named = ", ".join(str(item) if isinstance(item, str) and len(item) <= MAX_ID_LENGTH
+                      else shown(item) for item in items[:at_most])
+    rest = len(items) - at_most
+    return named + (f" and {rest} more" if rest > 0 else "")
 
 
 def utf8_size(text: str, what: str) -> int:
@@ -44,9 +76,9 @@ def content(text: object, limits: Limits, what: str = "content", allow_empty: bo
 def appendable_role(value: object) -> Role:
     try:
         role = Role(value.value if isinstance(value, Role) else value)
-    except ValueError:
+    except (ValueError, TypeError):
         allowed = ", ".join(r.value for r in APPENDABLE_ROLES)
-        raise BadInput(f"role {value!r} is not one of: {allowed}") from None
+        raise BadInput(f"role {shown(value)} is not one of: {allowed}") from None
     if role not in APPENDABLE_ROLES:
         allowed = ", ".join(r.value for r in APPENDABLE_ROLES)
         raise BadInput(f"role {role.value!r} cannot be appended (allowed: {allowed}); "
@@ -65,15 +97,39 @@ def optional_identifier(value: object, what: str) -> str | None:
     return None if value is None else identifier(value, what)
 
 
-def title(value: object) -> str | None:
+def title(value: object, what: str = "title") -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise BadInput("title must be a string")
-    utf8_size(value, "title")
+        raise BadInput(f"{what} must be a string")
+    utf8_size(value, what)
     if len(value) > MAX_TITLE_LENGTH:
-        raise BadInput(f"title is {len(value)} characters; the limit is {MAX_TITLE_LENGTH}")
+        raise BadInput(f"{what} is {len(value)} characters; the limit is {MAX_TITLE_LENGTH}")
     return value
+
+
+def name(value: object, what: str) -> str:
+    """A model, provider or error code: a short, non-blank string."""
+    if not isinstance(value, str) or not value.strip():
+        raise BadInput(f"{what} must be a non-empty string")
+    utf8_size(value, what)
+    if len(value) > MAX_NAME_LENGTH:
+        raise BadInput(f"{what} is {len(value)} characters; the limit is {MAX_NAME_LENGTH}")
+    return value
+
+
+def optional_name(value: object, what: str) -> str | None:
+    return None if value is None else name(value, what)
+
+
+def count(value: object, what: str, minimum: int = 0) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= MAX_INTEGER:
+        raise BadInput(f"{what} must be an integer from {minimum} to {MAX_INTEGER}")
+    return value
+
+
+def optional_count(value: object, what: str) -> int | None:
+    return None if value is None else count(value, what)
 
 
 def json_object(value: Mapping[str, Any] | None, limits: Limits, what: str) -> str:
@@ -82,6 +138,8 @@ def json_object(value: Mapping[str, Any] | None, limits: Limits, what: str) -> s
         return "{}"
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
         raise BadInput(f"{what} must be a JSON object with string keys")
+    if _nesting(value) > MAX_JSON_DEPTH:
+        raise BadInput(f"{what} nests objects and arrays more than {MAX_JSON_DEPTH} deep")
     try:
         text = json.dumps(dict(value), ensure_ascii=False, allow_nan=False, sort_keys=True)
     except (TypeError, ValueError) as e:
@@ -92,11 +150,128 @@ def json_object(value: Mapping[str, Any] | None, limits: Limits, what: str) -> s
     return text
 
 
-def user_meta_keys(patch: Mapping[str, Any]) -> None:
+def _nesting(value: object) -> int:
+    """How deep objects and arrays lie within one another (without recursing)."""
+    deepest, pending = 0, [(value, 1)]
+    while pending and deepest <= MAX_JSON_DEPTH:
+        item, level = pending.pop()
+        if isinstance(item, (Mapping, list, tuple)):
+            deepest = max(deepest, level)
+            children = item.values() if isinstance(item, Mapping) else item
+            pending.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def parse_json(text: str, what: str) -> Any:
+    """Strict JSON: no NaN or Infinity, no key twice in one object."""
+    try:
+        return json.loads(text, parse_constant=_no_constant, parse_int=_integer,
+                          object_pairs_hook=_unique_keys)
+    except RecursionError:
+        raise BadInput(f"{what} nests too deeply to be read") from None
+    except ValueError as e:
+        raise BadInput(f"{what} is not valid JSON: {e}") from None
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"an integer of {len(text)} digits is too long to read") from None
+
+
+def _no_constant(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise ValueError("an object names a key twice")
+    return found
+
+
+def stored_json_object(text: object, limits: Limits, what: str) -> dict[str, Any]:
+    """A stored JSON object (metadata, extra_meta): text the API's json_object could write."""
+    if not isinstance(text, str):
+        raise BadInput(f"{what} must be a JSON object stored as a string")
+    size = utf8_size(text, what)
+    if size > limits.max_metadata_bytes:
+        raise BadInput(f"{what} is {size} bytes of JSON; the limit is {limits.max_metadata_bytes}")
+    value = parse_json(text, what)
+    json_object(value, limits, what)
+    return value
+
+
+def user_meta_keys(patch: object) -> Mapping[str, Any]:
+    if not isinstance(patch, Mapping):
+        raise BadInput("extra_meta must be a JSON object with string keys")
     reserved = sorted(k for k in patch if isinstance(k, str) and k.startswith(RESERVED_META_PREFIX))
     if reserved:
         raise BadInput(f"extra_meta keys starting with '{RESERVED_META_PREFIX}' are reserved "
-                       f"for ctxdag itself: {reserved}")
+                       f"for ctxdag itself: {some(reserved)}")
+    return patch
+
+
+def extra_meta(value: object, limits: Limits, what: str = "extra_meta") -> str:
+    """The client's extra_meta (or a patch of it) as stored; None is the empty object."""
+    if value is None:
+        return "{}"
+    return json_object(user_meta_keys(value), limits, what)
+
+
+def read_ids(ids: object, limits: Limits, purpose: Purpose, what: str = "the read ids"
+             ) -> tuple[str, ...]:
+    """The nodes a call's prompt contained, in prompt order: each once.
+
+    Calls an external runtime records name at most `limits.max_call_reads`; a call the
+    service makes reads a render, whose length the token budget bounds.
+    """
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence):
+        raise BadInput(f"{what} must be a list of node ids")
+    if not ids:
+        raise BadInput(f"{what} must name at least one node the prompt contained")
+    read_count(len(ids), limits, purpose, f"the number of {what}")
+    for read_id in ids:
+        identifier(read_id, f"each of {what}")
+    repeated = [node_id for node_id, seen in Counter(ids).items() if seen > 1]
+    if repeated:
+        raise BadInput(f"{what} name {len(repeated)} nodes more than once: {some(repeated)}")
+    return tuple(ids)
+
+
+def read_count(value: object, limits: Limits, purpose: Purpose, what: str) -> int:
+    number = count(value, what, minimum=1)
+    if purpose is Purpose.EXTERNAL and number > limits.max_call_reads:
+        raise BadInput(f"{what} is {number}; a recorded call may read at most "
+                       f"{limits.max_call_reads} nodes", size=number, limit=limits.max_call_reads)
+    return number
+
+
+def error_message(value: object, limits: Limits, what: str = "error message") -> str | None:
+    return None if value is None else content(value, limits, what, allow_empty=True)
+
+
+def call_record(record: CallRecord, limits: Limits) -> None:
+    """Every field of a model call before it is written."""
+    identifier(record.id, "call id")
+    purpose = enum_value(Purpose, record.purpose, "call purpose")
+    name(record.provider, "provider")
+    optional_name(record.model, "model")
+    read_ids(record.read_ids, limits, purpose)
+    optional_identifier(record.head_id, "head id")
+    optional_count(record.input_tokens, "input_tokens")
+    optional_count(record.output_tokens, "output_tokens")
+    optional_name(record.error_code, "error code")
+    error_message(record.error_message, limits)
+
+
+def enum_value(kind: type[E], value: object, what: str) -> E:
+    try:
+        return kind(value)
+    except ValueError:
+        allowed = ", ".join(str(member.value) for member in kind)
+        raise BadInput(f"{what} {shown(value)} is not one of: {allowed}") from None
 
 
 def page_size(first: object, maximum: int = 100) -> int:

@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 from ..context.compaction import CompactionResult, Compactor
 from ..context.render import render_context
 from ..errors import BadInput, CtxdagError, ModelError
-from ..store import Call, CallRecord, Ledger, Node, Purpose, Role
+from ..store import Call, CallRecord, Ledger, Node, Purpose, Role, validate
 from ..store.ids import utcnow
 from .providers import ModelProvider
 from .writer import TurnWriter
@@ -64,6 +64,7 @@ class Turns:
         summary. With `deliver_to`, the reply is then sent into that other session as
         a message of its own — there the conversation grows and its HEAD advances.
         """
+        validate.optional_identifier(deliver_to, "deliver_to session id")
         writer = TurnWriter(self.ledger, session_id, advance_head=False, side_branch=True,
                             caller_id=from_node_id)
         root = await writer.open(prompt, predecessor_id=from_node_id,
@@ -78,16 +79,16 @@ class Turns:
                           usage: Mapping[str, Any] | None = None) -> Call:
         """Records a call an external runtime made itself.
 
-        `read_ids` (prompt order) must be nodes of the session. With `output`, the
-        reply is appended after the last node read (HEAD advances if that node is HEAD).
+        `read_ids` (prompt order) must be nodes of the session, each named once, at most
+        `Limits.max_call_reads` of them. With `output`, the reply is appended after the
+        last node read (HEAD advances if that node is HEAD).
         """
-        if not read_ids:
-            raise BadInput("read_ids must name at least one node the prompt contained")
-        if not isinstance(model, str) or not model.strip():
-            raise BadInput("model must be a non-empty string")
+        validate.identifier(session_id, "session id")
+        read_ids = validate.read_ids(read_ids, self.ledger.limits, Purpose.EXTERNAL)
+        validate.name(model, "model")
         tokens = _usage(usage)
         now = utcnow()
-        call = CallRecord(Purpose.EXTERNAL, "external", model, tuple(read_ids), now, now,
+        call = CallRecord(Purpose.EXTERNAL, "external", model, read_ids, now, now,
                           input_tokens=tokens.get("input_tokens"),
                           output_tokens=tokens.get("output_tokens"))
         if output is None:
@@ -148,8 +149,8 @@ def _usage(usage: Mapping[str, Any] | None) -> dict[str, int]:
         raise BadInput("usage must be an object like {\"input_tokens\": 10, \"output_tokens\": 5}")
     unknown = set(usage) - {"input_tokens", "output_tokens"}
     if unknown:
-        raise BadInput(f"usage has unknown keys {sorted(unknown)}")
+        names = sorted(map(validate.shown, unknown))
+        raise BadInput(f"usage has unknown keys {validate.some(names)}")
     for key, value in usage.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise BadInput(f"usage.{key} must be a non-negative integer")
+        validate.count(value, f"usage.{key}")
     return dict(usage)

@@ -11,41 +11,36 @@ from service import admin_cli
 from service.errors import BadInput, Conflict, NotFound
 from service.store import CallRecord, Ledger, Limits, Purpose
 from service.store.backup import FORMAT, INFORMATION_KEYS, export_session, import_session
+from service.store.invariants import check_all
+from service.tokens import estimate_tokens
 from service.store.ids import utcnow
 from tests.integration.helpers import KEEP_FOUR, assert_sound, chat, snapshot, turns as texts
 
-# Temporal and other property types the ledger does not write itself, set on one node to
-# show that every stored value survives, not only the ledger's own UTC datetimes.
-EXTRA_PROPERTIES = """
-MATCH (n:Node {id: $node_id})
-SET n.zoned = datetime('2024-10-27T02:30:12.123456789+01:00[Europe/Berlin]'),
-    n.offset = datetime('2024-05-01T10:11:12.000000001-03:30'),
-    n.utc = datetime('2024-05-01T10:11:12Z'),
-    n.local = localdatetime('2024-05-01T10:11:12.5'),
-    n.day = date('2024-02-29'),
-    n.clock = time('23:59:59.999999999+05:45'),
-    n.local_clock = localtime('00:00:01'),
-    n.wait = duration('P1Y2M3DT4.000000005S'),
-    n.weights = [0.5, 1.0, -2.25],
-    n.flags = [true, false],
-    n.stamps = [datetime('2020-01-01T00:00:00.000000001+00:00')]
+# Timestamps the ledger does not write itself (it writes UTC to the microsecond), set on
+# a node, the session and a call to show that a stored value survives exactly: zones,
+# offsets and nanoseconds included.
+EXACT_TIMESTAMPS = """
+MATCH (n:Node {id: $node_id}), (s:Session {id: n.session_id})
+MATCH (c:Call {session_id: n.session_id}) WITH n, s, c ORDER BY c.started_at LIMIT 1
+SET n.created_at = datetime('2024-10-27T02:30:12.123456789+01:00[Europe/Berlin]'),
+    s.updated_at = datetime('2024-05-01T10:11:12.000000001-03:30'),
+    c.started_at = datetime('2020-01-01T00:00:00.000000001Z')
 """
 
-TEMPORALS_AS_TEXT = """
-MATCH (n:Node {session_id: $sid})
-RETURN n.id AS id, COLLECT {
-  UNWIND keys(n) AS k
-  WITH n, k WHERE k <> 'tenant'
-  RETURN [k, valueType(n[k]),
-          CASE WHEN n[k] :: LIST<ANY> THEN [x IN n[k] | toString(x)] ELSE toString(n[k]) END]
+TIMESTAMPS_AS_TEXT = """
+MATCH (x {session_id: $sid})
+RETURN x.id AS id, COLLECT {
+  UNWIND keys(x) AS k
+  WITH x, k WHERE k <> 'tenant'
+  RETURN [k, valueType(x[k]), toString(x[k])]
   ORDER BY k
 } AS values
 ORDER BY id
 """
 
 RAW_VALUES = """
-MATCH (n:Node {session_id: $sid}) WHERE n.zoned IS NOT NULL
-RETURN n.id AS id, n.created_at AS created_at, n.zoned AS zoned, n.wait AS wait
+MATCH (n:Node {id: $node_id}), (s:Session {id: n.session_id})
+RETURN n.created_at AS created_at, s.updated_at AS updated_at
 """
 
 DELETE_SESSION = """
@@ -82,9 +77,9 @@ async def build_rich_session(ledger, compactor, turns):
         Purpose.CHAT, "offline", "offline-1", (session.root_id, after.reply.id), now, now,
         head_id=after.reply.id, error_code="MODEL_UNAVAILABLE", error_message="overloaded"))
     await ledger.sessions.update(session.id, title="backup, renamed", set_title=True)
-    await run_cypher(ledger.db, EXTRA_PROPERTIES, node_id=m[1].id)
+    await run_cypher(ledger.db, EXACT_TIMESTAMPS, node_id=m[1].id)
     await assert_sound(ledger, session.id)
-    return session
+    return session, m[1].id
 
 
 async def observe(ledger, session_id, node_ids):
@@ -114,9 +109,9 @@ def other_tenant():
 
 async def test_a_session_survives_export_removal_and_import(
         ledger, compactor, turns, db, tenant, other_tenant):
-    session = await build_rich_session(ledger, compactor, turns)
+    session, exact_id = await build_rich_session(ledger, compactor, turns)
     db.round_trips.by_name.clear()
-    document = await export_session(db, tenant, session.id)
+    document = await export_session(db, tenant, session.id, Limits())
     assert db.round_trips.by_name == {"backup_export": 1}
     assert document["format"] == FORMAT and document["version"] == 1
     assert document["source_tenant"] == tenant
@@ -130,8 +125,8 @@ async def test_a_session_survives_export_removal_and_import(
 
     before = await observe(ledger, session.id, node_ids)
     assert len(before["branches"]) >= 2 and before["summaries"] and before["calls"]
-    values_before = await run_cypher(db, TEMPORALS_AS_TEXT, sid=session.id)
-    raw_before = await run_cypher(db, RAW_VALUES, sid=session.id)
+    values_before = await run_cypher(db, TIMESTAMPS_AS_TEXT, sid=session.id)
+    raw_before = await run_cypher(db, RAW_VALUES, node_id=exact_id)
 
     # What is written to a file is what is read back.
     text = json.dumps(document)
@@ -142,22 +137,23 @@ async def test_a_session_survives_export_removal_and_import(
         await ledger.sessions.get(session.id)
 
     db.round_trips.by_name.clear()
-    assert await import_session(db, other_tenant, json.loads(text)) == session.id
+    assert await import_session(db, other_tenant, json.loads(text), Limits()) == session.id
     assert db.round_trips.by_name == {"backup_import": 1}
 
     imported = Ledger.open(db, other_tenant, Limits())
-    again = await export_session(db, other_tenant, session.id)
+    again = await export_session(db, other_tenant, session.id, Limits())
     assert again["source_tenant"] == other_tenant
     assert without_information(again) == without_information(document)
     assert await observe(imported, session.id, node_ids) == before
     assert before["violations"] == []
 
-    # Temporal values are the same values in Neo4j, zones and nanoseconds included.
-    assert await run_cypher(db, TEMPORALS_AS_TEXT, sid=session.id) == values_before
-    raw_after = await run_cypher(db, RAW_VALUES, sid=session.id)
+    # Timestamps are the same values in Neo4j, zones and nanoseconds included.
+    assert await run_cypher(db, TIMESTAMPS_AS_TEXT, sid=session.id) == values_before
+    raw_after = await run_cypher(db, RAW_VALUES, node_id=exact_id)
     assert raw_after == raw_before
-    assert raw_after[0]["zoned"].tzinfo.zone == "Europe/Berlin"
-    assert raw_after[0]["zoned"].nanosecond == 123456789
+    assert raw_after[0]["created_at"].tzinfo.zone == "Europe/Berlin"
+    assert raw_after[0]["created_at"].nanosecond == 123456789
+    assert raw_after[0]["updated_at"].utcoffset().total_seconds() == -3.5 * 3600
     # The old tenant no longer sees it; the new one owns every node and call.
     with pytest.raises(NotFound):
         await ledger.sessions.get(session.id)
@@ -170,21 +166,31 @@ async def test_importing_an_existing_session_is_a_conflict_and_writes_nothing(
         ledger, turns, db, tenant, other_tenant):
     session = await ledger.sessions.create("twice", "sys")
     await turns.send_message(session.id, "Hello.")
-    document = await export_session(db, tenant, session.id)
+    document = await export_session(db, tenant, session.id, Limits())
     before = (await _store_counts(db, session.id), await snapshot(ledger, session.id))
-    for target in (tenant, other_tenant):
-        with pytest.raises(Conflict, match=f"session {session.id} already exists"):
-            await import_session(db, target, document)
+    with pytest.raises(Conflict, match=f"session {session.id} already exists"):
+        await import_session(db, tenant, document, Limits())
+    # Another tenant learns that the id is taken, never which ids another tenant holds.
+    with pytest.raises(Conflict, match="already used by another tenant") as elsewhere:
+        await import_session(db, other_tenant, document, Limits())
+    assert session.id not in elsewhere.value.message
     assert (await _store_counts(db, session.id), await snapshot(ledger, session.id)) == before
 
-    # A fresh session id over the same node and call ids is refused by name, too.
+    # A fresh session id over the same node and call ids: the importing tenant's own ids
+    # are named, another tenant's are only counted.
     renamed = copy.deepcopy(document)
     fresh = f"ses_{uuid.uuid4().hex}"
     renamed["session"]["properties"]["id"] = fresh
     for row in renamed["nodes"] + renamed["calls"]:
         row["properties"]["session_id"] = fresh
-    with pytest.raises(Conflict, match="ids already exist"):
-        await import_session(db, other_tenant, renamed)
+    taken = [row["properties"]["id"] for row in document["nodes"] + document["calls"]]
+    with pytest.raises(Conflict, match="ids already exist") as own:
+        await import_session(db, tenant, renamed, Limits())
+    assert all(taken_id in own.value.message for taken_id in taken)
+    with pytest.raises(Conflict) as foreign:
+        await import_session(db, other_tenant, renamed, Limits())
+    assert foreign.value.message == (f"session {fresh} cannot be imported: {len(taken)} of its "
+                                     "node or call ids are already used by another tenant")
     assert await _store_counts(db, fresh) == {"sessions": 0, "nodes": 0, "calls": 0}
 
 
@@ -257,23 +263,215 @@ async def test_a_malformed_document_is_bad_input_and_writes_nothing(
         ledger, turns, db, tenant, change):
     session = await ledger.sessions.create("bad", "sys")
     await turns.send_message(session.id, "Hello.")
-    document = await export_session(db, tenant, session.id)
+    document = await export_session(db, tenant, session.id, Limits())
     await run_cypher(db, DELETE_SESSION, sid=session.id)
     broken = change(copy.deepcopy(document))
     with pytest.raises(BadInput):
-        await import_session(db, tenant, broken)
+        await import_session(db, tenant, broken, Limits())
     assert await _store_counts(db, session.id) == {"sessions": 0, "nodes": 0, "calls": 0}
     # The ids were free all along: the untouched document imports.
-    assert await import_session(db, tenant, document) == session.id
+    assert await import_session(db, tenant, document, Limits()) == session.id
     await assert_sound(ledger, session.id)
+
+
+BIG = "x" * (Limits().max_content_bytes + 1)
+
+# Values the API could never have written, each on one record of `bad_value_session`:
+# the record ("session", a node's role or a call's purpose), the properties set on it
+# (None removes one) and what the refusal (import) or violation (check) says.
+BAD_VALUES = {
+    "metadata not JSON": ("user", {"metadata": "not json{"}, "metadata is not valid JSON"),
+    "metadata not an object": ("user", {"metadata": "[1]"}, "metadata must be a JSON object"),
+    "metadata with NaN": ("user", {"metadata": '{"a": NaN}'}, "NaN is not a JSON number"),
+    "metadata nested 10k deep": ("assistant", {"metadata": "[" * 10_000 + "]" * 10_000},
+                                  "metadata nests too deeply"),
+    "metadata nested 40 deep": ("user", {"metadata": '{"a": ' * 40 + "{}" + "}" * 40},
+                                "metadata nests objects and arrays more than 32 deep"),
+    "metadata over the limit": ("assistant", {"metadata": json.dumps({"k": "v" * 65_536})},
+                                "metadata is 65545 bytes of JSON; the limit is 65536"),
+    "metadata missing": ("user", {"metadata": None}, "metadata is missing"),
+    "extra_meta broken": ("session", {"extra_meta": "{broken"}, "extra_meta is not valid JSON"),
+    "extra_meta not an object": ("session", {"extra_meta": "5"},
+                                 "extra_meta must be a JSON object"),
+    "extra_meta with a reserved key": ("session", {"extra_meta": '{"_last_summary_id": "x"}'},
+                                       "reserved for ctxdag itself: _last_summary_id"),
+    "title of 100k characters": ("session", {"title": "t" * 100_000},
+                                 "title is 100000 characters; the limit is 200"),
+    "title not a string": ("session", {"title": 5}, "title must be a string"),
+    "next_seq a boolean": ("session", {"next_seq": True}, "next_seq must be an integer"),
+    "content over the limit": ("user", {"content": BIG, "tokens": estimate_tokens(BIG)},
+                               "content is 1048577 bytes; the limit is 1048576"),
+    "blank content": ("assistant", {"content": " \n ", "tokens": 1}, "content is empty"),
+    "tokens not the estimate": ("user", {"tokens": 10**9},
+                                "tokens is 1000000000, not the estimate of the content"),
+    "a system node mid-chain": ("assistant", {"role": "system"},
+                                "only the ROOT is a system node"),
+    "a ROOT that is not a system node": ("system", {"role": "user"},
+                                         "only the ROOT is a system node"),
+    "a summary compaction did not write": ("user", {"role": "summary"}, "strategy is missing"),
+    "a property the ledger never writes": ("user", {"color": "red"},
+                                           "color is not a property the ledger writes"),
+    "fork_of outside the session": ("assistant", {"fork_of": "nod_elsewhere"},
+                                    "fork_of 'nod_elsewhere' is not a node of this session"),
+    "model of 3 MB": ("external", {"model": "m" * 3_000_000},
+                      "model is 3000000 characters; the limit is 200"),
+    "empty provider": ("chat", {"provider": ""}, "provider must be a non-empty string"),
+    "unknown purpose": ("chat", {"purpose": "gossip"}, "purpose 'gossip' is not one of"),
+    "error code too long": ("chat", {"error_code": "E" * 201, "error_message": "failed"},
+                            "error_code is 201 characters; the limit is 200"),
+    "error text over the limit": ("chat", {"error_code": "MODEL_ERROR", "error_message": BIG},
+                                  "error_message is 1048577 bytes"),
+    "negative usage": ("external", {"input_tokens": -1}, "input_tokens must be an integer"),
+    "timestamp as text": ("chat", {"started_at": "2024-01-01T00:00:00Z"},
+                          "started_at must be a datetime"),
+    "head_id outside the session": ("chat", {"head_id": "nod_elsewhere"},
+                                    "head_id 'nod_elsewhere' is not a node of this session"),
+    "external reads over the cap": ("external", {"read_count": 10_001},
+                                    "read_count is 10001; a recorded call may read at most"),
+}
+
+
+async def bad_value_session(ledger, turns):
+    """A session with ROOT, a user turn, a reply, its chat call and an external call;
+    returns it and the id of each record BAD_VALUES names."""
+    session = await ledger.sessions.create("values", "sys", extra_meta={"k": 1})
+    turn = await turns.send_message(session.id, "Hello.")
+    external = await turns.record_call(session.id, [session.root_id, turn.user_node.id],
+                                       "their-model", usage={"input_tokens": 3})
+    return session, {"session": session.id, "system": session.root_id,
+                     "user": turn.user_node.id, "assistant": turn.reply.id,
+                     "chat": turn.call_id, "external": external.id}
+
+
+def record_of(document, record_id):
+    if document["session"]["properties"]["id"] == record_id:
+        return document["session"]["properties"]
+    return next(row["properties"] for row in document["nodes"] + document["calls"]
+                if row["properties"]["id"] == record_id)
+
+
+def set_properties(properties, values):
+    for key, value in values.items():
+        if value is None:
+            properties.pop(key, None)
+        else:
+            properties[key] = value
+
+
+@pytest.mark.parametrize("bad", BAD_VALUES.values(), ids=BAD_VALUES.keys())
+async def test_import_refuses_a_value_the_api_could_not_write_naming_it(
+        ledger, turns, db, tenant, bad):
+    record, values, says = bad
+    session, ids = await bad_value_session(ledger, turns)
+    document = await export_session(db, tenant, session.id, Limits())
+    await run_cypher(db, DELETE_SESSION, sid=session.id)
+    broken = copy.deepcopy(document)
+    set_properties(record_of(broken, ids[record]), values)
+    with pytest.raises(BadInput) as caught:
+        await import_session(db, tenant, broken, Limits())
+    assert says in caught.value.message and ids[record] in caught.value.message
+    assert len(caught.value.message) < 1000
+    assert await _store_counts(db, session.id) == {"sessions": 0, "nodes": 0, "calls": 0}
+    assert await import_session(db, tenant, document, Limits()) == session.id
+    await assert_sound(ledger, session.id)
+
+
+SET_PROPERTIES = "MATCH (x {id: $id}) WHERE x:Session OR x:Node OR x:Call SET x += $values"
+
+
+@pytest.mark.parametrize("bad", BAD_VALUES.values(), ids=BAD_VALUES.keys())
+async def test_check_names_a_stored_value_the_api_could_not_write(
+        ledger, turns, db, tenant, bad, capsys):
+    record, values, says = bad
+    session, ids = await bad_value_session(ledger, turns)
+    assert await ledger.violations(session.id) == []
+    try:
+        await run_cypher(db, SET_PROPERTIES, id=ids[record], values=values)
+        found = await check_all(db, Limits(), tenant)
+        assert list(found) == [session.id]
+        assert any(says in v and ids[record] in v for v in found[session.id]), found
+        assert await admin_cli.run(admin("check"), db, tenant, Limits()) == 1
+        assert says in capsys.readouterr().out
+    finally:
+        await run_cypher(db, DELETE_SESSION, sid=session.id)
+
+
+def _read_twice(document):
+    external = next(c for c in document["calls"] if c["properties"]["purpose"] == "external")
+    external["reads"].append({"node_id": external["reads"][0]["node_id"], "position": 2})
+    external["properties"]["read_count"] = 3
+    return external["properties"]["id"], "reads name 1 nodes more than once"
+
+
+def _seq_beyond_64_bits(document):
+    document["nodes"][1]["properties"]["seq"] = 2**64
+    return document["nodes"][1]["properties"]["id"], "seq is an integer beyond 64 bits"
+
+
+def _position_beyond_64_bits(document):
+    document["calls"][0]["reads"][0]["position"] = 2**64
+    return document["calls"][0]["properties"]["id"], "reads[0].position must be an integer"
+
+
+def _lone_surrogate_model(document):
+    document["calls"][0]["properties"]["model"] = "claude\ud800"
+    return document["calls"][0]["properties"]["id"], "model is not valid Unicode text"
+
+
+# Values Neo4j cannot even store, and reads the API refuses: import-only cases.
+IMPORT_ONLY = {"read twice": _read_twice, "seq beyond 64 bits": _seq_beyond_64_bits,
+               "position beyond 64 bits": _position_beyond_64_bits,
+               "lone surrogate in a model": _lone_surrogate_model}
+
+
+@pytest.mark.parametrize("change", IMPORT_ONLY.values(), ids=IMPORT_ONLY.keys())
+async def test_import_refuses_what_neo4j_cannot_store_or_the_api_refuses(
+        ledger, turns, db, tenant, change):
+    session, _ = await bad_value_session(ledger, turns)
+    document = await export_session(db, tenant, session.id, Limits())
+    await run_cypher(db, DELETE_SESSION, sid=session.id)
+    broken = copy.deepcopy(document)
+    record_id, says = change(broken)
+    with pytest.raises(BadInput) as caught:
+        await import_session(db, tenant, broken, Limits())
+    assert says in caught.value.message and record_id in caught.value.message
+    assert await _store_counts(db, session.id) == {"sessions": 0, "nodes": 0, "calls": 0}
+
+
+async def test_import_applies_the_importing_service_read_cap(ledger, turns, db, tenant):
+    session, ids = await bad_value_session(ledger, turns)
+    document = await export_session(db, tenant, session.id, Limits())
+    await run_cypher(db, DELETE_SESSION, sid=session.id)
+    with pytest.raises(BadInput, match=f"call {ids['external']}: read_count is 2; a recorded "
+                                       "call may read at most 1 nodes"):
+        await import_session(db, tenant, document, Limits(max_call_reads=1))
+    assert await _store_counts(db, session.id) == {"sessions": 0, "nodes": 0, "calls": 0}
+    assert await import_session(db, tenant, document, Limits(max_call_reads=2)) == session.id
+
+
+async def test_check_names_a_call_that_reads_a_node_twice(ledger, turns, db, tenant):
+    session, ids = await bad_value_session(ledger, turns)
+    try:
+        await run_cypher(db, READ_AGAIN, call_id=ids["external"])
+        assert await ledger.violations(session.id) == [
+            f"READ: call {ids['external']} reads 1 nodes more than once"]
+    finally:
+        await run_cypher(db, DELETE_SESSION, sid=session.id)
+
+
+READ_AGAIN = """
+MATCH (c:Call {id: $call_id})-[r:READ {position: 0}]->(x:Node)
+CREATE (c)-[:READ {position: c.read_count}]->(x)
+SET c.read_count = c.read_count + 1
+"""
 
 
 async def test_export_of_a_missing_or_foreign_session_is_not_found(ledger, db, other_tenant):
     session = await ledger.sessions.create()
     with pytest.raises(NotFound):
-        await export_session(db, other_tenant, session.id)
+        await export_session(db, other_tenant, session.id, Limits())
     with pytest.raises(NotFound):
-        await export_session(db, other_tenant, "ses_missing")
+        await export_session(db, other_tenant, "ses_missing", Limits())
 
 
 async def test_an_unsound_session_is_not_exported(ledger, turns, db, tenant):
@@ -282,7 +480,7 @@ async def test_an_unsound_session_is_not_exported(ledger, turns, db, tenant):
     await run_cypher(db, "MATCH (s:Session {id: $sid}), (n:Node {id: $nid}) "
                          "CREATE (s)-[:HEAD]->(n)", sid=session.id, nid=first.user_node.id)
     with pytest.raises(Conflict, match="HEAD: 2 relationships"):
-        await export_session(db, tenant, session.id)
+        await export_session(db, tenant, session.id, Limits())
     await run_cypher(db, DELETE_SESSION, sid=session.id)  # leave no broken session behind
 
 
@@ -296,26 +494,26 @@ async def test_export_and_import_from_the_command_line(
         ledger, turns, db, tenant, other_tenant, tmp_path, capsys):
     session = await ledger.sessions.create("cli", "sys")
     await turns.send_message(session.id, "Hello.")
-    assert await admin_cli.run(admin("export", session.id), db, tenant) == 0
+    assert await admin_cli.run(admin("export", session.id), db, tenant, Limits()) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["session"]["properties"]["id"] == session.id
 
     file = tmp_path / "backup.json"
     assert await admin_cli.run(admin("export", session.id, "--output", str(file)), db,
-                               tenant) == 0
+                               tenant, Limits()) == 0
     assert str(file) in capsys.readouterr().out
     assert without_information(json.loads(file.read_text())) == without_information(printed)
 
     await run_cypher(db, DELETE_SESSION, sid=session.id)
-    assert await admin_cli.run(admin("import", str(file)), db, other_tenant) == 0
+    assert await admin_cli.run(admin("import", str(file)), db, other_tenant, Limits()) == 0
     assert capsys.readouterr().out.strip() == session.id
-    assert await admin_cli.run(admin("check", session.id), db, other_tenant) == 0
+    assert await admin_cli.run(admin("check", session.id), db, other_tenant, Limits()) == 0
     assert capsys.readouterr().out.strip() == "ok: 1 sessions checked"
 
     with pytest.raises(Conflict):
-        await admin_cli.run(admin("import", str(file)), db, other_tenant)
+        await admin_cli.run(admin("import", str(file)), db, other_tenant, Limits())
     (tmp_path / "junk.json").write_text("{not json")
-    with pytest.raises(BadInput, match="not a JSON document"):
-        await admin_cli.run(admin("import", str(tmp_path / "junk.json")), db, tenant)
+    with pytest.raises(BadInput, match="is not valid JSON"):
+        await admin_cli.run(admin("import", str(tmp_path / "junk.json")), db, tenant, Limits())
     with pytest.raises(BadInput, match="cannot read"):
-        await admin_cli.run(admin("import", str(tmp_path / "missing.json")), db, tenant)
+        await admin_cli.run(admin("import", str(tmp_path / "missing.json")), db, tenant, Limits())

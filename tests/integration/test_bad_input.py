@@ -1,13 +1,46 @@
 """Bad input: a clear, typed error, and nothing written (the stored session is unchanged)."""
+import base64
+
 import pytest
 
 from service.errors import BadInput, CtxdagError, NotFound
-from service.store import Ledger, Limits
+from service.store import CallRecord, Ledger, Limits, Purpose
+from service.store.ids import utcnow
 from tests.integration.helpers import chat, snapshot
+
+TENANT_RECORDS = """
+CALL () {
+  MATCH (x:Session {tenant: $tenant}) RETURN x
+  UNION
+  MATCH (x:Node {tenant: $tenant}) RETURN x
+  UNION
+  MATCH (x:Call {tenant: $tenant}) RETURN x
+}
+RETURN labels(x) AS labels, properties(x) AS properties,
+  [(x)-[r]->(y) | [type(r), properties(r), y.id]] AS edges
+"""
+
+
+async def tenant_records(ledger):
+    """Every session, node and call of the tenant, with their outgoing relationships."""
+    rows, _, _ = await ledger.db.driver.execute_query(TENANT_RECORDS, tenant=ledger.tenant)
+    return sorted(repr((r["labels"], sorted(r["properties"].items()),
+                        sorted(map(repr, r["edges"])))) for r in rows)
+
+
+def cursor(text):
+    return base64.urlsafe_b64encode(text.encode()).decode()
+
+
+def nested_metadata(depth):
+    metadata = {}
+    for _ in range(depth):
+        metadata = {"k": metadata}
+    return metadata
 
 
 @pytest.fixture
-async def world(ledger, db):
+async def world(ledger, db, turns):
     """A session with a fork, a second session of the same tenant, one of another tenant."""
     session = await ledger.sessions.create("main")
     u1, a1, u2, a2 = await chat(ledger, session, "q1", "a1", "q2", "a2")
@@ -18,7 +51,7 @@ async def world(ledger, db):
     (foreign_node,) = await chat(stranger, foreign, "not yours")
     await ledger.head.rewind(session.id, u2.id)
     return dict(session=session, u1=u1, a1=a1, u2=u2, a2=a2, other_node=other_node,
-                foreign_node=foreign_node, foreign_session=foreign)
+                foreign_node=foreign_node, foreign_session=foreign, turns=turns)
 
 
 def cases(w, limits: Limits):
@@ -79,11 +112,99 @@ def cases(w, limits: Limits):
         sid, title="t" * 201, set_title=True)
     yield "unknown session update", NotFound, lambda L: L.sessions.update(
         "ses_nope", title="x", set_title=True)
+    yield from session_cases(w, limits)
+    yield from empty_id_cases(w)
+    yield from call_cases(w, limits)
+
+
+def session_cases(w, limits: Limits):
+    sid = w["session"].id
+    for meta in (5, True, False, ["a"], "{}"):
+        yield f"extra_meta {meta!r} on create", BadInput, lambda L, m=meta: L.sessions.create(
+            extra_meta=m)
+        yield f"extra_meta {meta!r} on update", BadInput, lambda L, m=meta: L.sessions.update(
+            sid, extra_meta=m)
+    yield "metadata nested too deeply", BadInput, lambda L: L.head.append_message(
+        sid, "user", "x", metadata=nested_metadata(100_000))
+    odd_cursors = {
+        "100k nested lists": cursor("[" * 100_000 + "]" * 100_000),
+        "1,500 nested lists": cursor("[" * 1_500 + "]" * 1_500),
+        "an object": cursor('{"a": 1}'),
+        "a huge number": cursor("9" * 2_900),
+        "an overflowing float": cursor("1e999"),
+        "a time without offset": cursor('["2024-01-01T00:00:00", "ses_x"]'),
+        "a non-string id": cursor('["2024-01-01T00:00:00+00:00", ["ses_x"]]'),
+        "a lone surrogate": cursor('["2024-01-01T00:00:00+00:00", "\\ud800"]'),
+        "not base64": "%%%",
+        "not ASCII": "é",
+        "empty": "",
+    }
+    for label, after in odd_cursors.items():
+        yield f"sessions cursor of {label}", BadInput, lambda L, a=after: L.sessions.list(after=a)
+
+
+def empty_id_cases(w):
+    sid, u1 = w["session"].id, w["u1"].id
+    yield "empty predecessor id", BadInput, lambda L: L.head.append_message(
+        sid, "user", "x", predecessor_id="")
+    yield "empty caller id", BadInput, lambda L: L.head.append_message(
+        sid, "tool", "x", caller_id="")
+    yield "empty head id to render", BadInput, lambda L: L.views.render(sid, "")
+    yield "empty absorbed summary id", BadInput, lambda L: L.summaries.persist(
+        sid, [u1], "A summary.", absorbed_id="", expected_active_id=None)
+    yield "empty expected active summary id", BadInput, lambda L: L.summaries.persist(
+        sid, [u1], "A summary.", absorbed_id=None, expected_active_id="")
+    yield "empty session id to deliver to", BadInput, lambda L: w["turns"].spawn_task(
+        sid, w["a1"].id, "An aside.", deliver_to="")
+    yield "empty session id for a call", BadInput, lambda L: w["turns"].record_call(
+        "", [u1], "m")
+    yield "empty head id of a call", BadInput, lambda L: L.calls.record(
+        sid, call_record(w, head_id=""))
+
+
+def call_record(w, **fields):
+    now = utcnow()
+    return CallRecord(**{"purpose": Purpose.CHAT, "provider": "offline", "model": "m",
+                         "read_ids": (w["session"].root_id, w["u1"].id), "started_at": now,
+                         "finished_at": now, **fields})
+
+
+def call_cases(w, limits: Limits):
+    sid, root, turns = w["session"].id, w["session"].root_id, w["turns"]
+    huge = "m" * (2 * 1024 * 1024)
+    for label, model in (("of 201 characters", "m" * 201), ("of 2 MiB", huge),
+                         ("with a lone surrogate", "claude\ud800"), ("blank", " "),
+                         ("not a string", 7)):
+        yield f"model {label}", BadInput, lambda L, m=model: turns.record_call(sid, [root], m)
+    yield "read ids repeated", BadInput, lambda L: turns.record_call(sid, [root] * 3, "m")
+    yield "read ids over the cap", BadInput, lambda L: turns.record_call(
+        sid, [root] * (limits.max_call_reads + 1), "m")
+    yield "unknown read ids", BadInput, lambda L: turns.record_call(
+        sid, [f"nod_missing_{i}" for i in range(50)], "m")
+    yield "a foreign read id", BadInput, lambda L: turns.record_call(
+        sid, [w["foreign_node"].id], "m")
+    yield "read ids as one string", BadInput, lambda L: turns.record_call(sid, root, "m")
+    yield "an empty read id", BadInput, lambda L: turns.record_call(sid, [root, ""], "m")
+    yield "usage beyond 64 bits", BadInput, lambda L: turns.record_call(
+        sid, [root], "m", usage={"input_tokens": 2**64})
+    yield "empty output", BadInput, lambda L: turns.record_call(sid, [root], "m", output="")
+    yield "a call into an unknown session", NotFound, lambda L: turns.record_call(
+        "ses_nope", [root], "m")
+    yield "a call reading a node twice", BadInput, lambda L: L.calls.record(
+        sid, call_record(w, read_ids=(root, root)))
+    yield "a call with an error text over the limit", BadInput, lambda L: L.calls.record(
+        sid, call_record(w, error_code="MODEL_ERROR",
+                         error_message="e" * (limits.max_content_bytes + 1)))
+    yield "a call with a provider of 201 characters", BadInput, lambda L: L.calls.record(
+        sid, call_record(w, provider="p" * 201))
+    yield "a reply recorded with a repeated read", BadInput, lambda L: L.head.append_message(
+        sid, "assistant", "A reply.", call=call_record(w, read_ids=(root, root)))
 
 
 async def test_every_bad_input_is_a_coded_error_and_writes_nothing(ledger, world):
     sid = world["session"].id
     before = await snapshot(ledger, sid)
+    everything_before = await tenant_records(ledger)
     tried = 0
     for label, expected, call in cases(world, Limits()):
         with pytest.raises(expected) as caught:
@@ -93,9 +214,10 @@ async def test_every_bad_input_is_a_coded_error_and_writes_nothing(ledger, world
         assert error.code in ("NOT_FOUND", "BAD_INPUT"), label
         assert error.message and "Traceback" not in error.message, label
         assert await snapshot(ledger, sid) == before, f"{label} changed the stored session"
+        assert await tenant_records(ledger) == everything_before, f"{label} wrote something"
         tried += 1
     print(f"bad inputs tried: {tried}")
-    assert tried >= 35
+    assert tried >= 86
 
 
 async def test_not_found_names_the_missing_id(ledger):
@@ -103,3 +225,47 @@ async def test_not_found_names_the_missing_id(ledger):
         await ledger.sessions.get("ses_missing")
     assert caught.value.id == "ses_missing"
     assert "ses_missing" in caught.value.message
+
+
+async def test_recorded_calls_name_a_bounded_number_of_bad_read_ids(ledger, turns):
+    session = await ledger.sessions.create()
+    unknown = [f"nod_missing_{i:02d}" for i in range(50)]
+    with pytest.raises(BadInput) as caught:
+        await turns.record_call(session.id, [session.root_id, *unknown], "m")
+    message = caught.value.message
+    assert message.startswith(f"50 read ids are not nodes of session {session.id}: ")
+    assert message.endswith("nod_missing_09 and 40 more")
+    assert "nod_missing_10" not in message
+
+    repeated = [f"nod_{i:02d}" for i in range(15)] * 2
+    with pytest.raises(BadInput) as caught:
+        await turns.record_call(session.id, repeated, "m")
+    assert caught.value.message == ("the read ids name 15 nodes more than once: "
+                                    + ", ".join(repeated[:10]) + " and 5 more")
+
+    with pytest.raises(BadInput, match="is 10001; a recorded call may read at most 10000"):
+        await turns.record_call(session.id, [session.root_id] * 10_001, "m")
+    with pytest.raises(BadInput, match="model is 201 characters; the limit is 200"):
+        await turns.record_call(session.id, [session.root_id], "m" * 201)
+    assert await ledger.calls.in_session(session.id) == []
+
+
+async def test_the_read_cap_is_a_setting(db, tenant, events):
+    from service.config import Settings
+    from service.connect import ledger_for
+    from service.turns.providers import OfflineProvider
+    from service.turns.service import Turns
+    from tests.integration.helpers import make_compactor
+
+    settings = Settings.from_env({"CTXDAG_TENANT": tenant, "CTXDAG_MAX_CALL_READS": "3"})
+    ledger = ledger_for(db, settings, events)
+    assert ledger.limits.max_call_reads == 3
+    turns = Turns(ledger, make_compactor(ledger, events), OfflineProvider())
+    session = await ledger.sessions.create()
+    u, a = await chat(ledger, session, "A question.", "An answer.")
+    with pytest.raises(BadInput, match="at most 3 nodes"):
+        await turns.record_call(session.id, [session.root_id, u.id, a.id, "nod_x"], "m")
+    call = await turns.record_call(session.id, [session.root_id, u.id, a.id], "m")
+    assert call.read_ids == (session.root_id, u.id, a.id)
+    readings = await ledger.calls.reading(session.root_id)
+    assert [r.call.id for r in readings] == [call.id]

@@ -1,8 +1,13 @@
 """The `ctxdag` command, run as a user runs it, against the test run's Neo4j."""
+import copy
+import json
 import os
 import re
 import subprocess
 import sys
+
+from service.store import Limits
+from service.store.backup import export_session
 
 
 def ctxdag(server, tenant, *args):
@@ -34,6 +39,82 @@ def test_errors_are_coded_and_readable(neo4j_server, neo4j_driver, tenant):
     missing = ctxdag(neo4j_server, tenant, "render", "ses_missing")
     assert missing.returncode == 2
     assert missing.stderr.strip() == "error: NOT_FOUND: session 'ses_missing' does not exist"
+
+
+def assert_one_error_line(result, line):
+    assert result.returncode == 2
+    assert result.stderr == f"error: {line}\n"
+    assert result.stdout == ""
+
+
+def test_a_file_that_is_no_backup_is_one_coded_line(neo4j_server, neo4j_driver, tenant,
+                                                    tmp_path):
+    files = {
+        "nested.json": (b"[" * 100_000, "nests too deeply to be read"),
+        "binary.json": (b'{"format": "\xff\xfe"}', "is not UTF-8 text (invalid byte at offset 12)"),
+        "prose.json": (b"a session, honestly",
+                       "is not valid JSON: Expecting value: line 1 column 1 (char 0)"),
+        "digits.json": (b"1" * 5_000,
+                        "is not valid JSON: an integer of 5000 digits is too long to read"),
+        "twice.json": (b'{"format": 1, "format": 2}',
+                       "is not valid JSON: an object names a key twice"),
+    }
+    for name, (data, says) in files.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        assert_one_error_line(ctxdag(neo4j_server, tenant, "import", str(path)),
+                              f"BAD_INPUT: {path} {says}")
+
+
+async def test_import_names_the_bad_value_and_only_the_tenant_own_ids(
+        neo4j_server, ledger, turns, db, tenant, tmp_path):
+    session = await ledger.sessions.create("cli", "sys")
+    await turns.send_message(session.id, "Hello.")
+    document = await export_session(db, tenant, session.id, Limits())
+    user_id = document["nodes"][1]["properties"]["id"]
+
+    def written(name, change=None):
+        changed = copy.deepcopy(document)
+        if change:
+            change(changed["nodes"][1]["properties"])
+        path = tmp_path / name
+        path.write_text(json.dumps(changed))
+        return str(path)
+
+    assert_one_error_line(
+        ctxdag(neo4j_server, tenant, "import",
+               written("metadata.json", lambda p: p.update(metadata="not json{"))),
+        f"BAD_INPUT: node {user_id}: metadata is not valid JSON: "
+        "Expecting value: line 1 column 1 (char 0)")
+    assert_one_error_line(
+        ctxdag(neo4j_server, tenant, "import",
+               written("seq.json", lambda p: p.update(seq=2**64))),
+        f"BAD_INPUT: node {user_id}: seq is an integer beyond 64 bits, which Neo4j cannot "
+        "store")
+    backup = written("backup.json")
+    assert_one_error_line(ctxdag(neo4j_server, tenant, "import", backup),
+                          f"CONFLICT: session {session.id} already exists")
+    assert_one_error_line(ctxdag(neo4j_server, tenant + "-other", "import", backup),
+                          "CONFLICT: the document's session id is already used by another "
+                          "tenant")
+
+
+async def test_check_names_a_stored_value_the_api_could_not_write(
+        neo4j_server, ledger, turns, db, tenant):
+    session = await ledger.sessions.create("cli", "sys")
+    turn = await turns.send_message(session.id, "Hello.")
+    await db.driver.execute_query("MATCH (n:Node {id: $id}) SET n.metadata = 'not json{'",
+                                  id=turn.reply.id)
+    try:
+        check = ctxdag(neo4j_server, tenant, "check")
+        assert check.returncode == 1, check.stderr
+        assert check.stdout == (f"{session.id}: property: node {turn.reply.id}: metadata is not "
+                                "valid JSON: Expecting value: line 1 column 1 (char 0)\n")
+        assert check.stderr == "1 of 1 sessions violate invariants\n"
+    finally:
+        await db.driver.execute_query(
+            "MATCH (x) WHERE x.id = $sid OR x.session_id = $sid DETACH DELETE x",
+            sid=session.id)
 
 
 def test_status_names_an_external_neo4j(neo4j_server, tenant):

@@ -6,6 +6,7 @@ import pytest
 
 from tests.api_client import Client
 from tests.service_process import ServiceProcess
+from tests.stubs.anthropic_stub import AnthropicStub
 
 
 @pytest.fixture(scope="module")
@@ -35,3 +36,10 @@ def checked(service):
                                 env=service.env, capture_output=True, text=True, timeout=120)
         assert result.returncode == 0, result.stdout + result.stderr
         assert result.stdout.startswith("ok: 1 sessions checked"), result.stdout
+
+
+@pytest.fixture(scope="module")
+def stub():
+    """One Anthropic stub for a module whose service process is pointed at it."""
+    with AnthropicStub() as server:
+        yield server

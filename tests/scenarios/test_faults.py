@@ -11,7 +11,7 @@ from tests.api_client import Client, GraphQLErrors
 from tests.scenarios.conversation import Conversation
 from tests.service_process import ServiceProcess
 from tests.stubs.anthropic_stub import (
-    AnthropicStub, StubResponse, error, overloaded, prompt_too_long, reply,
+    StubResponse, error, overloaded, prompt_too_long, reply,
 )
 
 SESSION_STATE = "query($s: ID!) { session(id: $s) { headId nodeCount render { nodeIds } } }"
@@ -55,12 +55,6 @@ async def test_neo4j_restart_under_a_running_service(tmp_path):
     finally:
         service.stop()
         await asyncio.to_thread(neo4j.stop)
-
-
-@pytest.fixture(scope="module")
-def stub():
-    with AnthropicStub() as server:
-        yield server
 
 
 @pytest.fixture(scope="module")

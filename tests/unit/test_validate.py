@@ -32,3 +32,65 @@ def test_json_object_is_canonical_and_bounded():
         validate.json_object({"a": object()}, Limits(), "m")
     with pytest.raises(BadInput):
         validate.json_object({1: "a"}, Limits(), "m")
+
+
+def test_stored_json_is_what_json_object_could_write():
+    limits = Limits(max_metadata_bytes=20)
+    assert validate.stored_json_object('{"a": 1}', limits, "m") == {"a": 1}
+    for text, says in (("not json{", "not valid JSON"), ("[1]", "must be a JSON object"),
+                       ('{"a": NaN}', "NaN is not a JSON number"),
+                       ('{"a": 1, "a": 2}', "names a key twice"),
+                       ("[" * 10, "not valid JSON"), ('{"k": "' + "v" * 20 + '"}', "limit is 20"),
+                       ("[" * 5_000 + "]" * 5_000, "limit is 20"), (5, "stored as a string")):
+        with pytest.raises(BadInput, match=says):
+            validate.stored_json_object(text, limits, "m")
+    with pytest.raises(BadInput, match="nests too deeply"):
+        validate.stored_json_object("[" * 5_000 + "]" * 5_000, Limits(), "m")
+
+
+def test_extra_meta_must_be_an_object_before_its_keys_are_read():
+    assert validate.extra_meta(None, Limits()) == "{}"
+    for bad in (5, True, False, "{}", ["a"]):
+        with pytest.raises(BadInput, match="must be a JSON object"):
+            validate.extra_meta(bad, Limits())
+
+
+def test_read_ids_are_bounded_and_named_once():
+    from service.store import Purpose
+
+    limits = Limits(max_call_reads=3)
+    assert validate.read_ids(["a", "b", "c"], limits, Purpose.EXTERNAL) == ("a", "b", "c")
+    assert len(validate.read_ids([str(i) for i in range(5)], limits, Purpose.CHAT)) == 5
+    with pytest.raises(BadInput, match="at most 3 nodes"):
+        validate.read_ids(["a", "b", "c", "d"], limits, Purpose.EXTERNAL)
+    with pytest.raises(BadInput, match="name 1 nodes more than once: a$"):
+        validate.read_ids(["a", "b", "a"], limits, Purpose.EXTERNAL)
+    for bad in ([], "abc", ["a", ""], None):
+        with pytest.raises(BadInput):
+            validate.read_ids(bad, limits, Purpose.EXTERNAL)
+
+
+def test_names_are_short_valid_text():
+    assert validate.name("claude-sonnet", "model") == "claude-sonnet"
+    for bad in ("", "  ", "m" * 201, "m\ud800", None, 3):
+        with pytest.raises(BadInput):
+            validate.name(bad, "model")
+
+
+def test_some_names_the_first_ten_and_counts_the_rest():
+    assert validate.some(["a", "b"]) == "a, b"
+    assert validate.some([f"n{i}" for i in range(12)]) == (
+        "n0, n1, n2, n3, n4, n5, n6, n7, n8, n9 and 2 more")
+
+
+def test_json_objects_nest_at_most_32_deep():
+    def nested(levels):
+        value = {}
+        for _ in range(levels):
+            value = {"a": [value]}
+        return value
+
+    assert validate.json_object(nested(15), Limits(), "m")  # 31 levels: 15 pairs and the top
+    for levels in (16, 100_000):
+        with pytest.raises(BadInput, match="more than 32 deep"):
+            validate.json_object(nested(levels), Limits(), "m")

@@ -1,0 +1,209 @@
+"""What each stored record may hold: the API's rules (validate.py) applied to properties.
+
+An import runs `problems` on its document before it writes anything, and `ctxdag
+check` runs it on what is stored, so both refuse exactly what the API refuses. A
+property the ledger never writes is a problem too. Each problem names the record
+and the property.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+from neo4j.time import DateTime
+
+from ..errors import BadInput
+from ..tokens import estimate_tokens
+from . import validate
+from .models import Purpose, Role
+from .validate import Limits
+
+Record = Mapping[str, Any]
+Rule = Callable[[Any, Record, Limits, str], object]  # raises BadInput
+
+
+def _datetime(value: Any, record: Record, limits: Limits, what: str) -> None:
+    if not isinstance(value, DateTime) or value.tzinfo is None:
+        raise BadInput(f"{what} must be a datetime with an offset or zone")
+
+
+def _identifier(value: Any, record: Record, limits: Limits, what: str) -> None:
+    validate.identifier(value, what)
+
+
+def _count(minimum: int) -> Rule:
+    return lambda value, record, limits, what: validate.count(value, what, minimum)
+
+
+def _flag(value: Any, record: Record, limits: Limits, what: str) -> None:
+    if not isinstance(value, bool):
+        raise BadInput(f"{what} must be true or false")
+
+
+def _rolling(value: Any, record: Record, limits: Limits, what: str) -> None:
+    if value != "rolling":
+        raise BadInput(f"{what} must be 'rolling', not {validate.shown(value)}")
+
+
+def _name(value: Any, record: Record, limits: Limits, what: str) -> None:
+    validate.name(value, what)
+
+
+def _json_object(value: Any, record: Record, limits: Limits, what: str) -> None:
+    validate.stored_json_object(value, limits, what)
+
+
+def _extra_meta(value: Any, record: Record, limits: Limits, what: str) -> None:
+    validate.extra_meta(validate.stored_json_object(value, limits, what), limits, what)
+
+
+def _role(value: Any, record: Record, limits: Limits, what: str) -> None:
+    role = validate.enum_value(Role, value, what)
+    if (role is Role.SYSTEM) != (record.get("depth") == 0):
+        raise BadInput(f"{what} is {role.value!r} at depth {validate.shown(record.get('depth'))}"
+                       "; the ROOT (depth 0) and only the ROOT is a system node")
+
+
+def _content(value: Any, record: Record, limits: Limits, what: str) -> None:
+    validate.content(value, limits, what, allow_empty=record.get("role") == Role.SYSTEM.value)
+
+
+def _tokens(value: Any, record: Record, limits: Limits, what: str) -> None:
+    text = record.get("content")
+    expected = estimate_tokens(text) if isinstance(text, str) else None
+    if value != expected or isinstance(value, bool):
+        raise BadInput(f"{what} is {validate.shown(value)}, not the estimate of the content "
+                       f"({expected})")
+
+
+def _purpose(value: Any, record: Record, limits: Limits, what: str) -> None:
+    validate.enum_value(Purpose, value, what)
+
+
+def _read_count(value: Any, record: Record, limits: Limits, what: str) -> None:
+    purpose = record.get("purpose")
+    validate.read_count(value, limits, Purpose.EXTERNAL if purpose == Purpose.EXTERNAL.value
+                        else Purpose.CHAT, what)
+
+
+def _error_message(value: Any, record: Record, limits: Limits, what: str) -> None:
+    validate.error_message(value, limits, what)
+
+
+REQUIRED, OPTIONAL = True, False
+
+SESSION: dict[str, tuple[bool, Rule]] = {
+    "id": (REQUIRED, _identifier),
+    "title": (OPTIONAL, lambda value, record, limits, what: validate.title(value, what)),
+    "extra_meta": (REQUIRED, _extra_meta),
+    "created_at": (REQUIRED, _datetime),
+    "updated_at": (REQUIRED, _datetime),
+    "next_seq": (REQUIRED, _count(1)),
+    "summary_strategy": (OPTIONAL, _rolling),
+    "meta_version": (OPTIONAL, _count(0)),
+}
+
+NODE: dict[str, tuple[bool, Rule]] = {
+    "id": (REQUIRED, _identifier),
+    "session_id": (REQUIRED, _identifier),
+    "role": (REQUIRED, _role),
+    "content": (REQUIRED, _content),
+    "created_at": (REQUIRED, _datetime),
+    "tokens": (REQUIRED, _tokens),
+    "metadata": (REQUIRED, _json_object),
+    "seq": (REQUIRED, _count(0)),
+    "depth": (REQUIRED, _count(0)),
+    "side_branch": (REQUIRED, _flag),
+    "deleted_at": (OPTIONAL, _datetime),
+}
+
+FORK = {"fork_of": (OPTIONAL, _identifier)}
+
+NODE_BY_ROLE: dict[str, dict[str, tuple[bool, Rule]]] = {
+    Role.SYSTEM.value: NODE,
+    Role.USER.value: {**NODE, **FORK},
+    Role.ASSISTANT.value: {**NODE, **FORK},
+    Role.TOOL.value: NODE,
+    Role.SUMMARY.value: {
+        **NODE,
+        "strategy": (REQUIRED, _rolling),
+        "superseded_summary": (REQUIRED, _flag),
+        "absorbed_id": (OPTIONAL, _identifier),
+        "covers_count": (REQUIRED, _count(1)),
+        "covers_first_id": (REQUIRED, _identifier),
+        "covers_last_id": (REQUIRED, _identifier),
+    },
+}
+
+CALL: dict[str, tuple[bool, Rule]] = {
+    "id": (REQUIRED, _identifier),
+    "session_id": (REQUIRED, _identifier),
+    "purpose": (REQUIRED, _purpose),
+    "provider": (REQUIRED, _name),
+    "model": (OPTIONAL, _name),
+    "head_id": (OPTIONAL, _identifier),
+    "started_at": (REQUIRED, _datetime),
+    "finished_at": (REQUIRED, _datetime),
+    "input_tokens": (OPTIONAL, _count(0)),
+    "output_tokens": (OPTIONAL, _count(0)),
+    "error_code": (OPTIONAL, _name),
+    "error_message": (OPTIONAL, _error_message),
+    "read_count": (REQUIRED, _read_count),
+}
+
+# Properties that name another node of the same session.
+NODE_REFERENCES = ("fork_of", "absorbed_id")
+CALL_REFERENCES = ("head_id",)
+
+
+def label(kind: str, record: Record) -> str:
+    """'node nod_…', naming the record by its id however odd that id is."""
+    record_id = record.get("id")
+    plain = isinstance(record_id, str) and 0 < len(record_id) <= validate.MAX_ID_LENGTH
+    return f"{kind} {record_id if plain else validate.shown(record_id)}"
+
+
+def record_problems(kind: str, record: Record, fields: Mapping[str, tuple[bool, Rule]],
+                    limits: Limits) -> list[str]:
+    where = label(kind, record)
+    found = [f"{where}: {key} is not a property the ledger writes on a {kind}"
+             for key in sorted(set(record) - set(fields))]
+    for key, (required, rule) in fields.items():
+        if key not in record:
+            if required:
+                found.append(f"{where}: {key} is missing")
+            continue
+        try:
+            rule(record[key], record, limits, key)
+        except BadInput as e:
+            found.append(f"{where}: {e.message}")
+    return found
+
+
+def node_problems(node: Record, limits: Limits) -> list[str]:
+    role = node.get("role")
+    fields = NODE_BY_ROLE.get(role, NODE) if isinstance(role, str) else NODE
+    return record_problems("node", node, fields, limits)
+
+
+def reference_problems(nodes: Sequence[Record], calls: Sequence[Record]) -> list[str]:
+    node_ids = {n["id"] for n in nodes if isinstance(n.get("id"), str)}
+    found = []
+    for kind, records, keys in (("node", nodes, NODE_REFERENCES), ("call", calls, CALL_REFERENCES)):
+        for record in records:
+            for key in keys:
+                value = record.get(key)
+                if isinstance(value, str) and value not in node_ids:
+                    found.append(f"{label(kind, record)}: {key} {validate.shown(value)} "
+                                 "is not a node of this session")
+    return found
+
+
+def problems(session: Record, nodes: Sequence[Record], calls: Sequence[Record],
+             limits: Limits) -> list[str]:
+    """Every value of the session's records the API could not have written; [] when none."""
+    found = record_problems("session", session, SESSION, limits)
+    for node in nodes:
+        found += node_problems(node, limits)
+    for call in calls:
+        found += record_problems("call", call, CALL, limits)
+    return found + reference_problems(nodes, calls)
