@@ -13,8 +13,8 @@ from .core import Bench
 from .timing import Stats
 
 S10 = "10 planning (diagnostic)"
-STATEMENTS = ("append_message", "render_context", "summary_persist", "call_record",
-              "calls_reading")
+STATEMENTS = ("append_message", "fork_sibling", "render_context", "summary_persist",
+              "call_record", "calls_reading")
 
 
 async def planning(b: Bench) -> None:

@@ -78,7 +78,7 @@ async def _profile_append(b: Bench, session_id: str) -> dict:
             "session_id": session_id, "tenant": b.tenant, "node_id": new_id("nod"),
             "role": role, "content": content, "tokens": estimate_tokens(content),
             "metadata": "{}", "now": utcnow(), "predecessor_id": None, "caller_id": None,
-            "side_branch": False, "head_policy": "advance", "fork_of": None, "call": None})
+            "side_branch": False, "advance_head": True, "call": None})
     except Exception as e:  # noqa: BLE001 - the statement's parameters may have moved on
         return {"error": f"{type(e).__name__}: {e}"}
 
@@ -250,7 +250,7 @@ async def _persist_once(b: Bench, chain: Chain, covered: int, with_call: bool
                        now) if with_call else None)
     before = b.trips()
     t0 = time.perf_counter()
-    summary, _ = await b.ledger.summaries.persist(
+    summary = await b.ledger.summaries.persist(
         chain.session_id, ids, written.text, absorbed_id=None, expected_active_id=None,
         metadata={"summarizer": written.summarizer, "trigger": "manual"}, call=call)
     seconds = time.perf_counter() - t0

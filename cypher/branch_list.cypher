@@ -14,12 +14,11 @@ WHERE tip.deleted_at IS NULL AND tip.role <> 'summary' AND NOT tip.side_branch
     (tip)<-[:PREDECESSOR]-(c:Node)
     WHERE c.deleted_at IS NULL AND c.role <> 'summary' AND NOT c.side_branch
   }
-RETURN s.id AS session_id, tip {
-  .*,
-  predecessor_id: [(tip)-[:PREDECESSOR]->(p:Node) | p.id][0],
-  caller_id: [(tip)-[:CALLER]->(c:Node) | c.id][0]
-} AS tip,
-  tip.depth + 1 AS length,
-  tip = head AS is_head,
-  tip.id IN under_head AS holds_head
-ORDER BY tip.seq
+WITH s, head, under_head, tip AS n
+RETURN s.id AS session_id,
+  // include: node_map
+  AS tip,
+  n.depth + 1 AS length,
+  n = head AS is_head,
+  n.id IN under_head AS holds_head
+ORDER BY n.seq

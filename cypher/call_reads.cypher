@@ -3,9 +3,7 @@
 // purpose: what a call read, with content (deleted nodes included: provenance is never lost)
 // params: call_id, tenant
 MATCH (c:Call {id: $call_id, tenant: $tenant})-[r:READ]->(n:Node)
-RETURN r.position AS position, n {
-  .*,
-  predecessor_id: [(n)-[:PREDECESSOR]->(p:Node) | p.id][0],
-  caller_id: [(n)-[:CALLER]->(x:Node) | x.id][0]
-} AS node
+RETURN r.position AS position,
+  // include: node_map
+  AS node
 ORDER BY position

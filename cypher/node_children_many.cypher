@@ -5,9 +5,7 @@
 UNWIND $node_ids AS parent_id
 MATCH (parent:Node {id: parent_id, tenant: $tenant})<-[:PREDECESSOR]-(n:Node)
 WHERE n.deleted_at IS NULL
-RETURN parent_id, n {
-  .*,
-  predecessor_id: parent.id,
-  caller_id: [(n)-[:CALLER]->(c:Node) | c.id][0]
-} AS node
+RETURN parent_id,
+  // include: node_map
+  AS node
 ORDER BY n.seq

@@ -4,8 +4,6 @@
 // params: node_ids, tenant
 UNWIND $node_ids AS node_id
 MATCH (n:Node {id: node_id, tenant: $tenant})
-RETURN n {
-  .*,
-  predecessor_id: [(n)-[:PREDECESSOR]->(p:Node) | p.id][0],
-  caller_id: [(n)-[:CALLER]->(c:Node) | c.id][0]
-} AS node
+RETURN
+  // include: node_map
+  AS node

@@ -56,8 +56,6 @@ OPTIONAL CALL (h, tail, problem) {
 RETURN index, problem, h.id AS head_id,
   CASE WHEN tail IS NULL THEN null ELSE summary.id END AS summary_id,
   active.id AS active_summary_id,
-  [n IN coalesce(compacted, verbatim, []) | n {
-    .*,
-    predecessor_id: [(n)-[:PREDECESSOR]->(p:Node) | p.id][0],
-    caller_id: [(n)-[:CALLER]->(c:Node) | c.id][0]
-  }] AS nodes
+  [n IN coalesce(compacted, verbatim, []) |
+    // include: node_map
+  ] AS nodes

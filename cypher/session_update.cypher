@@ -1,22 +1,23 @@
 // name: session_update
-// returns: zero or one row {stale, session}; stale when meta_version moved since the caller read it
+// returns: zero or one row {problem, session}; problem 'meta_changed' when meta_version moved since the caller read it (nothing is set then)
 // purpose: sets title and the user's extra_meta; optimistic on meta_version so merges never lose a key
 // params: session_id, tenant, title, set_title, extra_meta, expected_meta_version, now
 // The first SET takes the session's write lock, so meta_version is read after
 // any concurrent save has committed.
 MATCH (s:Session {id: $session_id, tenant: $tenant})
 SET s.updated_at = $now
-WITH s, coalesce(s.meta_version, 0) <> $expected_meta_version AS stale
-CALL (s, stale) {
-  WITH * WHERE NOT stale
+WITH s,
+  CASE WHEN coalesce(s.meta_version, 0) <> $expected_meta_version THEN 'meta_changed' END AS problem
+CALL (s, problem) {
+  WITH * WHERE problem IS NULL
   SET s.title = CASE WHEN $set_title THEN $title ELSE s.title END,
       s.extra_meta = coalesce($extra_meta, s.extra_meta),
       s.meta_version = coalesce(s.meta_version, 0) + 1
 }
-WITH s, stale
+WITH s, problem
 MATCH (s)-[:ROOT]->(r:Node)
 MATCH (s)-[:HEAD]->(h:Node)
-RETURN stale, s {
+RETURN problem, s {
   .*, root_id: r.id, head_id: h.id,
   active_summary: [(s)-[:ACTIVE_SUMMARY]->(a:Node) WHERE a.deleted_at IS NULL | a {.id, .content}][0]
 } AS session

@@ -3,10 +3,8 @@
 // purpose: summary nodes with the ids they cover (the record of what was summarized)
 // params: summary_ids, tenant
 UNWIND $summary_ids AS summary_id
-MATCH (summary:Node {id: summary_id, tenant: $tenant, role: 'summary'})
-RETURN summary {
-  .*,
-  predecessor_id: [(summary)-[:PREDECESSOR]->(p:Node) | p.id][0],
-  caller_id: null
-} AS summary,
-  COLLECT { MATCH (summary)-[c:COVERS]->(x:Node) RETURN x.id ORDER BY c.order } AS covers_ids
+MATCH (n:Node {id: summary_id, tenant: $tenant, role: 'summary'})
+RETURN
+  // include: node_map
+  AS summary,
+  COLLECT { MATCH (n)-[c:COVERS]->(x:Node) RETURN x.id ORDER BY c.order } AS covers_ids

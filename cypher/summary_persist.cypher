@@ -1,13 +1,12 @@
 // name: summary_persist
-// returns: one row {problem, summary, superseded_id}; summary is null when problem is set
+// returns: one row {problem, invalid_reads, summary, covers_ids}; summary and covers_ids are null when problem is set; no row when the session does not exist
 // purpose: compaction's only write (spec §2): one summary node spliced after the segment's predecessor, COVERS edges in chain order, the active summary moved; HEAD untouched
 // params: session_id, tenant, summary_id, content, tokens, metadata, now, new_ids, absorbed_id, expected_active_id, strategy, call
 // Coverage is always real turns: the absorbed summary's segment extended by $new_ids.
-// The SET on the session takes its write lock, so two compactions that raced through the
-// summarizer are serialized here and the second sees that the active summary changed.
+// The active summary is read after session_lock, so two compactions that raced through the
+// summarizer are serialized there and the second sees that the active summary changed.
 MATCH (s:Session {id: $session_id, tenant: $tenant})
-SET s.next_seq = s.next_seq + 1, s.updated_at = $now
-WITH s, s.next_seq - 1 AS seq
+// include: session_lock
 OPTIONAL MATCH (s)-[:ACTIVE_SUMMARY]->(active:Node)
 OPTIONAL MATCH (absorbed:Node {id: $absorbed_id, tenant: $tenant})
 CALL (s) {
@@ -64,7 +63,8 @@ OPTIONAL CALL (s, seq, active, old_turns, new_turns, problem) {
   CREATE (s)-[:ACTIVE_SUMMARY]->(summary)
   WITH s, summary, splice, covered, summary AS produced
   // include: call_write
-  RETURN summary {.*, predecessor_id: splice.id, caller_id: null} AS summary_map,
-    [c IN covered | c.id] AS covers_ids
+  RETURN summary AS n, [c IN covered | c.id] AS covers_ids
 }
-RETURN problem, invalid_reads, summary_map AS summary, covers_ids, active.id AS superseded_id
+RETURN problem, invalid_reads,
+  // include: node_map
+  AS summary, covers_ids

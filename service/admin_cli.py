@@ -1,8 +1,9 @@
-"""Admin commands: `export SESSION`, `import FILE`, `check [SESSION]`.
+"""Admin commands of `ctxdag`: `export SESSION`, `import FILE`, `check [SESSION]`.
 
-`add_commands` adds them to the `ctxdag` parser's subcommands; `run` executes the
-parsed arguments against a Database for one tenant, under the service's limits, and
-returns the exit code.
+`add_commands` adds them to the `ctxdag` parser's subcommands, each naming its handler
+as every other command does (service/cli.py). A handler runs on the Runtime built from
+the Settings, so it works on the configured tenant's ledger under the configured limits
+(`import` stores, and `check` accepts, only what this service's API could write).
 """
 from __future__ import annotations
 
@@ -10,54 +11,49 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import BadInput
-from .store import Database, Ledger, Limits, validate
+from .store import validate
 from .store.backup import export_session, import_session
 from .store.invariants import check_each
 
-COMMANDS = ("export", "import", "check")
+if TYPE_CHECKING:
+    from .runtime import Runtime
 
 
 def add_commands(commands: Any) -> None:
     export = commands.add_parser("export", help="write a session as a JSON backup document")
     export.add_argument("session")
     export.add_argument("--output", "-o", help="a file to write (default: stdout)")
+    export.set_defaults(job=_export)
     restore = commands.add_parser("import", help="rebuild a session from a backup document")
     restore.add_argument("file", help="the document ('-' reads stdin)")
+    restore.set_defaults(job=_import)
     check = commands.add_parser("check", help="check the storage invariants of sessions")
     check.add_argument("session", nargs="?", help="one session (default: all of the tenant)")
     check.add_argument("--all-tenants", action="store_true",
                        help="check the sessions of every tenant")
+    check.set_defaults(job=_check)
 
 
-async def run(args: argparse.Namespace, database: Database, tenant: str, limits: Limits) -> int:
-    if args.command == "export":
-        return await _export(database, tenant, args.session, args.output, limits)
-    if args.command == "import":
-        return await _import(database, tenant, args.file, limits)
-    if args.command == "check":
-        return await _check(database, tenant, args.session, args.all_tenants, limits)
-    raise ValueError(f"not an admin command: {args.command}")
-
-
-async def _export(database: Database, tenant: str, session_id: str, output: str | None,
-                  limits: Limits) -> int:
-    document = await export_session(database, tenant, session_id, limits)
+async def _export(runtime: Runtime, args: argparse.Namespace) -> int:
+    ledger = runtime.ledger
+    document = await export_session(ledger.db, ledger.tenant, args.session, ledger.limits)
     text = json.dumps(document, ensure_ascii=False, indent=1) + "\n"
-    if output is None:
+    if args.output is None:
         sys.stdout.write(text)
         return 0
-    Path(output).write_text(text, encoding="utf-8")
-    print(f"exported session {session_id}: {len(document['nodes'])} nodes, "
-          f"{len(document['calls'])} calls to {output}")
+    Path(args.output).write_text(text, encoding="utf-8")
+    print(f"exported session {args.session}: {len(document['nodes'])} nodes, "
+          f"{len(document['calls'])} calls to {args.output}")
     return 0
 
 
-async def _import(database: Database, tenant: str, file: str, limits: Limits) -> int:
-    document = validate.parse_json(_read_text(file), file)
-    print(await import_session(database, tenant, document, limits))
+async def _import(runtime: Runtime, args: argparse.Namespace) -> int:
+    ledger = runtime.ledger
+    document = validate.parse_json(_read_text(args.file), args.file)
+    print(await import_session(ledger.db, ledger.tenant, document, ledger.limits))
     return 0
 
 
@@ -72,15 +68,14 @@ def _read_text(file: str) -> str:
         raise BadInput(f"{file} is not UTF-8 text (invalid byte at offset {e.start})") from None
 
 
-async def _check(database: Database, tenant: str, session_id: str | None,
-                 all_tenants: bool, limits: Limits) -> int:
-    if session_id is not None:
-        ledger = Ledger.open(database, tenant, limits)
-        await ledger.sessions.get(session_id)  # NotFound rather than a silent "ok"
-        results = [(session_id, await ledger.violations(session_id))]
+async def _check(runtime: Runtime, args: argparse.Namespace) -> int:
+    ledger = runtime.ledger
+    if args.session is not None:
+        await ledger.sessions.get(args.session)  # NotFound rather than a silent "ok"
+        results = [(args.session, await ledger.violations(args.session))]
     else:
-        results = [r async for r in check_each(database, limits,
-                                               None if all_tenants else tenant)]
+        results = [r async for r in check_each(ledger.db, ledger.limits,
+                                               None if args.all_tenants else ledger.tenant)]
     broken = 0
     for checked_id, found in results:
         broken += bool(found)

@@ -1,55 +1,128 @@
-"""The `ctxdag` command."""
+"""The `ctxdag` command.
+
+One parser; every subcommand names its handler on its parser (`set_defaults`), and
+`main` dispatches on that alone:
+
+- `job(runtime, args)`: a command over the service's parts, given the Runtime that
+  `Runtime.open` builds from the Settings — the one way they are built, so every such
+  command (the admin ones of service/admin_cli.py included) works under the configured
+  tenant and limits;
+- `run(settings, args)`: a command that needs the Settings alone (the managed Neo4j,
+  serve, demo).
+
+A ctxdag error — a malformed setting (`BAD_CONFIG`) included — is one line
+`error: CODE: message` on stderr and exit status 2, never a traceback.
+"""
 from __future__ import annotations
 
 import argparse
 import asyncio
 import sys
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from . import admin_cli
 from .config import Settings
 from .errors import CtxdagError
 
+if TYPE_CHECKING:
+    from .runtime import Runtime
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ctxdag", description=__doc__)
+    parser = argparse.ArgumentParser(prog="ctxdag", description="The `ctxdag` command.")
     commands = parser.add_subparsers(dest="command", required=True)
     neo4j = commands.add_parser("neo4j", help="the managed local Neo4j")
     neo4j.add_argument("action", choices=["up", "down", "status"])
-    commands.add_parser("smoke", help="write, fork, compact and read a small conversation")
+    neo4j.set_defaults(run=_neo4j)
+    commands.add_parser("smoke", help="write, fork, compact and read a small conversation"
+                        ).set_defaults(job=_smoke)
     render = commands.add_parser("render", help="print what the model reads from a head")
     render.add_argument("session")
     render.add_argument("--head", help="a node id (default: the session's HEAD)")
+    render.set_defaults(job=_render)
     compact = commands.add_parser("compact", help="compact the branch of a head")
     compact.add_argument("session")
     compact.add_argument("--head", help="a node id (default: the session's HEAD)")
     compact.add_argument("--keep", type=int, help="keep_recent_tokens (default from settings)")
+    compact.set_defaults(job=_compact)
     serve = commands.add_parser("serve", help="run the GraphQL service (and the managed Neo4j)")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
+    serve.set_defaults(run=_serve)
     demo = commands.add_parser("demo", help="load a demo conversation through the running API")
     demo.add_argument("--url", default="http://127.0.0.1:8000")
     demo.add_argument("--token", help="a bearer token, when the service requires one")
+    demo.set_defaults(run=_demo)
     trace = commands.add_parser("trace", help="print what a model call read, as a table")
     trace.add_argument("call")
+    trace.set_defaults(job=_trace)
     admin_cli.add_commands(commands)
     return parser
 
 
-async def _with_runtime(settings: Settings, job) -> int:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The parsed command line; its `job` or `run` is the handler to call."""
+    return _parser().parse_args(argv)
+
+
+async def _on_runtime(settings: Settings, args: argparse.Namespace) -> int:
     from .runtime import Runtime
 
     runtime = await Runtime.open(settings)
     try:
-        return await job(runtime)
+        return await args.job(runtime, args)
     finally:
         await runtime.close()
 
 
-async def _render(runtime, session: str, head: str | None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        settings = Settings.from_env()
+        if getattr(args, "job", None) is not None:
+            return asyncio.run(_on_runtime(settings, args))
+        return args.run(settings, args)
+    except CtxdagError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+# --------------------------------------------------------------------------- settings alone
+
+
+def _neo4j(settings: Settings, args: argparse.Namespace) -> int:
+    from .neo4j_local import commands
+
+    return {"up": commands.up, "down": commands.down,
+            "status": commands.status}[args.action](settings)
+
+
+def _serve(settings: Settings, args: argparse.Namespace) -> int:
+    from .serve import serve
+
+    return asyncio.run(serve(settings, args.host, args.port))
+
+
+def _demo(settings: Settings, args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    run_demo(args.url, args.token)
+    return 0
+
+
+# --------------------------------------------------------------------------- on the runtime
+
+
+async def _smoke(runtime: Runtime, args: argparse.Namespace) -> int:
+    from .smoke import run_smoke
+
+    return await run_smoke(runtime)
+
+
+async def _render(runtime: Runtime, args: argparse.Namespace) -> int:
     from .context.render import render_context
 
-    view = await render_context(runtime.ledger, session, head)
+    view = await render_context(runtime.ledger, args.session, args.head)
     print(f"head {view.head_id}: {len(view.nodes)} nodes, ~{view.tokens} tokens"
           + (f", summary {view.summary_id} stands in for its segment" if view.summary_id else ""))
     for position, node in enumerate(view.nodes):
@@ -58,10 +131,10 @@ async def _render(runtime, session: str, head: str | None) -> int:
     return 0
 
 
-async def _trace(runtime, call_id: str) -> int:
+async def _trace(runtime: Runtime, args: argparse.Namespace) -> int:
     from .turns.replay import replay
 
-    replayed = await replay(runtime.ledger, call_id)
+    replayed = await replay(runtime.ledger, args.call)
     call = replayed.call
     print(f"call {call.id}: {call.purpose.value} by {call.provider}/{call.model or '-'}, "
           f"{call.started_at:%Y-%m-%d %H:%M:%S}, tokens in/out "
@@ -83,53 +156,14 @@ async def _trace(runtime, call_id: str) -> int:
     return 0
 
 
-async def _compact(runtime, session: str, head: str | None, keep: int | None) -> int:
-    result = await runtime.compactor.compact(session, head_id=head, keep_recent_tokens=keep)
+async def _compact(runtime: Runtime, args: argparse.Namespace) -> int:
+    result = await runtime.compactor.compact(args.session, head_id=args.head,
+                                             keep_recent_tokens=args.keep)
     print(f"{result.status.value}: " + (
         f"summary {result.summary.id} covers {result.covered_count} turns, "
         f"{result.tokens_before} -> {result.tokens_after} tokens"
         if result.summary else str(result.message)))
     return 1 if result.status.value == "FAILED" else 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    settings = Settings.from_env()
-    try:
-        if args.command == "neo4j":
-            from .neo4j_local import commands
-
-            return {"up": commands.up, "down": commands.down,
-                    "status": commands.status}[args.action](settings)
-        if args.command == "smoke":
-            from .smoke import run_smoke
-
-            return asyncio.run(_with_runtime(settings, run_smoke))
-        if args.command == "render":
-            return asyncio.run(_with_runtime(
-                settings, lambda rt: _render(rt, args.session, args.head)))
-        if args.command == "compact":
-            return asyncio.run(_with_runtime(
-                settings, lambda rt: _compact(rt, args.session, args.head, args.keep)))
-        if args.command in admin_cli.COMMANDS:
-            return asyncio.run(_with_runtime(
-                settings, lambda rt: admin_cli.run(args, rt.database, rt.ledger.tenant,
-                                                   rt.ledger.limits)))
-        if args.command == "trace":
-            return asyncio.run(_with_runtime(settings, lambda rt: _trace(rt, args.call)))
-        if args.command == "serve":
-            from .serve import serve
-
-            return asyncio.run(serve(settings, args.host, args.port))
-        if args.command == "demo":
-            from .demo import run_demo
-
-            run_demo(args.url, args.token)
-            return 0
-    except CtxdagError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    return 0
 
 
 if __name__ == "__main__":

@@ -1,18 +1,64 @@
-"""One settings object, read from the environment when asked (never at import)."""
+"""The one settings object, and the only code that reads the environment.
+
+`Settings.from_env()` reads every variable once, when asked (never at import), and
+refuses a malformed or out-of-range value with a `ConfigurationError` naming the
+variable. An empty variable counts as unset. The rest of ctxdag receives the parsed
+`Settings` (and its `anthropic` part) and reads no environment itself.
+
+Two rules are decided here and nowhere else:
+
+- the context window the token budget uses is CTXDAG_CONTEXT_WINDOW when it is set,
+  otherwise the configured provider's window (CTXDAG_ANTHROPIC_CONTEXT_WINDOW, default
+  200,000, with Anthropic; 200,000 for the offline model) — an explicit setting is
+  never overridden;
+- the summary model is CTXDAG_ANTHROPIC_SUMMARY_MODEL when set, otherwise the chat
+  model (`AnthropicSettings.__post_init__`).
+"""
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, TypeVar
+
+from .errors import ConfigurationError
 
 DEFAULT_TENANT = "local"
+DEFAULT_CONTEXT_WINDOW = 200_000  # tokens; the offline model's window
+
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
+DEFAULT_ANTHROPIC_MAX_TOKENS = 4096
+DEFAULT_ANTHROPIC_CONTEXT_WINDOW = 200_000
+DEFAULT_ANTHROPIC_TIMEOUT = 120.0  # seconds, per attempt
+DEFAULT_ANTHROPIC_MAX_RETRIES = 2
+
+Number = TypeVar("Number", int, float)
 
 
-def _user_dir(env: Mapping[str, str], xdg_var: str, fallback: str) -> Path:
-    base = env.get(xdg_var) or str(Path.home() / fallback)
-    return Path(base) / "ctxdag"
+@dataclass(frozen=True)
+class AnthropicSettings:
+    """The Anthropic provider's part of the settings (service/llm/ receives it)."""
+
+    api_key: str
+    base_url: str | None = None  # None: the SDK's default (https://api.anthropic.com)
+    model: str = DEFAULT_ANTHROPIC_MODEL
+    summary_model: str | None = None  # None: `model` (set in __post_init__, the one place)
+    max_tokens: int = DEFAULT_ANTHROPIC_MAX_TOKENS
+    context_window: int = DEFAULT_ANTHROPIC_CONTEXT_WINDOW
+    timeout: float = DEFAULT_ANTHROPIC_TIMEOUT  # seconds, per attempt
+    max_retries: int = DEFAULT_ANTHROPIC_MAX_RETRIES
+
+    def __post_init__(self) -> None:
+        if self.summary_model is None:
+            object.__setattr__(self, "summary_model", self.model)
+
+    def __repr__(self) -> str:  # the key never reaches a log line
+        return (f"AnthropicSettings(api_key='***', base_url={self.base_url!r}, "
+                f"model={self.model!r}, summary_model={self.summary_model!r}, "
+                f"max_tokens={self.max_tokens}, context_window={self.context_window}, "
+                f"timeout={self.timeout}, max_retries={self.max_retries})")
 
 
 @dataclass(frozen=True)
@@ -33,10 +79,13 @@ class Settings:
     max_content_bytes: int
     max_metadata_bytes: int
     max_call_reads: int
-    # The token budget (service/context/budget.py).
+    # The token budget (service/context/budget.py); `context_window` is already decided
+    # (see the module docstring).
     context_window: int
     keep_recent_tokens: int
     auto_compact_ratio: float
+    # The model provider: Anthropic when ANTHROPIC_API_KEY is set, else None (offline).
+    anthropic: AnthropicSettings | None
     # The API: bearer tokens mapped to tenants (none: single-tenant, loopback only).
     api_tokens: Mapping[str, str]
     # Bounds on clients (service/api/guards.py, server.py, limits.py).
@@ -46,41 +95,62 @@ class Settings:
     max_connections: int
     max_websockets: int
     max_subscriptions_per_socket: int
-    # Everything else is passed through for the model provider to read (e.g. ANTHROPIC_*).
-    env: Mapping[str, str]
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
+        """The settings in `env` (default: the process environment).
+
+        A malformed or out-of-range value is a `ConfigurationError` naming the variable.
+        """
         env = os.environ if env is None else env
+        anthropic = _anthropic(env)
+        explicit_window = _integer(env, "CTXDAG_CONTEXT_WINDOW", None, 1)
+        if explicit_window is not None:
+            context_window, window_from = explicit_window, "CTXDAG_CONTEXT_WINDOW"
+        elif anthropic is not None:
+            context_window = anthropic.context_window
+            window_from = "CTXDAG_ANTHROPIC_CONTEXT_WINDOW"
+        else:
+            context_window, window_from = DEFAULT_CONTEXT_WINDOW, "the default"
+        keep_recent_tokens = _integer(env, "CTXDAG_KEEP_RECENT_TOKENS", 20_000, 0)
+        auto_compact_ratio = _float(env, "CTXDAG_AUTO_COMPACT_RATIO", 0.8, 0, 1,
+                                    exclusive_minimum=True)
+        compact_at = int(context_window * auto_compact_ratio)
+        if keep_recent_tokens >= compact_at:
+            raise ConfigurationError(
+                f"CTXDAG_KEEP_RECENT_TOKENS ({keep_recent_tokens}) must be below the automatic "
+                f"compaction point, {compact_at} tokens (CTXDAG_AUTO_COMPACT_RATIO "
+                f"{auto_compact_ratio:g} of the context window {context_window} from "
+                f"{window_from}), or compaction could never make room",
+                variable="CTXDAG_KEEP_RECENT_TOKENS")
         return cls(
-            neo4j_uri=env.get("NEO4J_URI") or None,
-            neo4j_user=env.get("NEO4J_USER", "neo4j"),
-            neo4j_password=env.get("NEO4J_PASSWORD", ""),
-            neo4j_database=env.get("NEO4J_DATABASE") or None,
-            data_dir=Path(env["CTXDAG_HOME"]) if env.get("CTXDAG_HOME")
-            else _user_dir(env, "XDG_DATA_HOME", ".local/share"),
-            cache_dir=Path(env["CTXDAG_CACHE"]) if env.get("CTXDAG_CACHE")
-            else _user_dir(env, "XDG_CACHE_HOME", ".cache"),
-            local_neo4j_port=int(env.get("CTXDAG_NEO4J_PORT", "7687")),
-            local_neo4j_heap=env.get("CTXDAG_NEO4J_HEAP", "1g"),
-            local_neo4j_pagecache_mb=int(env.get("CTXDAG_NEO4J_PAGECACHE_MB", "512")),
-            tenant=env.get("CTXDAG_TENANT", DEFAULT_TENANT),
-            max_content_bytes=int(env.get("CTXDAG_MAX_CONTENT_BYTES", str(1024 * 1024))),
-            max_metadata_bytes=int(env.get("CTXDAG_MAX_METADATA_BYTES", str(64 * 1024))),
-            max_call_reads=int(env.get("CTXDAG_MAX_CALL_READS", "10000")),
-            context_window=int(env.get("CTXDAG_CONTEXT_WINDOW", "200000")),
-            keep_recent_tokens=int(env.get("CTXDAG_KEEP_RECENT_TOKENS", "20000")),
-            auto_compact_ratio=float(env.get("CTXDAG_AUTO_COMPACT_RATIO", "0.8")),
+            neo4j_uri=_text(env, "NEO4J_URI"),
+            neo4j_user=_text(env, "NEO4J_USER") or "neo4j",
+            neo4j_password=env.get("NEO4J_PASSWORD") or "",
+            neo4j_database=_text(env, "NEO4J_DATABASE"),
+            data_dir=_user_dir(env, "CTXDAG_HOME", "XDG_DATA_HOME", ".local/share"),
+            cache_dir=_user_dir(env, "CTXDAG_CACHE", "XDG_CACHE_HOME", ".cache"),
+            local_neo4j_port=_integer(env, "CTXDAG_NEO4J_PORT", 7687, 1, 65535),
+            local_neo4j_heap=_text(env, "CTXDAG_NEO4J_HEAP") or "1g",
+            local_neo4j_pagecache_mb=_integer(env, "CTXDAG_NEO4J_PAGECACHE_MB", 512, 1),
+            tenant=_text(env, "CTXDAG_TENANT") or DEFAULT_TENANT,
+            max_content_bytes=_integer(env, "CTXDAG_MAX_CONTENT_BYTES", 1024 * 1024, 1),
+            max_metadata_bytes=_integer(env, "CTXDAG_MAX_METADATA_BYTES", 64 * 1024, 1),
+            max_call_reads=_integer(env, "CTXDAG_MAX_CALL_READS", 10_000, 1),
+            context_window=context_window,
+            keep_recent_tokens=keep_recent_tokens,
+            auto_compact_ratio=auto_compact_ratio,
+            anthropic=anthropic,
             api_tokens=_api_tokens(env),
-            operation_timeout_seconds=float(env.get("CTXDAG_OPERATION_TIMEOUT_SECONDS", "300")),
-            request_read_timeout_seconds=float(
-                env.get("CTXDAG_REQUEST_READ_TIMEOUT_SECONDS", "10")),
-            max_request_bytes=int(env.get("CTXDAG_MAX_REQUEST_BYTES", str(8 * 1024 * 1024))),
-            max_connections=int(env.get("CTXDAG_MAX_CONNECTIONS", "256")),
-            max_websockets=int(env.get("CTXDAG_MAX_WEBSOCKETS", "32")),
-            max_subscriptions_per_socket=int(
-                env.get("CTXDAG_MAX_SUBSCRIPTIONS_PER_SOCKET", "8")),
-            env=dict(env),
+            operation_timeout_seconds=_float(env, "CTXDAG_OPERATION_TIMEOUT_SECONDS", 300.0, 0,
+                                             exclusive_minimum=True),
+            request_read_timeout_seconds=_float(env, "CTXDAG_REQUEST_READ_TIMEOUT_SECONDS", 10.0,
+                                                0, exclusive_minimum=True),
+            max_request_bytes=_integer(env, "CTXDAG_MAX_REQUEST_BYTES", 8 * 1024 * 1024, 1),
+            max_connections=_integer(env, "CTXDAG_MAX_CONNECTIONS", 256, 1),
+            max_websockets=_integer(env, "CTXDAG_MAX_WEBSOCKETS", 32, 1),
+            max_subscriptions_per_socket=_integer(env, "CTXDAG_MAX_SUBSCRIPTIONS_PER_SOCKET", 8,
+                                                  1),
         )
 
     @property
@@ -88,19 +158,104 @@ class Settings:
         return self.data_dir / "neo4j"
 
 
+def _anthropic(env: Mapping[str, str]) -> AnthropicSettings | None:
+    """The Anthropic part; None when ANTHROPIC_API_KEY is unset or empty."""
+    api_key = _text(env, "ANTHROPIC_API_KEY")
+    if api_key is None:
+        return None
+    return AnthropicSettings(
+        api_key=api_key,
+        base_url=_text(env, "ANTHROPIC_BASE_URL"),
+        model=_text(env, "CTXDAG_ANTHROPIC_MODEL") or DEFAULT_ANTHROPIC_MODEL,
+        summary_model=_text(env, "CTXDAG_ANTHROPIC_SUMMARY_MODEL"),
+        max_tokens=_integer(env, "CTXDAG_ANTHROPIC_MAX_TOKENS", DEFAULT_ANTHROPIC_MAX_TOKENS, 1),
+        context_window=_integer(env, "CTXDAG_ANTHROPIC_CONTEXT_WINDOW",
+                                DEFAULT_ANTHROPIC_CONTEXT_WINDOW, 1),
+        timeout=_float(env, "CTXDAG_ANTHROPIC_TIMEOUT", DEFAULT_ANTHROPIC_TIMEOUT, 0.001),
+        max_retries=_integer(env, "CTXDAG_ANTHROPIC_MAX_RETRIES",
+                             DEFAULT_ANTHROPIC_MAX_RETRIES, 0),
+    )
+
+
+def _text(env: Mapping[str, str], name: str) -> str | None:
+    """The variable, stripped; None when unset or blank."""
+    value = (env.get(name) or "").strip()
+    return value or None
+
+
+def _user_dir(env: Mapping[str, str], name: str, xdg_var: str, fallback: str) -> Path:
+    explicit = _text(env, name)
+    if explicit is not None:
+        return Path(explicit)
+    return Path(_text(env, xdg_var) or str(Path.home() / fallback)) / "ctxdag"
+
+
+def _integer(env: Mapping[str, str], name: str, default: int | None, minimum: int,
+             maximum: int | None = None) -> int | None:
+    raw = _text(env, name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = None
+    if value is None or value < minimum or (maximum is not None and value > maximum):
+        span = f"from {minimum} to {maximum}" if maximum is not None else f"of at least {minimum}"
+        raise ConfigurationError(f"{name} must be an integer {span}, got {raw!r}",
+                                 variable=name)
+    return value
+
+
+def _float(env: Mapping[str, str], name: str, default: float, minimum: float,
+           maximum: float | None = None, *, exclusive_minimum: bool = False) -> float:
+    raw = _text(env, name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    too_small = value <= minimum if exclusive_minimum else value < minimum
+    if not math.isfinite(value) or too_small or (maximum is not None and value > maximum):
+        low = f"above {minimum:g}" if exclusive_minimum else f"of at least {minimum:g}"
+        span = low + (f" and at most {maximum:g}" if maximum is not None else "")
+        raise ConfigurationError(f"{name} must be a number {span}, got {raw!r}", variable=name)
+    return value
+
+
 def _api_tokens(env: Mapping[str, str]) -> dict[str, str]:
     """CTXDAG_API_TOKENS="token=tenant,token2=tenant2" and/or CTXDAG_API_TOKENS_FILE (JSON map)."""
     tokens: dict[str, str] = {}
-    path = env.get("CTXDAG_API_TOKENS_FILE")
+    path = _text(env, "CTXDAG_API_TOKENS_FILE")
     if path:
-        loaded = json.loads(Path(path).read_text(encoding="utf-8"))
-        if not isinstance(loaded, dict) or not all(
-                isinstance(k, str) and isinstance(v, str) and k and v for k, v in loaded.items()):
-            raise ValueError(f"{path} must be a JSON object mapping token strings to tenant ids")
-        tokens.update(loaded)
+        tokens.update(_tokens_file(path))
     for pair in filter(None, (p.strip() for p in env.get("CTXDAG_API_TOKENS", "").split(","))):
         token, sep, tenant = pair.partition("=")
         if not sep or not token.strip() or not tenant.strip():
-            raise ValueError("CTXDAG_API_TOKENS must look like token=tenant,token2=tenant2")
+            raise ConfigurationError(
+                "CTXDAG_API_TOKENS must look like token=tenant,token2=tenant2 "
+                "(an entry has no token or no tenant)", variable="CTXDAG_API_TOKENS")
         tokens[token.strip()] = tenant.strip()
     return tokens
+
+
+def _tokens_file(path: str) -> dict[str, str]:
+    name = "CTXDAG_API_TOKENS_FILE"
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigurationError(f"{name}: cannot read {path}: {e.strerror or e}",
+                                 variable=name) from None
+    except UnicodeDecodeError as e:
+        raise ConfigurationError(f"{name}: {path} is not UTF-8 text (invalid byte at offset "
+                                 f"{e.start})", variable=name) from None
+    try:
+        loaded = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise ConfigurationError(f"{name}: {path} is not valid JSON: {e}",
+                                 variable=name) from None
+    if not isinstance(loaded, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and k and v for k, v in loaded.items()):
+        raise ConfigurationError(f"{name}: {path} must be a JSON object mapping token strings "
+                                 "to tenant ids", variable=name)
+    return loaded

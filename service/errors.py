@@ -33,6 +33,15 @@ class BadInput(CtxdagError):
     code = "BAD_INPUT"
 
 
+class ConfigurationError(CtxdagError):
+    """A setting is malformed or out of range; the message names the variable.
+
+    Raised by `service.config.Settings.from_env`, the one place settings are read.
+    """
+
+    code = "BAD_CONFIG"
+
+
 class Conflict(CtxdagError):
     code = "CONFLICT"
 

@@ -1,21 +1,28 @@
 """Builds the service's parts from one Settings object, in one place.
 
-The model provider, summarizer and token estimator are chosen here: Anthropic
-when ANTHROPIC_API_KEY is set, otherwise the offline implementations (the
-embedded default, named as such in every reply's and summary's metadata).
+- where Neo4j is (NEO4J_URI if set, else the managed local one), one driver for the
+  process with the schema applied (`open_database`);
+- the ledger for a tenant under the configured limits (`ledger_for`);
+- the model provider, summarizer and token estimator: Anthropic when the settings carry
+  an Anthropic part (ANTHROPIC_API_KEY is set), otherwise the offline implementations
+  (the embedded default, named as such in every reply's and summary's metadata);
+- the token budget, over the context window Settings decided.
+
+`Runtime.open` is how `ctxdag serve` and every CLI command get their parts.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import Settings
-from .connect import ledger_for, open_database
+from .config import AnthropicSettings, Settings
 from .context.budget import BudgetPolicy
 from .context.compaction import Compactor
-from .events import EventBus
 from .context.summarizers import OfflineExtractiveSummarizer, Summarizer
 from .context.tokens import HeuristicEstimator, TokenEstimator
-from .store import Database, Ledger
+from .errors import Unavailable
+from .events import EventBus
+from .neo4j_local import detached_status
+from .store import Database, Ledger, Limits, open_driver
 from .turns.providers import ModelProvider, OfflineProvider
 from .turns.service import Turns
 
@@ -51,8 +58,9 @@ class Runtime:
     def assemble(cls, settings: Settings, database: Database) -> "Runtime":
         events = EventBus()
         ledger = ledger_for(database, settings, events)
-        provider, summarizer, estimator, window = _model_parts(settings)
-        policy = BudgetPolicy(window, settings.keep_recent_tokens, settings.auto_compact_ratio)
+        provider, summarizer, estimator = _model_parts(settings.anthropic)
+        policy = BudgetPolicy(settings.context_window, settings.keep_recent_tokens,
+                              settings.auto_compact_ratio)
         compactor = Compactor(ledger, summarizer, policy, events, estimator)
         turns = Turns(ledger, compactor, provider)
         return cls(settings, database, ledger, events, policy, summarizer, estimator, compactor,
@@ -70,20 +78,46 @@ class Runtime:
         await self.database.driver.close()
 
 
-def _model_parts(settings: Settings
-                 ) -> tuple[ModelProvider, Summarizer, TokenEstimator, int]:
-    from .llm.anthropic import AnthropicSettings
+def neo4j_uri(settings: Settings) -> str:
+    """NEO4J_URI if set, else the managed local Neo4j's (Unavailable when it is not running)."""
+    if settings.neo4j_uri:
+        return settings.neo4j_uri
+    state = detached_status(settings.local_neo4j_home)
+    if state is None:
+        raise Unavailable("the managed local Neo4j is not running: start it with "
+                          "`ctxdag neo4j up`, or point NEO4J_URI at an existing Neo4j 5.x")
+    return state["uri"]
 
-    anthropic_settings = AnthropicSettings.from_env(settings.env)
-    if anthropic_settings is None:
-        return (OfflineProvider(), OfflineExtractiveSummarizer(), HeuristicEstimator(),
-                settings.context_window)
+
+async def open_database(settings: Settings) -> Database:
+    """One driver for the process; the schema is applied before anything else runs."""
+    password = settings.neo4j_password if settings.neo4j_uri else ""
+    driver = open_driver(neo4j_uri(settings), settings.neo4j_user, password)
+    database = Database(driver, database=settings.neo4j_database)
+    try:
+        await database.apply_schema()
+    except BaseException:
+        await driver.close()
+        raise
+    return database
+
+
+def ledger_for(database: Database, settings: Settings, events: EventBus | None = None,
+               tenant: str | None = None) -> Ledger:
+    """The ledger of `tenant` (default: the settings' tenant) under the configured limits."""
+    limits = Limits(settings.max_content_bytes, settings.max_metadata_bytes,
+                    settings.max_call_reads)
+    return Ledger.open(database, tenant or settings.tenant, limits, events)
+
+
+def _model_parts(anthropic: AnthropicSettings | None
+                 ) -> tuple[ModelProvider, Summarizer, TokenEstimator]:
+    if anthropic is None:
+        return OfflineProvider(), OfflineExtractiveSummarizer(), HeuristicEstimator()
     from .llm.anthropic import make_client
     from .llm.anthropic_provider import AnthropicProvider
     from .llm.anthropic_summarizer import AnthropicSummarizer, AnthropicTokenCounter
 
-    client = make_client(anthropic_settings)
-    return (AnthropicProvider(client, anthropic_settings),
-            AnthropicSummarizer(client, anthropic_settings),
-            AnthropicTokenCounter(client, anthropic_settings),
-            anthropic_settings.context_window)
+    client = make_client(anthropic)
+    return (AnthropicProvider(client, anthropic), AnthropicSummarizer(client, anthropic),
+            AnthropicTokenCounter(client, anthropic))

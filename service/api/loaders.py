@@ -7,6 +7,7 @@ from typing import Awaitable, Callable, Hashable, Sequence, TypeVar
 
 from strawberry.dataloader import DataLoader
 
+from ..context.render import render_many
 from ..errors import NotFound
 from ..store import Branch, Call, Ledger, Node, Rendered, Session, Summary
 from ..store.views import GraphRow
@@ -49,7 +50,7 @@ class Loaders:
     @classmethod
     def for_request(cls, ledger: Ledger) -> "Loaders":
         async def renders(keys: list[tuple[str, str | None]]):
-            return await ledger.views.render_many(keys)
+            return await render_many(ledger, keys)
 
         return cls(
             sessions=_by_key(ledger.sessions.get_many, lambda s: s.id, "session"),

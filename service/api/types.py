@@ -1,6 +1,5 @@
 """The GraphQL types. Each is built from a store record by one function; resolvers that
 need more data go through the request's DataLoaders (service/api/loaders.py)."""
-import enum
 from datetime import datetime
 from typing import Optional
 
@@ -9,33 +8,15 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from .. import store
+from ..context import compaction
 from ..context.compaction import CompactionResult
 from ..store.views import GraphRow
 from ..turns.service import TurnResult
 
 
-@strawberry.enum(description="Who a node speaks for.")
-class Role(enum.Enum):
-    SYSTEM = "system"
-    USER = "user"
-    ASSISTANT = "assistant"
-    TOOL = "tool"
-    SUMMARY = "summary"
-
-
-@strawberry.enum(description="Why a model was called.")
-class Purpose(enum.Enum):
-    CHAT = "chat"
-    SUMMARIZE = "summarize"
-    TASK = "task"
-    EXTERNAL = "external"
-
-
-@strawberry.enum
-class CompactionStatus(enum.Enum):
-    COMPACTED = "COMPACTED"
-    SKIPPED = "SKIPPED"
-    FAILED = "FAILED"
+Role = strawberry.enum(store.Role, description="Who a node speaks for.")
+Purpose = strawberry.enum(store.Purpose, description="Why a model was called.")
+CompactionStatus = strawberry.enum(compaction.CompactionStatus)
 
 
 @strawberry.type(description="One turn of a conversation. Nodes are immutable.")
@@ -63,7 +44,7 @@ class Node:
 
 
 def node_out(n: store.Node) -> Node:
-    return Node(id=n.id, session_id=n.session_id, role=Role(n.role.value), content=n.content,
+    return Node(id=n.id, session_id=n.session_id, role=n.role, content=n.content,
                 predecessor_id=n.predecessor_id, caller_id=n.caller_id, fork_of=n.fork_of,
                 tokens=n.tokens, created_at=n.created_at, seq=n.seq, depth=n.depth,
                 side_branch=n.side_branch, deleted=n.deleted, metadata=dict(n.metadata))
@@ -176,7 +157,7 @@ class ModelCall:
 
 
 def call_out(c: store.Call) -> ModelCall:
-    return ModelCall(id=c.id, session_id=c.session_id, purpose=Purpose(c.purpose.value),
+    return ModelCall(id=c.id, session_id=c.session_id, purpose=c.purpose,
                      provider=c.provider, model=c.model, head_id=c.head_id,
                      output_id=c.output_id, input_tokens=c.input_tokens,
                      output_tokens=c.output_tokens, error=c.error, error_code=c.error_code,
@@ -268,7 +249,7 @@ class Compaction:
 
 
 def compaction_out(c: CompactionResult) -> Compaction:
-    return Compaction(status=CompactionStatus(c.status.value),
+    return Compaction(status=c.status,
                       summary=summary_out(c.summary) if c.summary else None,
                       covered_count=c.covered_count, tokens_before=c.tokens_before,
                       tokens_after=c.tokens_after, message=c.message,

@@ -1,11 +1,16 @@
-"""The compaction pipeline (spec §4): one function behind all three triggers.
+"""The compaction pipeline (README, "What the model reads, and compaction"): one
+function behind all three triggers.
 
-manual  — `compact()` (/compact);
-auto    — `compact_if_over_budget()` before a turn whose prompt reaches 80 % of the budget;
+manual  — `compact()` (the `compact` mutation and `ctxdag compact`);
+auto    — `compact_if_over_budget()` before a turn whose prompt reaches the budget policy's
+          threshold (CTXDAG_AUTO_COMPACT_RATIO of the context window, 80 % by default);
 passive — `with_passive_compaction()` when the provider reports a context overflow:
           compact, retry the call once; a second overflow is a clear error.
 
-Compaction writes one summary node and never moves HEAD (spec §2, §5).
+Compaction writes one summary node (with its summarizer call) in one transaction and
+never moves HEAD. Once `compaction_started` is published, exactly one of
+`compaction_finished` or `compaction_failed` follows, whatever fails — the summarizer,
+the write, or recording the failed summarizer call.
 """
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ from enum import Enum
 from typing import Awaitable, Callable, TypeVar
 
 from ..errors import BadInput, ContextOverflow, CtxdagError
-from ..store import CallRecord, Ledger, Purpose, Role, Summary
+from ..store import CallRecord, Ledger, Purpose, Rendered, Role, Summary
 from ..store.ids import utcnow
 from .budget import BudgetPolicy
 from .cut import MIN_ENTRIES, find_cut_index
@@ -26,7 +31,7 @@ from ..events import (
     CompactionTrigger,
     EventBus,
 )
-from .render import RenderedContext, render_context
+from .render import render_context
 from .summarizers import Summarizer, SummaryText
 from .tokens import TokenEstimator
 
@@ -105,7 +110,7 @@ class Compactor:
                 provider_message=again.message,
             ) from again
 
-    async def _run(self, view: RenderedContext, session_id: str, trigger: CompactionTrigger,
+    async def _run(self, view: Rendered, session_id: str, trigger: CompactionTrigger,
                    keep_recent_tokens: int | None) -> CompactionResult:
         keep = self.policy.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens
         if keep < 0:
@@ -131,7 +136,7 @@ class Compactor:
         try:
             written = await self.summarizer.summarize(
                 new_turns, previous.content if previous else None)
-            summary, _ = await self.ledger.summaries.persist(
+            summary = await self.ledger.summaries.persist(
                 session_id, [n.id for n in new_turns], written.text,
                 absorbed_id=previous.id if previous else None,
                 expected_active_id=view.active_summary_id,
@@ -142,8 +147,13 @@ class Compactor:
             )
         except CtxdagError as e:
             # The summarizer call happened (or was attempted): its record outlives the failure.
-            await self.ledger.calls.record(session_id, self._call(read_ids, started, written, e))
-            self.events.publish(CompactionFailed(session_id, trigger, e.message, e.code))
+            # Recording can fail too (Neo4j down): the failure is announced all the same, and
+            # the recording's error is what the caller sees.
+            try:
+                await self.ledger.calls.record(session_id,
+                                               self._call(read_ids, started, written, e))
+            finally:
+                self.events.publish(CompactionFailed(session_id, trigger, e.message, e.code))
             return CompactionResult(CompactionStatus.FAILED, session_id, trigger,
                                     tokens_before=view.tokens, tokens_after=view.tokens,
                                     message=e.message, error_code=e.code)
@@ -172,7 +182,7 @@ class Compactor:
         )
 
     @staticmethod
-    def _skipped(session_id: str, trigger: CompactionTrigger, view: RenderedContext,
+    def _skipped(session_id: str, trigger: CompactionTrigger, view: Rendered,
                  message: str) -> CompactionResult:
         return CompactionResult(CompactionStatus.SKIPPED, session_id, trigger,
                                 tokens_before=view.tokens, tokens_after=view.tokens,

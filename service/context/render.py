@@ -15,34 +15,17 @@ follows the retained tail, not the covered history.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Sequence
 
-from ..store import Ledger, Node, Rendered
-
-
-@dataclass(frozen=True)
-class RenderedContext:
-    head_id: str
-    nodes: tuple[Node, ...]
-    summary_id: str | None  # the summary standing in for its segment here, if any
-    active_summary_id: str | None  # the session's active summary, rendered here or not
-
-    @property
-    def node_ids(self) -> tuple[str, ...]:
-        return tuple(n.id for n in self.nodes)
-
-    @property
-    def tokens(self) -> int:
-        """The stored (heuristic) estimate; see context/tokens.py for provider counts."""
-        return sum(n.tokens for n in self.nodes)
-
-    @property
-    def history(self) -> tuple[Node, ...]:
-        """Everything after ROOT: the active summary (if rendered) and the turns."""
-        return self.nodes[1:]
+from ..errors import CtxdagError
+from ..store import Ledger, Rendered
 
 
-async def render_context(ledger: Ledger, session_id: str, head: str | None = None) -> RenderedContext:
-    rendered: Rendered = await ledger.views.render(session_id, head)
-    return RenderedContext(rendered.head_id, rendered.nodes, rendered.summary_id,
-                           rendered.active_summary_id)
+async def render_context(ledger: Ledger, session_id: str, head: str | None = None) -> Rendered:
+    return await ledger.views.render(session_id, head)
+
+
+async def render_many(ledger: Ledger, requests: Sequence[tuple[str, str | None]]
+                      ) -> list[Rendered | CtxdagError]:
+    """Several (session, head) renders in one statement; a failed one comes back as its error."""
+    return await ledger.views.render_many(requests)

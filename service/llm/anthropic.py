@@ -2,11 +2,12 @@
 
 Everything the rest of ctxdag needs from the provider goes through here:
 
-- `AnthropicSettings` — read from an environment mapping passed in (never at import);
-- `make_client` — one `anthropic.AsyncAnthropic` per settings;
+- `make_client` — one `anthropic.AsyncAnthropic` for the `AnthropicSettings` that
+  service/config.py parsed (this package never reads the environment);
 - `translate_anthropic_errors` — the single place SDK exceptions become ctxdag errors;
-- `complete` / `count_tokens` — the two calls, each wrapped in the translator;
-- `to_messages` — a rendered node list as (system, messages) for the API.
+- `complete` / `count_tokens` — the two calls, each wrapped in the translator.
+
+The (system, messages) they send is built by service/turns/messages.py.
 
 The SDK retries 408/409/429/5xx/529 and connection errors itself (`max_retries`,
 honoring the server's `retry-after-ms` / `retry-after` headers); an error reaches the
@@ -14,89 +15,18 @@ translator only once its retries are spent.
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Mapping
+from typing import Any
 
 import anthropic
 
-from ..errors import BadInput, ContextOverflow, CtxdagError, ModelError, ModelUnavailable
-
-DEFAULT_MODEL = "claude-sonnet-4-6"
-DEFAULT_MAX_TOKENS = 4096
-DEFAULT_CONTEXT_WINDOW = 200_000
-DEFAULT_TIMEOUT = 120.0
-DEFAULT_MAX_RETRIES = 2
+from ..config import AnthropicSettings
+from ..errors import ContextOverflow, CtxdagError, ModelError, ModelUnavailable
 
 
-# --------------------------------------------------------------------------- settings
-
-
-@dataclass(frozen=True)
-class AnthropicSettings:
-    api_key: str
-    base_url: str | None = None  # None: the SDK's default (https://api.anthropic.com)
-    model: str = DEFAULT_MODEL
-    summary_model: str | None = None  # None: `model`
-    max_tokens: int = DEFAULT_MAX_TOKENS
-    context_window: int = DEFAULT_CONTEXT_WINDOW
-    timeout: float = DEFAULT_TIMEOUT  # seconds, per attempt
-    max_retries: int = DEFAULT_MAX_RETRIES
-
-    def __post_init__(self) -> None:
-        if self.summary_model is None:
-            object.__setattr__(self, "summary_model", self.model)
-
-    def __repr__(self) -> str:  # the key never reaches a log line
-        return (f"AnthropicSettings(api_key='***', base_url={self.base_url!r}, "
-                f"model={self.model!r}, summary_model={self.summary_model!r}, "
-                f"max_tokens={self.max_tokens}, context_window={self.context_window}, "
-                f"timeout={self.timeout}, max_retries={self.max_retries})")
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> "AnthropicSettings | None":
-        """Settings from `env`; None when ANTHROPIC_API_KEY is unset or empty.
-
-        Empty variables count as unset. A malformed number is a `BadInput` naming
-        the variable.
-        """
-        api_key = (env.get("ANTHROPIC_API_KEY") or "").strip()
-        if not api_key:
-            return None
-        model = _text(env, "CTXDAG_ANTHROPIC_MODEL") or DEFAULT_MODEL
-        return cls(
-            api_key=api_key,
-            base_url=_text(env, "ANTHROPIC_BASE_URL"),
-            model=model,
-            summary_model=_text(env, "CTXDAG_ANTHROPIC_SUMMARY_MODEL") or model,
-            max_tokens=_number(env, "CTXDAG_ANTHROPIC_MAX_TOKENS", DEFAULT_MAX_TOKENS, int, 1),
-            context_window=_number(env, "CTXDAG_ANTHROPIC_CONTEXT_WINDOW",
-                                   DEFAULT_CONTEXT_WINDOW, int, 1),
-            timeout=_number(env, "CTXDAG_ANTHROPIC_TIMEOUT", DEFAULT_TIMEOUT, float, 0.001),
-            max_retries=_number(env, "CTXDAG_ANTHROPIC_MAX_RETRIES", DEFAULT_MAX_RETRIES, int, 0),
-        )
-
-
-def _text(env: Mapping[str, str], name: str) -> str | None:
-    value = (env.get(name) or "").strip()
-    return value or None
-
-
-def _number(env: Mapping[str, str], name: str, default: Any, kind: type, minimum: float) -> Any:
-    raw = _text(env, name)
-    if raw is None:
-        return default
-    try:
-        value = kind(raw)
-    except ValueError:
-        value = None
-    if value is None or not math.isfinite(value) or value < minimum:
-        what = "an integer" if kind is int else "a number"
-        raise BadInput(f"{name} must be {what} of at least {minimum:g}, got {raw!r}",
-                       variable=name, value=raw)
-    return value
+# --------------------------------------------------------------------------- client
 
 
 def make_client(settings: AnthropicSettings) -> anthropic.AsyncAnthropic:

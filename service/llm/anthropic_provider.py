@@ -1,4 +1,8 @@
-"""The Anthropic chat model behind the ModelProvider interface."""
+"""The Anthropic chat model behind the ModelProvider interface (service/turns/providers.py).
+
+It sends the provider-neutral prompt shape of service/turns/messages.py; llm depends on
+turns, never the reverse.
+"""
 from __future__ import annotations
 
 from typing import Sequence
@@ -6,9 +10,9 @@ from typing import Sequence
 import anthropic
 
 from ..store import Node
+from ..turns.messages import to_messages
 from ..turns.providers import ModelReply
 from .anthropic import AnthropicSettings, complete
-from .messages import to_messages
 
 
 class AnthropicProvider:

@@ -8,13 +8,15 @@ import anthropic
 from ..context.summarizers import SummaryText
 from ..errors import ModelError
 from ..store.models import Node
+from ..turns.messages import to_messages
 from .anthropic import AnthropicSettings, complete, count_tokens
-from .messages import to_messages
 from .prompts import summary_prompt
 
 
 class AnthropicSummarizer:
     """Asks `settings.summary_model` for a summary of the turns, absorbing the previous one.
+
+    (`summary_model` is already the chat model when none is configured: service/config.py.)
 
     An empty reply, or one cut off at `max_tokens`, is a `ModelError`: a partial
     summary would silently lose what it was meant to stand in for.
@@ -28,7 +30,7 @@ class AnthropicSummarizer:
 
     async def summarize(self, turns: Sequence[Node], previous_summary: str | None) -> SummaryText:
         system, messages = summary_prompt(turns, previous_summary)
-        model = self.settings.summary_model or self.settings.model
+        model = self.settings.summary_model
         reply = await complete(self.client, model=model, system=system, messages=messages,
                                max_tokens=self.settings.max_tokens)
         text = reply.text.strip()

@@ -19,9 +19,11 @@ booleans; a timestamp is an object holding an ISO-8601 string, nanoseconds and o
 
 Export is one read statement. Import validates the whole document first, by the same
 rules as the API's writes, then is one write statement in one transaction that
-refuses ids already in the store (of any tenant, naming only the importing tenant's)
-and checks the session's invariants on what it wrote: a failed check rolls everything
-back, so an import leaves either the whole session or nothing.
+refuses ids already in the store (of any tenant, naming only the importing tenant's:
+problem codes `session_exists` / `ids_exist`, turned into errors by
+service/store/problems.py) and checks the session's invariants on what it wrote: a
+failed check rolls everything back, so an import leaves either the whole session or
+nothing.
 """
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ from . import records, validate
 from .db import Database, Rows
 from .ids import utcnow
 from .models import Purpose
+from .problems import raise_for_problem
 from .validate import Limits
 
 FORMAT = "ctxdag-session"
@@ -149,12 +152,15 @@ async def import_session(db: Database, tenant: str, document: Any, limits: Limit
 
 
 def _import_check(session_id: str, expected: dict[str, int]) -> Callable[[Rows], None]:
-    """Runs inside the import's transaction: raising rolls the whole import back."""
+    """Runs inside the import's transaction: raising rolls the whole import back.
+
+    The ids already taken are a problem code (service/store/problems.py); what was
+    created and the invariants of the result are checked here.
+    """
 
     def check(rows: Rows) -> None:
         row = rows[0]
-        if row["problem"] is not None:
-            raise _taken(session_id, row)
+        raise_for_problem(row["problem"], {**row, "session_id": session_id})
         if row["created"] != expected:
             raise Conflict(f"importing session {session_id} gave {row['created']}, not the "
                            f"document's {expected}: nodes or calls of that session id were "
@@ -164,19 +170,6 @@ def _import_check(session_id: str, expected: dict[str, int]) -> Callable[[Rows],
                            + _listed(row["violations"]))
 
     return check
-
-
-def _taken(session_id: str, row: Mapping[str, Any]) -> Conflict:
-    """The ids that exist already, naming only those of the importing tenant."""
-    if row["problem"] == "session_exists":
-        if row["session_elsewhere"]:
-            return Conflict("the document's session id is already used by another tenant")
-        return Conflict(f"session {session_id} already exists", session_id=session_id)
-    own, elsewhere = row["taken_ids"], row["taken_elsewhere"]
-    parts = [f"ids already exist ({validate.some(own)})"] if own else []
-    if elsewhere:
-        parts.append(f"{elsewhere} of its node or call ids are already used by another tenant")
-    return Conflict(f"session {session_id} cannot be imported: " + "; ".join(parts))
 
 
 def _listed(problems: list[str]) -> str:

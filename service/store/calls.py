@@ -1,10 +1,13 @@
-"""Provenance: recorded model calls and what their prompts contained (READ edges)."""
+"""Provenance: recorded model calls and what their prompts contained (READ edges).
+
+`diff_reads` is the one comparison of two prompts (two calls' reads, or a call's reads
+and today's render of its head, in service/turns/replay.py).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..errors import NotFound
 from . import validate
 from .batch import by_ids, grouped, the_one
 from .db import Database
@@ -21,9 +24,20 @@ class CallReading:
 
 @dataclass(frozen=True)
 class ReadsDiff:
-    added: tuple[str, ...]  # read by the second call only, in its prompt order
-    dropped: tuple[str, ...]  # read by the first call only, in its prompt order
-    kept: tuple[str, ...]
+    added: tuple[str, ...]  # in the second prompt only, in its order
+    dropped: tuple[str, ...]  # in the first prompt only, in its order
+    kept: tuple[str, ...]  # in both, in the second prompt's order
+
+
+def diff_reads(first: Sequence[str], second: Sequence[str]) -> ReadsDiff:
+    """What the second prompt (node ids in prompt order) holds that the first does not,
+    and the reverse."""
+    in_first, in_second = set(first), set(second)
+    return ReadsDiff(
+        added=tuple(i for i in second if i not in in_first),
+        dropped=tuple(i for i in first if i not in in_second),
+        kept=tuple(i for i in second if i in in_first),
+    )
 
 
 class Calls:
@@ -70,9 +84,6 @@ class Calls:
                                    limit=limit)
         return [CallReading(call_from_row(r["call"]), r["position"]) for r in rows]
 
-    async def in_session(self, session_id: str, limit: int = 1000) -> list[Call]:
-        return (await self.in_sessions([session_id], limit))[session_id]
-
     async def in_sessions(self, session_ids: Sequence[str],
                           limit: int = 1000) -> dict[str, list[Call]]:
         """Each session's calls, oldest first (read_ids not loaded)."""
@@ -80,17 +91,3 @@ class Calls:
                              what="session", group="session_id",
                              build=lambda r: call_from_row(r["call"]), tenant=self._tenant,
                              limit=validate.page_size(limit, maximum=10_000))
-
-    async def diff(self, first_id: str, second_id: str) -> ReadsDiff:
-        """What the second call read that the first did not, and the reverse."""
-        calls = {c.id: c for c in await self.get_many([first_id, second_id])}
-        for call_id in (first_id, second_id):
-            if call_id not in calls:
-                raise NotFound("call", call_id)
-        first, second = calls[first_id].read_ids or (), calls[second_id].read_ids or ()
-        in_first, in_second = set(first), set(second)
-        return ReadsDiff(
-            added=tuple(i for i in second if i not in in_first),
-            dropped=tuple(i for i in first if i not in in_second),
-            kept=tuple(i for i in second if i in in_first),
-        )

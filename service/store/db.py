@@ -22,7 +22,7 @@ from neo4j.exceptions import (
 )
 
 from ..errors import Conflict, CtxdagError, StoreFailure, Unavailable
-from .queries import Query, load_migrations, load_queries
+from .queries import Query, load_migrations, packaged_queries
 
 Rows = list[dict[str, Any]]
 RowCheck = Callable[[Rows], None]
@@ -80,7 +80,7 @@ class Database:
         database: str | None = None,
     ) -> None:
         self.driver = driver
-        self.queries = dict(queries) if queries is not None else load_queries()
+        self.queries = dict(queries) if queries is not None else packaged_queries()
         self.database = database
         self.round_trips = RoundTrips()
 

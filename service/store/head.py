@@ -1,21 +1,23 @@
 """Who moves HEAD: this module, and nothing else.
 
-HEAD changes only through these user-facing moves:
+HEAD changes only through these user-facing moves, each one statement:
 
-- `append_message` advances HEAD when the new node's predecessor *is* HEAD (the
-  conversation grew), decided atomically with the write; any other insert
-  (a side branch, a write under an older node) leaves HEAD where it was;
-- `set_head` (checkout) and `rewind` move it to an existing node;
-- `retry` / `edit` fork a sibling and move HEAD onto it;
+- `append_message` (cypher/append_message.cypher) advances HEAD when the new node's
+  predecessor *is* HEAD (the conversation grew) and the writer allows it, decided in
+  the same statement as the write; any other insert (a side branch, a write under an
+  older node, a spawned turn) leaves HEAD where it was;
+- `set_head` (checkout) and `rewind` move it to an existing node (set_head.cypher);
+- `retry` / `edit` fork a sibling and move HEAD onto it (fork_sibling.cypher);
 - `delete_branch` moves it to the fork point when it sat on the deleted part.
 
-Compaction, loading, restarts and metadata saves never call any of these.
+The two statements that write a node share how it is written and how HEAD moves onto
+it (cypher/fragments/node_write.cypher). Compaction, loading, restarts and metadata
+saves never call any of these.
 """
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..errors import NotFound
 from ..events import EventBus, HeadMoved, NodeAppended
 from ..tokens import estimate_tokens
 from . import validate
@@ -63,13 +65,11 @@ class HeadMoves:
         it): such nodes never count as user branches. `call`, when given, is the
         model call that produced this node, recorded in the same transaction.
         """
-        return await self._append(
-            session_id=validate.identifier(session_id, "session id"), role=role,
-            content=content, metadata=metadata, side_branch=side_branch, call=call,
-            predecessor_id=validate.optional_identifier(predecessor_id, "predecessor id"),
-            caller_id=validate.optional_identifier(caller_id, "caller id"),
-            head_policy="advance" if advance_head else "keep", fork_of=None,
-        )
+        ids = {"session_id": validate.identifier(session_id, "session id"),
+               "predecessor_id": validate.optional_identifier(predecessor_id, "predecessor id"),
+               "caller_id": validate.optional_identifier(caller_id, "caller id")}
+        return await self._write_node("append_message", ids, role, content, metadata, call,
+                                      side_branch=side_branch, advance_head=advance_head)
 
     async def set_head(self, session_id: str, node_id: str) -> HeadMove:
         """Checkout: HEAD to any live, non-summary node of the session."""
@@ -114,30 +114,26 @@ class HeadMoves:
 
     async def _fork(self, node_id: str, role: Role, content: str,
                     metadata: Mapping[str, Any] | None, call: CallRecord | None) -> Appended:
-        validate.identifier(node_id, "node id")
-        return await self._append(
-            session_id=None, role=role, content=content, metadata=metadata, side_branch=False,
-            call=call, predecessor_id=None, caller_id=None, head_policy="move", fork_of=node_id,
-        )
+        ids = {"fork_of": validate.identifier(node_id, "node id")}
+        return await self._write_node("fork_sibling", ids, role, content, metadata, call)
 
-    async def _append(self, *, session_id: str | None, role: Role | str, content: str,
-                      metadata: Mapping[str, Any] | None, side_branch: bool,
-                      call: CallRecord | None, predecessor_id: str | None,
-                      caller_id: str | None, head_policy: str, fork_of: str | None) -> Appended:
+    async def _write_node(self, statement: str, ids: Mapping[str, str | None],
+                          role: Role | str, content: str, metadata: Mapping[str, Any] | None,
+                          call: CallRecord | None, **params: Any) -> Appended:
+        """Runs `statement` (append_message or fork_sibling): one statement, one transaction.
+
+        `ids` are the statement's id parameters, named in its errors.
+        """
         role = validate.appendable_role(role)
         content = validate.content(content, self._limits)
         meta = validate.json_object(metadata, self._limits, "metadata")
         if call is not None:
             validate.call_record(call, self._limits)
-        ids = {"session_id": session_id, "predecessor_id": predecessor_id,
-               "caller_id": caller_id, "fork_of": fork_of}
-        missing = NotFound("node", fork_of) if session_id is None else None
         rows = await self._db.write(
-            "append_message", single_row(session_id, ids, missing), tenant=self._tenant,
+            statement, single_row(ids.get("session_id"), ids), tenant=self._tenant,
             node_id=new_id("nod"), role=role.value, content=content,
             tokens=estimate_tokens(content), metadata=meta, now=utcnow(),
-            side_branch=side_branch, head_policy=head_policy,
-            call=None if call is None else call.as_param(), **ids,
+            call=None if call is None else call.as_param(), **ids, **params,
         )
         row = rows[0]
         node = node_from_row(row["node"])

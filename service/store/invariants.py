@@ -49,10 +49,3 @@ async def check_each(db: Database, limits: Limits,
             yield row["session_id"], ["tenant: the session has no tenant"]
             continue
         yield row["session_id"], await _check(db, row["tenant"], row["session_id"], limits)
-
-
-async def check_all(db: Database, limits: Limits,
-                    tenant: str | None = None) -> dict[str, list[str]]:
-    """The sessions with broken invariants, each with its violations; empty when all are sound."""
-    return {session_id: found async for session_id, found in check_each(db, limits, tenant)
-            if found}

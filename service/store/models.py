@@ -183,6 +183,16 @@ class Rendered:
     def node_ids(self) -> tuple[str, ...]:
         return tuple(n.id for n in self.nodes)
 
+    @property
+    def tokens(self) -> int:
+        """The stored (heuristic) estimate; see context/tokens.py for provider counts."""
+        return sum(n.tokens for n in self.nodes)
+
+    @property
+    def history(self) -> tuple[Node, ...]:
+        """Everything after ROOT: the summary standing in (if any) and the turns."""
+        return self.nodes[1:]
+
 
 def summary_from_row(row: Mapping[str, Any], covers_ids: Sequence[str]) -> Summary:
     return Summary(

@@ -1,7 +1,11 @@
-"""Statements that validate and write in one round trip report a `problem` code.
+"""Statements that validate (and write) in one round trip report a `problem` code.
 
-This table turns each code into the error a person reads; raising it inside the
-transaction rolls the write back, so bad input leaves nothing behind.
+PROBLEMS is the one table that turns each code any statement returns into the error a
+person reads (tests/unit/test_problems.py holds it to the statements: every code a
+statement can return has an entry, and every entry is returned by some statement).
+Raising the error inside the transaction rolls the write back, so bad input leaves
+nothing behind. An error is built from the caller's ids and the statement's row (e.g.
+`invalid_reads`, the ids an import finds taken).
 """
 from __future__ import annotations
 
@@ -24,6 +28,28 @@ def _conflict(template: str) -> Callable[[Mapping[str, Any]], CtxdagError]:
     return lambda ids: Conflict(template.format(**ids))
 
 
+class Stale(Conflict):
+    """What the caller read changed before its write landed; the write was rolled back.
+
+    A caller that read optimistically catches it, reads again and retries.
+    """
+
+
+def _session_taken(ids: Mapping[str, Any]) -> CtxdagError:
+    if ids["session_elsewhere"]:  # an import never learns another tenant's ids
+        return Conflict("the document's session id is already used by another tenant")
+    return Conflict(f"session {ids['session_id']} already exists", session_id=ids["session_id"])
+
+
+def _ids_taken(ids: Mapping[str, Any]) -> CtxdagError:
+    """The ids that exist already, naming only those of the importing tenant."""
+    own, elsewhere = ids["taken_ids"], ids["taken_elsewhere"]
+    parts = [f"ids already exist ({some(own)})"] if own else []
+    if elsewhere:
+        parts.append(f"{elsewhere} of its node or call ids are already used by another tenant")
+    return Conflict(f"session {ids['session_id']} cannot be imported: " + "; ".join(parts))
+
+
 PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
     "predecessor_not_found": _not_found("node", "predecessor_id"),
     "predecessor_other_session": _bad("predecessor {predecessor_id} belongs to another session"),
@@ -40,7 +66,6 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
     "not_an_ancestor": _bad("node {node_id} is not an ancestor of HEAD; rewind only goes back "
                             "along the current branch (use checkout to jump elsewhere)"),
     "fork_not_found": _not_found("node", "fork_of"),
-    "fork_other_session": _bad("node {fork_of} belongs to another session"),
     "fork_deleted": _bad("node {fork_of} was deleted with its branch"),
     "fork_is_root": _bad("node {fork_of} is the session's ROOT; it has no sibling to fork"),
     "wrong_role_retry": _bad("node {fork_of} is not an assistant reply; retry forks replies "
@@ -70,29 +95,36 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
                                      "of session {session_id}"),
     "coverage_not_extended": _bad("the new coverage must extend the absorbed summary's "
                                   "segment {absorbed_id}"),
+    "meta_changed": lambda ids: Stale(f"session {ids['session_id']} metadata changed while "
+                                      "it was being saved"),
+    "session_exists": _session_taken,
+    "ids_exist": _ids_taken,
 }
 
 
-def raise_for_problem(problem: str | None, ids: Mapping[str, Any]) -> None:
-    if problem is None:
-        return
+def error_for(problem: str, ids: Mapping[str, Any]) -> CtxdagError:
+    """The error for a problem code (an unexpected code is reported, not masked)."""
     factory = PROBLEMS.get(problem)
     if factory is None:
-        raise CtxdagError(f"unknown problem code from the store: {problem}")
-    raise factory(ids)
+        return CtxdagError(f"unknown problem code from the store: {problem}")
+    return factory(ids)
 
 
-def single_row(session_id: str | None, ids: Mapping[str, Any],
-               missing: CtxdagError | None = None) -> RowCheck:
-    """The check for statements that match the session first and return one row with `problem`.
+def raise_for_problem(problem: str | None, ids: Mapping[str, Any]) -> None:
+    if problem is not None:
+        raise error_for(problem, ids)
 
-    No row means the session is missing (or `missing`, when the caller knows better).
-    Row values (e.g. `invalid_reads`) are available to the error messages.
+
+def single_row(session_id: str | None, ids: Mapping[str, Any]) -> RowCheck:
+    """The check for statements that return one row with `problem` (none: no such session).
+
+    Row values (e.g. `invalid_reads`) are available to the error messages; `ids` win
+    over row values of the same name.
     """
 
     def check(rows: Rows) -> None:
         if not rows:
-            raise missing or NotFound("session", str(session_id))
+            raise NotFound("session", str(session_id))
         raise_for_problem(rows[0].get("problem"), {**rows[0], **ids})
 
     return check

@@ -7,22 +7,28 @@ Each file opens with a header of `// key: value` lines:
     // purpose: one line saying why the statement exists
     // params: session_id, tenant   (every $parameter of the body, nothing more)
 
-The loader refuses a file whose name does not match, a duplicate name, and a
-body that uses a parameter it does not declare (or declares one it never uses).
+The loader refuses a file whose name does not match its stem (so names are unique),
+and a body that uses a parameter it does not declare (or declares one it never uses).
 Calls are checked too: a statement runs only with exactly its declared params.
 
 A body line `// include: NAME` is replaced by cypher/fragments/NAME.cypher, so a
-clause shared by several statements (how a model call is recorded) is written once.
-Fragments take no header; the including statement declares their parameters.
+clause or expression shared by several statements (how a model call is recorded, how a
+node is written, the map a node is returned as) is written once.
+Fragments take no header and may include other fragments; the including statement
+declares the parameters of all of them.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
+from types import MappingProxyType
 from typing import Mapping
 
-CYPHER_DIR = Path(__file__).resolve().parents[2] / "cypher"
+# The repository's cypher/ folder, installed as the package `service.cypher`.
+CYPHER_DIR = Path(str(resources.files("service.cypher")))
 MIGRATIONS_DIR = CYPHER_DIR / "migrations"
 FRAGMENTS_DIR = CYPHER_DIR / "fragments"
 
@@ -60,11 +66,21 @@ class Migration:
     statements: tuple[str, ...]
 
 
-def _fragment(name: str, fragments: Path) -> list[str]:
+def _fragment(name: str, fragments: Path, outer: tuple[str, ...] = ()) -> list[str]:
+    """The fragment's lines, with the fragments it includes in turn expanded."""
+    if name in outer:
+        raise QueryFileError(f"fragment {name!r} includes itself: {' -> '.join(outer + (name,))}")
     path = fragments / f"{name}.cypher"
     if not path.exists():
         raise QueryFileError(f"include of unknown fragment {name!r}")
-    return path.read_text(encoding="utf-8").splitlines()
+    lines: list[str] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        include = _INCLUDE.match(line)
+        if include:
+            lines.extend(_fragment(include.group(1), fragments, (*outer, name)))
+        else:
+            lines.append(line)
+    return lines
 
 
 def parse_query(path: Path, fragments: Path = FRAGMENTS_DIR) -> Query:
@@ -98,13 +114,14 @@ def parse_query(path: Path, fragments: Path = FRAGMENTS_DIR) -> Query:
 
 
 def load_queries(directory: Path = CYPHER_DIR) -> dict[str, Query]:
-    queries: dict[str, Query] = {}
-    for path in sorted(directory.glob("*.cypher")):
-        query = parse_query(path)
-        if query.name in queries:
-            raise QueryFileError(f"duplicate query name {query.name!r}")
-        queries[query.name] = query
-    return queries
+    queries = (parse_query(path) for path in sorted(directory.glob("*.cypher")))
+    return {query.name: query for query in queries}
+
+
+@functools.cache
+def packaged_queries() -> Mapping[str, Query]:
+    """The service's statements, read and checked once per process."""
+    return MappingProxyType(load_queries())
 
 
 def load_migrations(directory: Path = MIGRATIONS_DIR) -> list[Migration]:

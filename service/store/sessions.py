@@ -6,13 +6,14 @@ import json
 from datetime import datetime
 from typing import Any, Mapping, Sequence
 
-from ..errors import BadInput, Conflict, NotFound
+from ..errors import BadInput, Conflict
 from ..tokens import estimate_tokens
 from . import validate
 from .batch import by_ids, the_one
-from .db import Database, Rows
+from .db import Database
 from .ids import new_id, utcnow
 from .models import Page, Session, session_from_row
+from .problems import Stale, single_row
 from .validate import Limits
 
 _META_RETRIES = 5
@@ -78,28 +79,15 @@ class Sessions:
                     {k: v for k, v in updated.items() if v is not None}, self._limits, "extra_meta")
             try:
                 rows = await self._db.write(
-                    "session_update", _refuse_stale(session_id), session_id=session_id, tenant=self._tenant, title=title,
+                    "session_update", single_row(session_id, {"session_id": session_id}),
+                    session_id=session_id, tenant=self._tenant, title=title,
                     set_title=set_title, extra_meta=merged,
                     expected_meta_version=current.meta_version, now=utcnow(),
                 )
-            except _Stale:
+            except Stale:  # another save landed between our read and our write
                 continue
             return session_from_row(rows[0]["session"])
         raise Conflict(f"session {session_id} metadata kept changing; try again")
-
-
-class _Stale(Exception):
-    """Another save landed between our read and our write; raising it rolls ours back."""
-
-
-def _refuse_stale(session_id: str):
-    def check(rows: Rows) -> None:
-        if not rows:
-            raise NotFound("session", session_id)
-        if rows[0]["stale"]:
-            raise _Stale()
-
-    return check
 
 
 def _encode_cursor(session: Session) -> str:

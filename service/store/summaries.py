@@ -30,7 +30,7 @@ class Summaries:
         expected_active_id: str | None,
         metadata: Mapping[str, Any] | None = None,
         call: CallRecord | None = None,
-    ) -> tuple[Summary, str | None]:
+    ) -> Summary:
         """Writes the summary node and makes it the session's active summary.
 
         `new_ids`: the turns newly covered, in chain order, real turns only. When
@@ -38,7 +38,7 @@ class Summaries:
         segment extended by `new_ids`. `expected_active_id` is the active summary the
         caller saw: if another compaction moved it meanwhile, nothing is written
         and a Conflict is raised. `call` is the summarizer's model call, recorded
-        in the same transaction. Returns the summary and the id it superseded.
+        in the same transaction. Returns the summary, with the ids it covers.
         """
         validate.identifier(session_id, "session id")
         if not new_ids:
@@ -62,7 +62,7 @@ class Summaries:
             call=None if call is None else call.as_param(),
         )
         row = rows[0]
-        return summary_from_row(row["summary"], row["covers_ids"]), row["superseded_id"]
+        return summary_from_row(row["summary"], row["covers_ids"])
 
     async def get(self, summary_id: str) -> Summary:
         return the_one(await self.get_many([summary_id]), "summary", summary_id)

@@ -9,7 +9,7 @@ from ..errors import CtxdagError, NotFound
 from . import validate
 from .db import Database
 from .models import Rendered, node_from_row
-from .problems import PROBLEMS
+from .problems import error_for
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,8 @@ class Views:
             if row is None:
                 results.append(NotFound("session", session_id))
             elif row["problem"] is not None:
-                results.append(PROBLEMS[row["problem"]]({"node_id": head_id,
-                                                         "session_id": session_id}))
+                results.append(error_for(row["problem"], {"node_id": head_id,
+                                                          "session_id": session_id}))
             else:
                 results.append(Rendered(row["head_id"],
                                         tuple(node_from_row(n) for n in row["nodes"]),

@@ -1,1 +1,2 @@
-"""Running turns: the turn writer (the only HEAD mover here) and model providers."""
+"""Running turns: the turn writer (the only HEAD mover here), model providers, the
+provider-neutral prompt shape (messages.py) and replay."""

@@ -1,15 +1,18 @@
 """Replay: rebuild the exact prompt of a past call from its reads, and compare with today.
 
 Nodes are immutable, so the nodes a call read are the prompt it was sent; the
-provider's message shape is a pure function of them (service/llm/messages.py).
+provider's message shape is a pure function of them (service/turns/messages.py). How
+today's render of the call's head differs is the store's one prompt comparison
+(`diff_reads`, service/store/calls.py).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..context.render import render_context
-from ..llm.messages import to_messages
 from ..store import Call, Ledger, Node, Purpose
+from ..store.calls import diff_reads
+from .messages import to_messages
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,6 @@ async def replay(ledger: Ledger, call_id: str) -> Replay:
         return Replay(call, nodes, system, tuple(messages), None, None)
     today = (await render_context(ledger, call.session_id, call.head_id)).node_ids
     read = call.read_ids or ()
-    in_read, in_today = set(read), set(today)
+    diff = diff_reads(read, today)
     return Replay(call, nodes, system, tuple(messages), today, today != read,
-                  added=tuple(i for i in today if i not in in_read),
-                  dropped=tuple(i for i in read if i not in in_today))
+                  added=diff.added, dropped=diff.dropped)

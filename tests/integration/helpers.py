@@ -1,7 +1,7 @@
 """Small helpers the integration tests share."""
 from __future__ import annotations
 
-from service.store import Ledger, Node, Session
+from service.store import Call, Ledger, Node, Session
 
 
 async def chat(ledger: Ledger, session: Session, *turns: str,
@@ -15,6 +15,19 @@ async def chat(ledger: Ledger, session: Session, *turns: str,
         assert appended.head_moved
         nodes.append(appended.node)
     return nodes
+
+
+async def session_calls(ledger: Ledger, session_id: str) -> list[Call]:
+    """The session's calls, oldest first (read_ids not loaded), as the API's loader reads them."""
+    return (await ledger.calls.in_sessions([session_id]))[session_id]
+
+
+async def broken_sessions(db, limits, tenant: str | None = None) -> dict[str, list[str]]:
+    """The sessions with broken invariants, each with its violations (as `ctxdag check` sees them)."""
+    from service.store.invariants import check_each
+
+    return {session_id: found async for session_id, found in check_each(db, limits, tenant)
+            if found}
 
 
 async def head_id(ledger: Ledger, session_id: str) -> str:
@@ -72,3 +85,19 @@ def make_compactor(ledger, events, *, summarizer=None, policy=None):
 
     return Compactor(ledger, summarizer or OfflineExtractiveSummarizer(),
                      policy or BudgetPolicy(), events, HeuristicEstimator())
+
+
+def runtime_for(db, tenant: str, **env: str):
+    """The parts `ctxdag` builds from its Settings (CTXDAG_TENANT=`tenant`, plus `env`), on `db`."""
+    from service.config import Settings
+    from service.runtime import Runtime
+
+    return Runtime.assemble(Settings.from_env({"CTXDAG_TENANT": tenant, **env}), db)
+
+
+async def run_command(runtime, *argv: str) -> int:
+    """`ctxdag ARGV` in-process on `runtime`, dispatched the way `ctxdag` dispatches it."""
+    from service.cli import parse_args
+
+    args = parse_args(argv)
+    return await args.job(runtime, args)

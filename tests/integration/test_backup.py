@@ -1,5 +1,4 @@
 """Backup: a session exported, removed and imported again answers every query as before."""
-import argparse
 import copy
 import dataclasses
 import json
@@ -7,14 +6,15 @@ import uuid
 
 import pytest
 
-from service import admin_cli
 from service.errors import BadInput, Conflict, NotFound
 from service.store import CallRecord, Ledger, Limits, Purpose
 from service.store.backup import FORMAT, INFORMATION_KEYS, export_session, import_session
-from service.store.invariants import check_all
 from service.tokens import estimate_tokens
 from service.store.ids import utcnow
-from tests.integration.helpers import KEEP_FOUR, assert_sound, chat, snapshot, turns as texts
+from tests.integration.helpers import (
+    KEEP_FOUR, assert_sound, broken_sessions, chat, run_command, runtime_for, session_calls,
+    snapshot, turns as texts,
+)
 
 # Timestamps the ledger does not write itself (it writes UTC to the microsecond), set on
 # a node, the session and a call to show that a stored value survives exactly: zones,
@@ -89,7 +89,7 @@ async def observe(ledger, session_id, node_ids):
     renders = [await ledger.views.render(session_id)]
     renders += [await ledger.views.render(session_id, b.tip.id) for b in branches]
     nodes = await ledger.nodes.get_many(node_ids)
-    calls = await ledger.calls.get_many([c.id for c in await ledger.calls.in_session(session_id)])
+    calls = await ledger.calls.get_many([c.id for c in await session_calls(ledger, session_id)])
     reads = [await ledger.calls.reads(c.id) for c in calls]
     summaries = [await ledger.summaries.get(n.id) for n in nodes if n.role.value == "summary"]
     children = [await ledger.nodes.children(n.id) for n in nodes if not n.deleted]
@@ -387,10 +387,10 @@ async def test_check_names_a_stored_value_the_api_could_not_write(
     assert await ledger.violations(session.id) == []
     try:
         await run_cypher(db, SET_PROPERTIES, id=ids[record], values=values)
-        found = await check_all(db, Limits(), tenant)
+        found = await broken_sessions(db, Limits(), tenant)
         assert list(found) == [session.id]
         assert any(says in v and ids[record] in v for v in found[session.id]), found
-        assert await admin_cli.run(admin("check"), db, tenant, Limits()) == 1
+        assert await admin(db, tenant, "check") == 1
         assert says in capsys.readouterr().out
     finally:
         await run_cypher(db, DELETE_SESSION, sid=session.id)
@@ -484,36 +484,34 @@ async def test_an_unsound_session_is_not_exported(ledger, turns, db, tenant):
     await run_cypher(db, DELETE_SESSION, sid=session.id)  # leave no broken session behind
 
 
-def admin(*argv):
-    parser = argparse.ArgumentParser()
-    admin_cli.add_commands(parser.add_subparsers(dest="command", required=True))
-    return parser.parse_args(argv)
+async def admin(db, tenant, *argv):
+    """`ctxdag ARGV` for `tenant`, in-process, on the parts built from its settings."""
+    return await run_command(runtime_for(db, tenant), *argv)
 
 
 async def test_export_and_import_from_the_command_line(
         ledger, turns, db, tenant, other_tenant, tmp_path, capsys):
     session = await ledger.sessions.create("cli", "sys")
     await turns.send_message(session.id, "Hello.")
-    assert await admin_cli.run(admin("export", session.id), db, tenant, Limits()) == 0
+    assert await admin(db, tenant, "export", session.id) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["session"]["properties"]["id"] == session.id
 
     file = tmp_path / "backup.json"
-    assert await admin_cli.run(admin("export", session.id, "--output", str(file)), db,
-                               tenant, Limits()) == 0
+    assert await admin(db, tenant, "export", session.id, "--output", str(file)) == 0
     assert str(file) in capsys.readouterr().out
     assert without_information(json.loads(file.read_text())) == without_information(printed)
 
     await run_cypher(db, DELETE_SESSION, sid=session.id)
-    assert await admin_cli.run(admin("import", str(file)), db, other_tenant, Limits()) == 0
+    assert await admin(db, other_tenant, "import", str(file)) == 0
     assert capsys.readouterr().out.strip() == session.id
-    assert await admin_cli.run(admin("check", session.id), db, other_tenant, Limits()) == 0
+    assert await admin(db, other_tenant, "check", session.id) == 0
     assert capsys.readouterr().out.strip() == "ok: 1 sessions checked"
 
     with pytest.raises(Conflict):
-        await admin_cli.run(admin("import", str(file)), db, other_tenant, Limits())
+        await admin(db, other_tenant, "import", str(file))
     (tmp_path / "junk.json").write_text("{not json")
     with pytest.raises(BadInput, match="is not valid JSON"):
-        await admin_cli.run(admin("import", str(tmp_path / "junk.json")), db, tenant, Limits())
+        await admin(db, tenant, "import", str(tmp_path / "junk.json"))
     with pytest.raises(BadInput, match="cannot read"):
-        await admin_cli.run(admin("import", str(tmp_path / "missing.json")), db, tenant, Limits())
+        await admin(db, tenant, "import", str(tmp_path / "missing.json"))

@@ -6,7 +6,7 @@ import pytest
 from service.errors import BadInput, CtxdagError, NotFound
 from service.store import CallRecord, Ledger, Limits, Purpose
 from service.store.ids import utcnow
-from tests.integration.helpers import chat, snapshot
+from tests.integration.helpers import chat, session_calls, snapshot
 
 TENANT_RECORDS = """
 CALL () {
@@ -247,12 +247,12 @@ async def test_recorded_calls_name_a_bounded_number_of_bad_read_ids(ledger, turn
         await turns.record_call(session.id, [session.root_id] * 10_001, "m")
     with pytest.raises(BadInput, match="model is 201 characters; the limit is 200"):
         await turns.record_call(session.id, [session.root_id], "m" * 201)
-    assert await ledger.calls.in_session(session.id) == []
+    assert await session_calls(ledger, session.id) == []
 
 
 async def test_the_read_cap_is_a_setting(db, tenant, events):
     from service.config import Settings
-    from service.connect import ledger_for
+    from service.runtime import ledger_for
     from service.turns.providers import OfflineProvider
     from service.turns.service import Turns
     from tests.integration.helpers import make_compactor

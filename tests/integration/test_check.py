@@ -1,13 +1,12 @@
 """The whole-store invariant check: silent on sound sessions, names the broken ones."""
-import argparse
 
 import pytest
 
-from service import admin_cli
 from service.errors import NotFound
 from service.store import Limits
-from service.store.invariants import check_all
-from tests.integration.helpers import KEEP_FOUR, chat, turns as texts
+from tests.integration.helpers import (
+    KEEP_FOUR, broken_sessions, chat, run_command, runtime_for, turns as texts,
+)
 
 SECOND_HEAD = """
 MATCH (s:Session {id: $sid})-[:ROOT]->(r:Node)
@@ -69,7 +68,7 @@ async def sound_sessions(ledger, compactor, turns):
 async def test_sound_sessions_have_no_violations(ledger, compactor, turns, db, tenant):
     sessions = await sound_sessions(ledger, compactor, turns)
     db.round_trips.by_name.clear()
-    assert await check_all(db, Limits(), tenant) == {}
+    assert await broken_sessions(db, Limits(), tenant) == {}
     assert db.round_trips.by_name == {"check_session_ids": 1, "check_session": len(sessions)}
 
 
@@ -97,7 +96,7 @@ async def test_corrupted_sessions_are_named_with_their_violations(
     corrupted.append(gap.id)
     await run_cypher(db, READ_GAP, call_id=gap_call)
 
-    found = await check_all(db, Limits(), tenant)
+    found = await broken_sessions(db, Limits(), tenant)
     assert set(found) == {two_heads.id, cycle.id, foreign.id, gap.id}
     assert "HEAD: the session has 2 HEAD relationships" in found[two_heads.id]
     assert any(v.startswith(f"PREDECESSOR: {chain[0].id} -> {chain[-1].id}")
@@ -109,33 +108,32 @@ async def test_corrupted_sessions_are_named_with_their_violations(
     assert await ledger.violations(two_heads.id) == found[two_heads.id]
 
     # Without a tenant every tenant's sessions are checked; ours are among them.
-    everywhere = await check_all(db, Limits())
+    everywhere = await broken_sessions(db, Limits())
     assert {two_heads.id, cycle.id, foreign.id, gap.id} <= set(everywhere)
     assert not {s.id for s in sound} & set(everywhere)
-    assert await check_all(db, Limits(), "test-no-such-tenant") == {}
+    assert await broken_sessions(db, Limits(), "test-no-such-tenant") == {}
 
 
-def admin(*argv):
-    parser = argparse.ArgumentParser()
-    admin_cli.add_commands(parser.add_subparsers(dest="command", required=True))
-    return parser.parse_args(argv)
+async def admin(db, tenant, *argv):
+    """`ctxdag ARGV` for `tenant`, in-process, on the parts built from its settings."""
+    return await run_command(runtime_for(db, tenant), *argv)
 
 
 async def test_check_from_the_command_line(ledger, compactor, turns, db, tenant, corrupted,
                                            capsys):
     sessions = await sound_sessions(ledger, compactor, turns)
-    assert await admin_cli.run(admin("check"), db, tenant, Limits()) == 0
+    assert await admin(db, tenant, "check") == 0
     assert capsys.readouterr().out == f"ok: {len(sessions)} sessions checked\n"
-    assert await admin_cli.run(admin("check", sessions[0].id), db, tenant, Limits()) == 0
+    assert await admin(db, tenant, "check", sessions[0].id) == 0
     assert capsys.readouterr().out == "ok: 1 sessions checked\n"
 
     corrupted.append(sessions[0].id)
     await run_cypher(db, SECOND_HEAD, sid=sessions[0].id)
-    assert await admin_cli.run(admin("check"), db, tenant, Limits()) == 1
+    assert await admin(db, tenant, "check") == 1
     out = capsys.readouterr()
     assert out.out == f"{sessions[0].id}: HEAD: the session has 2 HEAD relationships\n"
     assert "1 of 3 sessions" in out.err
-    assert await admin_cli.run(admin("check", sessions[0].id), db, tenant, Limits()) == 1
+    assert await admin(db, tenant, "check", sessions[0].id) == 1
     assert capsys.readouterr().out.startswith(f"{sessions[0].id}: HEAD:")
     with pytest.raises(NotFound):
-        await admin_cli.run(admin("check", "ses_missing"), db, tenant, Limits())
+        await admin(db, tenant, "check", "ses_missing")

@@ -168,3 +168,44 @@ def test_serve_refuses_a_public_address_without_tokens(tenant):
                             env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "refusing to listen on 0.0.0.0 without API tokens" in result.stderr
+
+
+
+def ctxdag_with(server, tenant, *args, **env):
+    """`ctxdag` as `ctxdag()` runs it, with more settings."""
+    return subprocess.run([sys.executable, "-m", "service.cli", *args],
+                          env={**os.environ, "NEO4J_URI": server.uri, "NEO4J_USER": server.user,
+                               "NEO4J_PASSWORD": server.password, "CTXDAG_TENANT": tenant,
+                               "ANTHROPIC_API_KEY": "", **env},
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_a_malformed_setting_is_one_bad_config_line(neo4j_server, tenant, tmp_path):
+    missing = tmp_path / "tokens.json"
+    cases = [
+        (("render", "ses_x"), {"CTXDAG_MAX_CONTENT_BYTES": "lots"},
+         "CTXDAG_MAX_CONTENT_BYTES must be an integer of at least 1, got 'lots'"),
+        (("neo4j", "status"), {"CTXDAG_NEO4J_PORT": "99999"},
+         "CTXDAG_NEO4J_PORT must be an integer from 1 to 65535, got '99999'"),
+        (("check",), {"CTXDAG_API_TOKENS": "no-tenant"},
+         "CTXDAG_API_TOKENS must look like token=tenant,token2=tenant2 "
+         "(an entry has no token or no tenant)"),
+        (("serve",), {"CTXDAG_API_TOKENS_FILE": str(missing)},
+         f"CTXDAG_API_TOKENS_FILE: cannot read {missing}: No such file or directory"),
+        (("smoke",), {"ANTHROPIC_API_KEY": "k", "CTXDAG_ANTHROPIC_TIMEOUT": "0"},
+         "CTXDAG_ANTHROPIC_TIMEOUT must be a number of at least 0.001, got '0'"),
+    ]
+    for args, env, says in cases:
+        assert_one_error_line(ctxdag_with(neo4j_server, tenant, *args, **env),
+                              f"BAD_CONFIG: {says}")
+
+
+async def test_admin_commands_use_the_configured_limits(neo4j_server, ledger, turns, tenant):
+    session = await ledger.sessions.create("cli", "sys")
+    turn = await turns.send_message(session.id, "Hello, this message is longer than 8 bytes.")
+    assert ctxdag(neo4j_server, tenant, "check", session.id).returncode == 0
+    check = ctxdag_with(neo4j_server, tenant, "check", session.id,
+                        CTXDAG_MAX_CONTENT_BYTES="8")
+    assert check.returncode == 1, check.stderr
+    assert (f"{session.id}: property: node {turn.user_node.id}: content is 43 bytes; the limit "
+            "is 8 bytes of UTF-8\n") in check.stdout

@@ -285,3 +285,43 @@ async def test_the_summarizer_sees_the_rendered_view_never_the_raw_chain(ledger,
     (ids1, prev1), (ids2, prev2) = summarizer.calls
     assert ids1 == [n.id for n in nodes[:4]] and prev1 is None
     assert ids2 == [n.id for n in nodes[4:8]] and prev2 == first.content
+
+
+class OutageSummarizer:
+    """Fails, and takes the ledger's Neo4j connection down with it (a real outage for the
+    store: the driver is closed, so recording the failed call cannot reach the database)."""
+
+    name = "outage"
+
+    def __init__(self, driver) -> None:
+        self.driver = driver
+
+    async def summarize(self, turns, previous_summary):
+        await self.driver.close()
+        raise ModelUnavailable("the summarizer is overloaded (test)")
+
+
+async def test_compaction_failed_is_published_even_when_recording_the_call_fails(
+        neo4j_server, db, tenant, events):
+    from service.errors import Unavailable
+    from service.store import Database, Ledger, Limits, open_driver
+
+    driver = open_driver(neo4j_server.uri, neo4j_server.user, neo4j_server.password)
+    try:
+        ledger = Ledger.open(Database(driver), tenant, Limits(), events)
+        compactor = make_compactor(ledger, events, summarizer=OutageSummarizer(driver))
+        session = await ledger.sessions.create()
+        await chat(ledger, session, *turns(8))
+        with events.subscribe(session.id) as queue:
+            with pytest.raises(Unavailable):
+                await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)
+        started, failed = drain(queue)
+        assert started.type == "compaction_started"
+        assert (failed.type, failed.code) == ("compaction_failed", "MODEL_UNAVAILABLE")
+        assert "overloaded" in failed.reason
+    finally:
+        await driver.close()
+    # Nothing was written: no summary, no call (the store stayed reachable for others).
+    healthy = Ledger.open(db, tenant, Limits())
+    assert await healthy.calls.in_sessions([session.id]) == {session.id: []}
+    await assert_sound(healthy, session.id)

@@ -2,10 +2,11 @@
 import pytest
 
 from service.errors import NotFound
-from service.llm.messages import to_messages
 from service.store import Purpose
+from service.store.calls import diff_reads
+from service.turns.messages import to_messages
 from service.turns.replay import replay
-from tests.integration.helpers import KEEP_FOUR, chat, head_id, turns as texts
+from tests.integration.helpers import KEEP_FOUR, chat, head_id, session_calls, turns as texts
 from tests.stubs.anthropic_stub import overloaded, prompt_too_long, reply
 
 
@@ -46,7 +47,7 @@ async def test_overflow_at_the_provider_compacts_and_retries_through_the_sdk(run
     assert result.compaction.trigger == "passive"
     bodies = sent(stub)
     assert len(bodies) == 3
-    calls = await ledger.calls.get_many([c.id for c in await ledger.calls.in_session(session.id)])
+    calls = await ledger.calls.get_many([c.id for c in await session_calls(ledger, session.id)])
     assert [(c.purpose, c.error_code) for c in calls] == [
         (Purpose.CHAT, "CONTEXT_OVERFLOW"), (Purpose.SUMMARIZE, None), (Purpose.CHAT, None)]
     for call, body in zip(calls, bodies):
@@ -96,7 +97,8 @@ async def test_analyst_queries_on_a_session_with_forks_and_two_compactions(
     assert [r.position for r in by_summary if r.call.id == after_one.call_id] == [1]
 
     # The difference between two calls' reads.
-    diff = await ledger.calls.diff(before.call_id, after_one.call_id)
+    first, second = await ledger.calls.get_many([before.call_id, after_one.call_id])
+    diff = diff_reads(first.read_ids, second.read_ids)
     assert set(m[i].id for i in range(4)) <= set(diff.dropped)
     assert s1.id in diff.added and after_one.user_node.id in diff.added
     assert diff.kept[0] == session.root_id
@@ -119,8 +121,7 @@ async def test_analyst_queries_on_a_session_with_forks_and_two_compactions(
 
     with pytest.raises(NotFound):
         await ledger.calls.get("cal_missing")
-    with pytest.raises(NotFound):
-        await ledger.calls.diff(before.call_id, "cal_missing")
+    assert await ledger.calls.get_many([before.call_id, "cal_missing"]) == [first]
 
 
 async def test_calls_keep_their_reads_when_the_branch_they_read_is_deleted(ledger, turns):

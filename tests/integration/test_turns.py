@@ -8,7 +8,7 @@ from service.errors import BadInput, ContextOverflow, ModelUnavailable
 from service.store import Purpose, Role
 from service.turns.providers import OfflineProvider
 from service.turns.service import Turns
-from tests.integration.helpers import make_compactor, KEEP_FOUR, assert_sound, chat, head_id, rendered, turns as texts
+from tests.integration.helpers import make_compactor, KEEP_FOUR, assert_sound, chat, head_id, rendered, session_calls, turns as texts
 
 
 class ScriptedProvider(OfflineProvider):
@@ -19,10 +19,12 @@ class ScriptedProvider(OfflineProvider):
     def __init__(self, *failures: Exception, gate: asyncio.Event | None = None) -> None:
         self.failures = list(failures)
         self.gate = gate
+        self.called = asyncio.Event()  # set once a call (its prompt written) is in flight
         self.prompts = []
 
     async def complete(self, nodes):
         self.prompts.append([n.id for n in nodes])
+        self.called.set()
         if self.gate is not None:
             await self.gate.wait()
         if self.failures:
@@ -63,7 +65,7 @@ async def test_the_summarizer_call_is_recorded_with_its_reads(ledger, compactor)
     first = (await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)).summary
     await chat(ledger, session, *texts(4, start=8))
     second = (await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)).summary
-    calls = [c for c in await ledger.calls.in_session(session.id)
+    calls = [c for c in await session_calls(ledger, session.id)
              if c.purpose is Purpose.SUMMARIZE]
     assert [c.output_id for c in calls] == [first.id, second.id]
     full = await ledger.calls.get_many([c.id for c in calls])
@@ -122,7 +124,7 @@ async def test_overflow_compacts_passively_retries_once_and_records_both_calls(l
     assert result.reply is not None
     assert result.compaction.trigger == "passive"
     summary_id = result.compaction.summary.id
-    chats = [c for c in await ledger.calls.in_session(session.id) if c.purpose is Purpose.CHAT]
+    chats = [c for c in await session_calls(ledger, session.id) if c.purpose is Purpose.CHAT]
     failed, answered = await ledger.calls.get_many([c.id for c in chats])
     assert failed.error_code == "CONTEXT_OVERFLOW" and failed.output_id is None
     assert summary_id not in failed.read_ids and summary_id in answered.read_ids
@@ -159,11 +161,12 @@ async def test_spawned_tasks_never_move_head_while_the_user_keeps_chatting(ledge
     session = await ledger.sessions.create()
     first = await Turns(ledger, compactor, OfflineProvider()).send_message(session.id, "Go.")
     gate = asyncio.Event()
-    task_turns = Turns(ledger, compactor, ScriptedProvider(gate=gate))
+    task_model = ScriptedProvider(gate=gate)
+    task_turns = Turns(ledger, compactor, task_model)
     user_turns = Turns(ledger, compactor, OfflineProvider())
     task = asyncio.create_task(
         task_turns.spawn_task(session.id, first.reply.id, "Research this in the background."))
-    await asyncio.sleep(0.2)  # the task's branch root is written; its model call is held open
+    await task_model.called.wait()  # the task's branch root is written; its call is held open
     heads = []
     for i in range(3):
         chatted = await user_turns.send_message(session.id, f"Meanwhile, message {i}.")
@@ -226,7 +229,7 @@ async def test_record_call_validates_reads_and_writes_nothing_on_error(ledger, t
     with pytest.raises(BadInput):
         await turns.record_call(session.id, [], "m")
     assert await snapshot(ledger, session.id) == before
-    assert await ledger.calls.in_session(session.id) == []
+    assert await session_calls(ledger, session.id) == []
 
     call = await turns.record_call(session.id, [session.root_id, u.id, a.id], "their-model",
                                    usage={"input_tokens": 12, "output_tokens": 3})
@@ -244,7 +247,7 @@ async def test_concurrent_turns_on_one_session_lose_nothing(ledger, turns):
     results = await asyncio.gather(*(turns.send_message(session.id, f"Message {i}.")
                                      for i in range(10)))
     assert all(r.reply is not None for r in results)
-    calls = await ledger.calls.in_session(session.id)
+    calls = await session_calls(ledger, session.id)
     assert len(calls) == 10
     assert (await ledger.sessions.get(session.id)).node_count == 21
     await assert_sound(ledger, session.id)

@@ -146,6 +146,12 @@ class Conversation:
         task = data["spawnTask"]
         return task["userNode"]["id"], task["reply"]["id"]
 
+    async def rendered(self, head: str) -> list[str]:
+        """What the service renders from `head`."""
+        data = await self.client("query($s: ID!, $h: ID!) { session(id: $s) {"
+                                 " render(headId: $h) { nodeIds } } }", s=self.id, h=head)
+        return data["session"]["render"]["nodeIds"]
+
     async def expect(self, head: str | None = None) -> dict:
         """Checks HEAD, the branch list and every branch's rendering against the model."""
         if head is not None:

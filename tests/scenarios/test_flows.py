@@ -22,7 +22,7 @@ async def test_section_8_chat_fork_checkout_compact_chat_compact_chat_restart(
     s1 = await c.compact(KEEP)                                # compact
     state = await c.expect(head=main[-1])
     assert state["render"]["nodeIds"][:2] == [c.model.root, s1]
-    assert c.model.render(fork[1]) == c.model.chain(fork[1])  # the fork stays verbatim
+    assert await c.rendered(fork[1]) == c.model.chain(fork[1])  # the fork stays verbatim
     main += await c.chat(2, start=6)                          # chat
     await c.expect(head=main[-1])
     s2 = await c.compact(KEEP)                                # compact again
@@ -110,7 +110,7 @@ async def test_compaction_after_a_rewind(client, checked):
     assert set(c.model.covers) <= set(c.model.chain(main[7]))
     assert state["render"]["nodeIds"][1] == summary
     # The longer branch past HEAD also holds the whole segment: it renders with the summary.
-    assert c.model.render(main[-1])[1] == summary
+    assert (await c.rendered(main[-1]))[1] == summary
     main_tail = await c.chat(1, start=30)
     await c.expect(head=main_tail[-1])
 

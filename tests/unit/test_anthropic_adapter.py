@@ -12,16 +12,17 @@ import anthropic
 import pytest
 import pytest_asyncio
 
+from service.config import Settings
 from service.context.summarizers import SummaryText
-from service.errors import BadInput, ContextOverflow, ModelError, ModelUnavailable
+from service.errors import ConfigurationError, ContextOverflow, ModelError, ModelUnavailable
 from service.llm.anthropic import (
     AnthropicSettings, Completion, complete, count_tokens, make_client,
     translate_anthropic_errors,
 )
-from service.llm.messages import to_messages
 from service.llm.anthropic_summarizer import AnthropicSummarizer, AnthropicTokenCounter
 from service.llm.prompts import SUMMARY_SYSTEM, summary_prompt
 from service.store import Node, Role
+from service.turns.messages import to_messages
 from tests.stubs.anthropic_stub import (
     COUNT_TOKENS_PATH, MESSAGES_PATH, AnthropicStub, StubResponse, error, estimate_input_tokens,
     overloaded, prompt_too_long, reply,
@@ -410,26 +411,29 @@ def test_every_node_content_enters_the_prompt():
 
 
 def test_settings_from_env():
-    assert AnthropicSettings.from_env({}) is None
-    assert AnthropicSettings.from_env({"ANTHROPIC_API_KEY": ""}) is None
-    plain = AnthropicSettings.from_env({"ANTHROPIC_API_KEY": "k"})
+    def parsed(env):
+        return Settings.from_env(env).anthropic
+
+    assert parsed({}) is None
+    assert parsed({"ANTHROPIC_API_KEY": ""}) is None
+    plain = parsed({"ANTHROPIC_API_KEY": "k"})
     assert plain == AnthropicSettings(api_key="k", base_url=None, model="claude-sonnet-4-6",
                                       summary_model="claude-sonnet-4-6", max_tokens=4096,
                                       context_window=200_000, timeout=120.0, max_retries=2)
-    full = AnthropicSettings.from_env({
+    full = parsed({
         "ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
         "CTXDAG_ANTHROPIC_MODEL": "claude-a", "CTXDAG_ANTHROPIC_SUMMARY_MODEL": "claude-b",
         "CTXDAG_ANTHROPIC_MAX_TOKENS": "100", "CTXDAG_ANTHROPIC_CONTEXT_WINDOW": "1000",
         "CTXDAG_ANTHROPIC_TIMEOUT": "2.5", "CTXDAG_ANTHROPIC_MAX_RETRIES": "0",
+        "CTXDAG_KEEP_RECENT_TOKENS": "100",
     })
     assert full == AnthropicSettings("k", "http://127.0.0.1:9", "claude-a", "claude-b",
                                      100, 1000, 2.5, 0)
-    only_model = AnthropicSettings.from_env({"ANTHROPIC_API_KEY": "k",
-                                             "CTXDAG_ANTHROPIC_MODEL": "claude-a"})
+    only_model = parsed({"ANTHROPIC_API_KEY": "k", "CTXDAG_ANTHROPIC_MODEL": "claude-a"})
     assert only_model.summary_model == "claude-a"
     assert "secret-key" not in repr(AnthropicSettings(api_key="secret-key"))
     for name, bad in [("CTXDAG_ANTHROPIC_MAX_TOKENS", "lots"),
                       ("CTXDAG_ANTHROPIC_MAX_RETRIES", "-1"),
                       ("CTXDAG_ANTHROPIC_TIMEOUT", "0")]:
-        with pytest.raises(BadInput, match=name):
-            AnthropicSettings.from_env({"ANTHROPIC_API_KEY": "k", name: bad})
+        with pytest.raises(ConfigurationError, match=name):
+            parsed({"ANTHROPIC_API_KEY": "k", name: bad})

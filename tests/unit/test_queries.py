@@ -23,8 +23,8 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 def test_every_shipped_statement_loads():
     queries = load_queries()
-    assert {"append_message", "set_head", "call_record", "delete_branch", "branch_list",
-            "session_create", "check_session"} <= set(queries)
+    assert {"append_message", "fork_sibling", "set_head", "call_record", "delete_branch",
+            "branch_list", "session_create", "check_session"} <= set(queries)
     assert load_migrations()[0].version == 1
 
 
@@ -52,6 +52,21 @@ def test_dollar_signs_in_strings_and_comments_are_not_params(tmp_path):
                  "// name: a\n// returns: x\n// purpose: y\n// params: a\n"
                  "// mentions $b in a comment\nRETURN $a, '$c' AS s")
     assert parse_query(path).params == {"a"}
+
+
+def test_fragments_may_include_fragments_but_not_themselves(tmp_path):
+    fragments = tmp_path / "fragments"
+    fragments.mkdir()
+    (fragments / "outer.cypher").write_text("// fragment outer\nWITH $a AS a\n// include: inner")
+    (fragments / "inner.cypher").write_text("RETURN a")
+    path = write(tmp_path, "a", "// name: a\n// returns: x\n// purpose: y\n// params: a\n"
+                                "// include: outer")
+    query = parse_query(path, fragments)
+    assert query.text.splitlines()[-2:] == ["WITH $a AS a", "RETURN a"]
+    assert query.params == {"a"}
+    (fragments / "inner.cypher").write_text("// include: outer")
+    with pytest.raises(QueryFileError, match="outer -> inner -> outer"):
+        parse_query(path, fragments)
 
 
 def test_missing_header_is_refused(tmp_path):
@@ -89,23 +104,36 @@ def test_statements_are_never_formatted():
 
 
 def test_only_known_statements_write_head():
-    """HEAD is a relationship; these are the statements that may create or delete it.
+    """HEAD is a relationship; these are the statements that may create or delete it
+    (append_message and fork_sibling through the node_write fragment).
 
     backup_import restores a session exactly as exported (HEAD included); it moves nothing.
     """
     head_writers = {
-        path.stem for path in CYPHER_DIR.glob("*.cypher")
-        if re.search(r"CREATE \(s\)-\[:HEAD\]", path.read_text())
+        name for name, query in load_queries().items()
+        if re.search(r"CREATE \(s\)-\[:HEAD\]", query.text)
     }
-    assert head_writers == {"session_create", "append_message", "set_head",
+    assert head_writers == {"session_create", "append_message", "fork_sibling", "set_head",
                             "delete_branch", "backup_import"}
 
 
 def test_head_moving_statements_are_run_only_from_the_head_module():
-    movers = ("append_message", "set_head", "delete_branch")
+    movers = ("append_message", "fork_sibling", "set_head", "delete_branch")
     users = {
         path.relative_to(SERVICE_DIR).as_posix()
         for path in SERVICE_DIR.rglob("*.py")
         if any(f'"{name}"' in path.read_text() for name in movers)
     }
     assert users == {"store/head.py"}
+
+
+def test_every_service_package_and_the_statements_are_packaged():
+    import tomllib
+
+    root = SERVICE_DIR.parent
+    setup = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    packages = {".".join(p.parent.relative_to(root).parts)
+                for p in SERVICE_DIR.rglob("__init__.py")}
+    assert set(setup["packages"]) == packages | {"service.cypher"}
+    assert setup["package-dir"] == {"service.cypher": "cypher"}
+    assert CYPHER_DIR == root / "cypher"  # an editable install reads the repository's files

@@ -1,4 +1,8 @@
-"""The rendered node list in the Messages API's shape: the prompt every provider sends."""
+"""The rendered node list in the Messages API's shape: the prompt every provider sends.
+
+Provider-neutral, so it lives with the turns that send prompts and replay them:
+service/llm (the Anthropic adapter) imports it from here, never the reverse.
+"""
 from __future__ import annotations
 
 from typing import Sequence

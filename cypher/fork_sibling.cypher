@@ -1,0 +1,26 @@
+// name: fork_sibling
+// returns: one row {problem, invalid_reads, session_id, head_moved, previous_head_id, node}; node is null when problem is set
+// purpose: retry and edit — a new sibling of node $fork_of (same predecessor, same role, new content) in that node's session; HEAD moves onto it, and the model call that produced it is recorded
+// params: tenant, fork_of, node_id, role, content, tokens, metadata, now, call
+// $role names the move: 'assistant' retries a reply, 'user' edits a message. The session is
+// the forked node's, so it is read before session_lock; everything else is read after it.
+OPTIONAL MATCH (fork:Node {id: $fork_of, tenant: $tenant})
+OPTIONAL MATCH (s:Session {id: fork.session_id, tenant: $tenant})
+// include: session_lock
+OPTIONAL MATCH (s)-[:HEAD]->(head:Node)
+OPTIONAL MATCH (fork)-[:PREDECESSOR]->(pred:Node)
+// include: call_reads_check
+WITH s, seq, head, pred, null AS caller, invalid_reads, fork.id AS fork_id,
+  false AS side_branch, true AS moves_head,
+  CASE
+    WHEN fork IS NULL OR s IS NULL THEN 'fork_not_found'
+    WHEN fork.deleted_at IS NOT NULL THEN 'fork_deleted'
+    WHEN pred IS NULL THEN 'fork_is_root'
+    WHEN fork.role <> $role AND $role = 'assistant' THEN 'wrong_role_retry'
+    WHEN fork.role <> $role THEN 'wrong_role_edit'
+    WHEN size(invalid_reads) > 0 THEN 'read_invalid'
+  END AS problem
+// include: node_write
+RETURN problem, invalid_reads, s.id AS session_id, head_moved, head.id AS previous_head_id,
+  // include: node_map
+  AS node

@@ -1,0 +1,27 @@
+// fragment node_write: unless `problem` is set, writes node `n` ($node_id, $role, $content,
+// $tokens, $metadata, created at $now) at `seq` after `pred`, with a CALLER edge to `caller`
+// and `fork_of` = `fork_id` when they are not null, on a side branch when `side_branch` or
+// `pred` is on one; moves HEAD onto it when `moves_head` (the including statement decides,
+// after session_lock); and records $call as the model call that produced it.
+// Expects s, seq, pred, caller, fork_id, side_branch, moves_head and problem in scope; binds
+// `n` and `head_moved` (both null when problem is set).
+OPTIONAL CALL (s, seq, pred, caller, fork_id, side_branch, moves_head, problem) {
+  WITH * WHERE problem IS NULL
+  CREATE (n:Node {
+    id: $node_id, session_id: s.id, tenant: s.tenant, role: $role, content: $content,
+    created_at: $now, tokens: $tokens, metadata: $metadata, seq: seq,
+    depth: pred.depth + 1, side_branch: side_branch OR pred.side_branch, fork_of: fork_id
+  })
+  CREATE (n)-[:PREDECESSOR]->(pred)
+  FOREACH (c IN CASE WHEN caller IS NULL THEN [] ELSE [caller] END | CREATE (n)-[:CALLER]->(c))
+  WITH s, n, moves_head
+  CALL (s, n, moves_head) {
+    WITH * WHERE moves_head
+    MATCH (s)-[h:HEAD]->(:Node)
+    DELETE h
+    CREATE (s)-[:HEAD]->(n)
+  }
+  WITH s, n, moves_head AS head_moved, n AS produced
+  // include: call_write
+  RETURN n, head_moved
+}

@@ -1,0 +1,69 @@
+"""The service as a user installs it: a wheel, in a fresh virtualenv, away from this checkout."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+import sys
+from pathlib import Path
+
+import httpx
+
+from service.neo4j_local import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str, cwd: Path) -> str:
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done.stdout
+
+
+def test_a_wheel_installed_in_a_fresh_venv_serves(tmp_path, neo4j_server):
+    source = tmp_path / "source"  # a build writes build/ beside the sources: keep it out of ROOT
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "*.egg-info", "__pycache__", ".pytest_cache", "results"))
+    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir",
+        str(tmp_path / "dist"), str(source), cwd=tmp_path)
+    wheel = next((tmp_path / "dist").glob("ctxdag-*.whl"))
+    venv = tmp_path / "venv"
+    run(sys.executable, "-m", "venv", str(venv), cwd=tmp_path)
+    run(str(venv / "bin" / "pip"), "install", "--quiet", str(wheel), cwd=tmp_path)
+
+    statements = run(str(venv / "bin" / "python"), "-c",
+                     "from service.store.queries import CYPHER_DIR, packaged_queries;"
+                     "print(CYPHER_DIR); print(len(packaged_queries()))", cwd=tmp_path).split()
+    assert Path(statements[0]).is_relative_to(venv), statements
+    assert int(statements[1]) == len(list((ROOT / "cypher").glob("*.cypher")))
+
+    port = free_port()
+    log = (tmp_path / "serve.log").open("w")
+    server = subprocess.Popen(
+        [str(venv / "bin" / "ctxdag"), "serve", "--port", str(port)], cwd=tmp_path,
+        stdout=log, stderr=subprocess.STDOUT,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "NEO4J_URI": neo4j_server.uri,
+             "NEO4J_USER": neo4j_server.user, "NEO4J_PASSWORD": neo4j_server.password,
+             "CTXDAG_TENANT": "wheel"})
+    try:
+        url = f"http://127.0.0.1:{port}"
+        with httpx.Client(timeout=30) as http:
+            for _ in range(300):
+                assert server.poll() is None, (tmp_path / "serve.log").read_text()
+                try:
+                    if http.get(f"{url}/healthz").status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.2)
+            created = http.post(f"{url}/graphql", json={
+                "query": "mutation { createSession(title: \"from a wheel\") { id } }"}).json()
+            sid = created["data"]["createSession"]["id"]
+            turn = http.post(f"{url}/graphql", json={
+                "query": "mutation($s: ID!) { sendMessage(sessionId: $s, content: \"hi\")"
+                         " { reply { role } } }", "variables": {"s": sid}}).json()
+        assert turn["data"]["sendMessage"]["reply"]["role"] == "ASSISTANT", turn
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+        log.close()
