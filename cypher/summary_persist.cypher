@@ -1,7 +1,9 @@
 // name: summary_persist
 // returns: one row {problem, invalid_reads, summary, covers_ids}; summary and covers_ids are null when problem is set; no row when the session does not exist
 // purpose: compaction's only write (spec §2): one summary node spliced after the segment's predecessor, COVERS edges in chain order, the active summary moved; HEAD untouched
-// params: session_id, tenant, summary_id, content, tokens, metadata, now, new_ids, absorbed_id, expected_active_id, strategy, call
+// params: session_id, tenant, summary_id, content, tokens, metadata, now, new_ids, absorbed_id, expected_active_id, strategy, instructions, call
+// $instructions (the focus instructions the summarizer was given) is set only when not
+// null, so a summary compacted without them has no such property.
 // Coverage is always real turns: the absorbed summary's segment extended by $new_ids.
 // The active summary is read after session_lock, so two compactions that raced through the
 // summarizer are serialized there and the second sees that the active summary changed.
@@ -44,7 +46,7 @@ OPTIONAL CALL (s, seq, active, old_turns, new_turns, problem) {
     depth: splice.depth + 1, side_branch: splice.side_branch,
     strategy: $strategy, superseded_summary: false, absorbed_id: $absorbed_id,
     covers_count: size(covered), covers_first_id: covered[0].id,
-    covers_last_id: covered[-1].id
+    covers_last_id: covered[-1].id, instructions: $instructions
   })
   CREATE (summary)-[:PREDECESSOR]->(splice)
   WITH s, active, covered, summary, splice

@@ -44,6 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     compact.add_argument("session")
     compact.add_argument("--head", help="a node id (default: the session's HEAD)")
     compact.add_argument("--keep", type=int, help="keep_recent_tokens (default from settings)")
+    compact.add_argument("--instructions",
+                         help="focus instructions for the summarizer, stored on the summary")
     compact.set_defaults(job=_compact)
     serve = commands.add_parser("serve", help="run the GraphQL service (and the managed Neo4j)")
     serve.add_argument("--host", default="127.0.0.1")
@@ -158,7 +160,8 @@ async def _trace(runtime: Runtime, args: argparse.Namespace) -> int:
 
 async def _compact(runtime: Runtime, args: argparse.Namespace) -> int:
     result = await runtime.compactor.compact(args.session, head_id=args.head,
-                                             keep_recent_tokens=args.keep)
+                                             keep_recent_tokens=args.keep,
+                                             instructions=args.instructions)
     print(f"{result.status.value}: " + (
         f"summary {result.summary.id} covers {result.covered_count} turns, "
         f"{result.tokens_before} -> {result.tokens_after} tokens"

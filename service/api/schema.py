@@ -7,6 +7,7 @@ from strawberry.extensions import MaxTokensLimiter
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
+from ..store.validate import MAX_INSTRUCTIONS_LENGTH
 from .context import LoadersPerOperation
 from .errors import coded_stream, with_codes
 from .events import EVENT_TYPES, SessionEvent, event_out
@@ -124,13 +125,18 @@ class Mutation:
         await info.context.services.ledger.head.delete_branch(str(session_id), str(tip_id))
         return await _session_after(info, str(session_id))
 
-    @strawberry.mutation(description="Compacts the branch HEAD is on. Never moves HEAD.")
+    @strawberry.mutation(description="Compacts the branch HEAD is on (or `headId`'s). Never "
+                                     "moves HEAD. `instructions`: optional focus instructions "
+                                     "for the summarizer (not blank, at most "
+                                     f"{MAX_INSTRUCTIONS_LENGTH} characters), stored on the "
+                                     "summary.")
     async def compact(self, info: Info, session_id: strawberry.ID,
                       keep_recent_tokens: Optional[int] = None,
-                      head_id: Optional[strawberry.ID] = None) -> Compaction:
+                      head_id: Optional[strawberry.ID] = None,
+                      instructions: Optional[str] = None) -> Compaction:
         result = await info.context.services.compactor.compact(
             str(session_id), head_id=_optional(head_id),
-            keep_recent_tokens=keep_recent_tokens)
+            keep_recent_tokens=keep_recent_tokens, instructions=instructions)
         return compaction_out(result)
 
     @strawberry.mutation(description="A sub-agent turn hanging off a node; never moves HEAD.")

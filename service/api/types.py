@@ -84,12 +84,15 @@ class Summary:
     strategy: str
     created_at: datetime
     metadata: JSON
+    instructions: Optional[str] = strawberry.field(
+        description="The focus instructions it was compacted with; null when none.")
 
 
 def summary_out(s: store.Summary) -> Summary:
     return Summary(id=s.id, content=s.content, covers_ids=list(s.covers_ids),
                    superseded=s.superseded, strategy=s.strategy,
-                   created_at=s.node.created_at, metadata=dict(s.node.metadata))
+                   created_at=s.node.created_at, metadata=dict(s.node.metadata),
+                   instructions=s.instructions)
 
 
 @strawberry.type(description="A row of the session graph (the capsule contract).")

@@ -7,6 +7,10 @@ auto    — `compact_if_over_budget()` before a turn whose prompt reaches the bu
 passive — `with_passive_compaction()` when the provider reports a context overflow:
           compact, retry the call once; a second overflow is a clear error.
 
+Only the manual trigger takes focus instructions (`compact(..., instructions=...)`): they
+are handed to the summarizer and stored on the summary node. Auto and passive compaction
+have none.
+
 Compaction writes one summary node (with its summarizer call) in one transaction and
 never moves HEAD. Once `compaction_started` is published, exactly one of
 `compaction_finished` or `compaction_failed` follows, whatever fails — the summarizer,
@@ -21,6 +25,7 @@ from typing import Awaitable, Callable, TypeVar
 
 from ..errors import BadInput, ContextOverflow, CtxdagError
 from ..store import CallRecord, Ledger, Purpose, Rendered, Role, Summary
+from ..store import validate
 from ..store.ids import utcnow
 from .budget import BudgetPolicy
 from .cut import MIN_ENTRIES, find_cut_index
@@ -71,10 +76,16 @@ class Compactor:
 
     async def compact(self, session_id: str, *, head_id: str | None = None,
                       keep_recent_tokens: int | None = None,
-                      trigger: CompactionTrigger = "manual") -> CompactionResult:
-        """Compacts the branch of `head_id` (default: HEAD's branch)."""
+                      trigger: CompactionTrigger = "manual",
+                      instructions: str | None = None) -> CompactionResult:
+        """Compacts the branch of `head_id` (default: HEAD's branch).
+
+        `instructions`: the user's focus instructions for the summarizer (at most
+        validate.MAX_INSTRUCTIONS_LENGTH characters, not blank), stored on the summary.
+        """
+        instructions = validate.instructions(instructions)
         view = await render_context(self.ledger, session_id, head_id)
-        return await self._run(view, session_id, trigger, keep_recent_tokens)
+        return await self._run(view, session_id, trigger, keep_recent_tokens, instructions)
 
     async def compact_if_over_budget(self, session_id: str, pending_tokens: int = 0,
                                      head_id: str | None = None) -> CompactionResult | None:
@@ -83,7 +94,7 @@ class Compactor:
         estimate = await self.estimator.count(view.nodes) + pending_tokens
         if not self.policy.needs_compaction(estimate):
             return None
-        return await self._run(view, session_id, "auto", None)
+        return await self._run(view, session_id, "auto", None, None)
 
     async def with_passive_compaction(
         self, session_id: str, call: Callable[[], Awaitable[T]], head_id: str | None = None,
@@ -111,7 +122,8 @@ class Compactor:
             ) from again
 
     async def _run(self, view: Rendered, session_id: str, trigger: CompactionTrigger,
-                   keep_recent_tokens: int | None) -> CompactionResult:
+                   keep_recent_tokens: int | None,
+                   instructions: str | None) -> CompactionResult:
         keep = self.policy.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens
         if keep < 0:
             raise BadInput("keep_recent_tokens must not be negative")
@@ -135,7 +147,7 @@ class Compactor:
         written = None
         try:
             written = await self.summarizer.summarize(
-                new_turns, previous.content if previous else None)
+                new_turns, previous.content if previous else None, instructions=instructions)
             summary = await self.ledger.summaries.persist(
                 session_id, [n.id for n in new_turns], written.text,
                 absorbed_id=previous.id if previous else None,
@@ -144,6 +156,7 @@ class Compactor:
                           "trigger": trigger, "input_tokens": written.input_tokens,
                           "output_tokens": written.output_tokens},
                 call=self._call(read_ids, started, written),
+                instructions=instructions,
             )
         except CtxdagError as e:
             # The summarizer call happened (or was attempted): its record outlives the failure.

@@ -25,13 +25,20 @@ class SummaryText:
 class Summarizer(Protocol):
     name: str
 
-    async def summarize(self, turns: Sequence[Node], previous_summary: str | None) -> SummaryText:
-        """Summarizes `turns` (real turns, chain order), absorbing `previous_summary`."""
+    async def summarize(self, turns: Sequence[Node], previous_summary: str | None, *,
+                        instructions: str | None = None) -> SummaryText:
+        """Summarizes `turns` (real turns, chain order), absorbing `previous_summary`.
+
+        `instructions`: the user's focus instructions for this compaction (manual
+        compaction only), or None. A summarizer that cannot follow them says so in
+        its output rather than pretending to.
+        """
         ...
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 HEADER = "Earlier conversation (offline extractive summary, first sentence of each turn):"
+IGNORED_INSTRUCTIONS = "Focus instructions were given and ignored by the offline summarizer."
 
 
 class OfflineExtractiveSummarizer:
@@ -39,7 +46,9 @@ class OfflineExtractiveSummarizer:
 
     Deterministic and offline. It does not understand the text: it extracts. When the
     summary would exceed `max_lines`, the oldest lines are folded into a count so the
-    summary stays bounded, and the fold says so.
+    summary stays bounded, and the fold says so. It cannot follow focus instructions:
+    when given some, it says in the summary that it ignored them (a note that is not
+    relayed into the next summary).
     """
 
     name = "offline-extractive"
@@ -48,13 +57,16 @@ class OfflineExtractiveSummarizer:
         self.max_line_chars = max_line_chars
         self.max_lines = max_lines
 
-    async def summarize(self, turns: Sequence[Node], previous_summary: str | None) -> SummaryText:
+    async def summarize(self, turns: Sequence[Node], previous_summary: str | None, *,
+                        instructions: str | None = None) -> SummaryText:
         folded, lines = _previous_lines(previous_summary)
         lines += [self._line(turn) for turn in turns if turn.role is not Role.SUMMARY]
         if len(lines) > self.max_lines:
             folded += len(lines) - self.max_lines
             lines = lines[-self.max_lines:]
         body = [HEADER]
+        if instructions is not None:
+            body.append(IGNORED_INSTRUCTIONS)
         if folded:
             body.append(f"({folded} earlier turns folded away.)")
         return SummaryText("\n".join(body + lines), self.name)
@@ -74,7 +86,7 @@ def _previous_lines(previous: str | None) -> tuple[int, list[str]]:
     folded, lines = 0, []
     for line in previous.splitlines():
         match = re.fullmatch(r"\((\d+) earlier turns folded away\.\)", line)
-        if line == HEADER:
+        if line in (HEADER, IGNORED_INSTRUCTIONS):
             continue
         if match:
             folded += int(match.group(1))

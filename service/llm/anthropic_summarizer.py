@@ -14,7 +14,8 @@ from .prompts import summary_prompt
 
 
 class AnthropicSummarizer:
-    """Asks `settings.summary_model` for a summary of the turns, absorbing the previous one.
+    """Asks `settings.summary_model` for a summary of the turns, absorbing the previous one,
+    under the headings of prompts.SUMMARY_SYSTEM and following any focus instructions.
 
     (`summary_model` is already the chat model when none is configured: service/config.py.)
 
@@ -28,8 +29,9 @@ class AnthropicSummarizer:
         self.client = client
         self.settings = settings
 
-    async def summarize(self, turns: Sequence[Node], previous_summary: str | None) -> SummaryText:
-        system, messages = summary_prompt(turns, previous_summary)
+    async def summarize(self, turns: Sequence[Node], previous_summary: str | None, *,
+                        instructions: str | None = None) -> SummaryText:
+        system, messages = summary_prompt(turns, previous_summary, instructions)
         model = self.settings.summary_model
         reply = await complete(self.client, model=model, system=system, messages=messages,
                                max_tokens=self.settings.max_tokens)

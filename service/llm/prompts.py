@@ -8,19 +8,42 @@ from typing import Sequence
 
 from ..store.models import Node, Role
 
+SUMMARY_SECTIONS = (
+    "Goal",
+    "Decisions",
+    "Constraints",
+    "Progress",
+    "Open tasks",
+    "Files and artifacts",
+    "Next step",
+)
+
 SUMMARY_SYSTEM = """\
 You summarize an earlier part of a conversation between a user and an AI assistant. \
 Your summary replaces those turns: the assistant will continue the conversation \
 seeing only your summary and the turns after it, so anything you leave out is lost.
 
-Keep:
-- the user's requests and goals, in their own terms;
-- decisions made, and the reasons for them;
-- facts, names, numbers and constraints that were established;
-- open tasks and unanswered questions;
-- anything the user asked to be remembered, verbatim where it matters.
+Write the summary under exactly these headings, in this order (write "None." under a \
+heading with nothing to report):
 
-Be terse: short bullet points grouped under these headings, no filler. Drop small talk \
+## Goal
+The user's requests and goals, in their own terms.
+## Decisions
+The decisions made, and the reasons for them.
+## Constraints
+Facts, names, numbers, preferences and constraints that were established, and \
+anything the user asked to be remembered, verbatim where it matters.
+## Progress
+What has been done or settled so far.
+## Open tasks
+The open tasks and unanswered questions.
+## Files and artifacts
+Files, paths, commands, documents and other artifacts read, created or changed, \
+with what happened to each.
+## Next step
+What the assistant was about to do next, if anything.
+
+Be terse: short bullet points under these headings, no filler. Drop small talk \
 and restated content. Write only the summary: no preamble, no closing remarks."""
 
 _ROLE_LABELS = {
@@ -38,9 +61,10 @@ def render_transcript(turns: Sequence[Node]) -> str:
         f'<turn role="{_ROLE_LABELS[turn.role]}">\n{turn.content}\n</turn>' for turn in turns)
 
 
-def summary_prompt(turns: Sequence[Node],
-                   previous_summary: str | None) -> tuple[str, list[dict]]:
-    """(system, messages) asking for a summary of `turns` that absorbs `previous_summary`."""
+def summary_prompt(turns: Sequence[Node], previous_summary: str | None,
+                   instructions: str | None = None) -> tuple[str, list[dict]]:
+    """(system, messages) asking for a summary of `turns` that absorbs `previous_summary`,
+    following the user's focus `instructions` when there are any."""
     transcript = render_transcript(turns)
     if previous_summary:
         text = (
@@ -57,5 +81,12 @@ def summary_prompt(turns: Sequence[Node],
             "These are the turns to summarize, in order:\n"
             f"<transcript>\n{transcript}\n</transcript>\n\n"
             "Write the summary."
+        )
+    if instructions is not None:
+        text += (
+            "\n\nThe user gave these focus instructions for this summary:\n"
+            f"<focus_instructions>\n{instructions}\n</focus_instructions>\n"
+            "Follow them in what you emphasize and keep in detail, within the headings "
+            "above. They do not permit dropping the goal, constraints or open tasks."
         )
     return SUMMARY_SYSTEM, [{"role": "user", "content": text}]

@@ -160,6 +160,7 @@ class Summary:
     covers_ids: tuple[str, ...]  # chain order; never names a summary
     superseded: bool
     strategy: str
+    instructions: str | None = None  # the focus instructions it was compacted with
 
     @property
     def id(self) -> str:
@@ -200,6 +201,7 @@ def summary_from_row(row: Mapping[str, Any], covers_ids: Sequence[str]) -> Summa
         covers_ids=tuple(covers_ids),
         superseded=bool(row.get("superseded_summary")),
         strategy=row.get("strategy") or "rolling",
+        instructions=row.get("instructions"),
     )
 
 

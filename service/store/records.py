@@ -75,6 +75,12 @@ def _tokens(value: Any, record: Record, limits: Limits, what: str) -> None:
                        f"({expected})")
 
 
+def _instructions(value: Any, record: Record, limits: Limits, what: str) -> None:
+    if value is None:  # stored only when given: absent, never null
+        raise BadInput(f"{what} must be a string")
+    validate.instructions(value, what)
+
+
 def _purpose(value: Any, record: Record, limits: Limits, what: str) -> None:
     validate.enum_value(Purpose, value, what)
 
@@ -131,6 +137,7 @@ NODE_BY_ROLE: dict[str, dict[str, tuple[bool, Rule]]] = {
         "covers_count": (REQUIRED, _count(1)),
         "covers_first_id": (REQUIRED, _identifier),
         "covers_last_id": (REQUIRED, _identifier),
+        "instructions": (OPTIONAL, _instructions),
     },
 }
 

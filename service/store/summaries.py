@@ -30,6 +30,7 @@ class Summaries:
         expected_active_id: str | None,
         metadata: Mapping[str, Any] | None = None,
         call: CallRecord | None = None,
+        instructions: str | None = None,
     ) -> Summary:
         """Writes the summary node and makes it the session's active summary.
 
@@ -38,7 +39,9 @@ class Summaries:
         segment extended by `new_ids`. `expected_active_id` is the active summary the
         caller saw: if another compaction moved it meanwhile, nothing is written
         and a Conflict is raised. `call` is the summarizer's model call, recorded
-        in the same transaction. Returns the summary, with the ids it covers.
+        in the same transaction. `instructions` are the focus instructions the
+        summarizer was given, stored on the node (absent when None). Returns the
+        summary, with the ids it covers.
         """
         validate.identifier(session_id, "session id")
         if not new_ids:
@@ -49,6 +52,7 @@ class Summaries:
         validate.optional_identifier(absorbed_id, "absorbed summary id")
         validate.optional_identifier(expected_active_id, "expected active summary id")
         metadata_json = validate.json_object(metadata, self._limits, "metadata")
+        instructions = validate.instructions(instructions)
         if call is not None:
             validate.call_record(call, self._limits)
         ids = {"session_id": session_id, "absorbed_id": absorbed_id}
@@ -59,6 +63,7 @@ class Summaries:
             metadata=metadata_json,
             now=utcnow(), new_ids=list(new_ids), absorbed_id=absorbed_id,
             expected_active_id=expected_active_id, strategy=ROLLING,
+            instructions=instructions,
             call=None if call is None else call.as_param(),
         )
         row = rows[0]

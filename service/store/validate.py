@@ -21,6 +21,7 @@ E = TypeVar("E", bound=Enum)
 MAX_ID_LENGTH = 128
 MAX_TITLE_LENGTH = 200
 MAX_NAME_LENGTH = 200  # a model, provider or error code
+MAX_INSTRUCTIONS_LENGTH = 4000  # a compaction's focus instructions, in characters
 MAX_INTEGER = 2**63 - 1  # Neo4j stores 64-bit integers
 MAX_JSON_DEPTH = 32  # objects and arrays within one another in metadata / extra_meta
 APPENDABLE_ROLES = (Role.USER, Role.ASSISTANT, Role.TOOL)
@@ -105,6 +106,23 @@ def title(value: object, what: str = "title") -> str | None:
     utf8_size(value, what)
     if len(value) > MAX_TITLE_LENGTH:
         raise BadInput(f"{what} is {len(value)} characters; the limit is {MAX_TITLE_LENGTH}")
+    return value
+
+
+def instructions(value: object, what: str = "instructions") -> str | None:
+    """A compaction's focus instructions: None, or non-blank text of at most
+    MAX_INSTRUCTIONS_LENGTH characters (well under any content byte limit)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise BadInput(f"{what} must be a string")
+    utf8_size(value, what)
+    if not value.strip():
+        raise BadInput(f"{what} are blank; leave them out to compact without focus instructions")
+    if len(value) > MAX_INSTRUCTIONS_LENGTH:
+        raise BadInput(f"{what} are {len(value)} characters; the limit is "
+                       f"{MAX_INSTRUCTIONS_LENGTH}", size=len(value),
+                       limit=MAX_INSTRUCTIONS_LENGTH)
     return value
 
 

@@ -214,3 +214,37 @@ async def test_compaction_through_the_api_and_the_capsule_contract(api):
     assert [i for i, r in rows.items() if r["isHead"]] == [s["headId"]] == [more[-1]]
     assert s["render"]["nodeIds"] == [session["rootId"], active, *more]
     assert s["render"]["summaryId"] == active
+
+
+COMPACT = ("mutation($s: ID!, $i: String) { compact(sessionId: $s, keepRecentTokens: 100,"
+           " instructions: $i) { status summary { id instructions content } } }")
+STATE = ("query($id: ID!) { session(id: $id) { headId activeSummary { id instructions }"
+         " graph { nodes { id } } calls { id } } }")
+
+
+async def test_compact_with_focus_instructions_through_the_api(api):
+    client = api.client
+    session = await new_session(client)
+    sid = session["id"]
+    for i in range(4):
+        await send(client, sid, f"Question {i}. ".ljust(200, "x"))
+    before = await client(STATE, id=sid)
+    focus = "Keep every number the user gave."
+    for bad, says in (("", "blank"), (" \n ", "blank"), ("x" * 4001, "the limit is 4000")):
+        errors = await client.errors(COMPACT, s=sid, i=bad)
+        assert errors[0]["extensions"]["code"] == "BAD_INPUT", errors
+        assert says in errors[0]["message"]
+        assert await client(STATE, id=sid) == before  # nothing written
+
+    compacted = (await client(COMPACT, s=sid, i=focus))["compact"]
+    assert compacted["status"] == "COMPACTED"
+    assert compacted["summary"]["instructions"] == focus
+    assert "ignored by the offline summarizer" in compacted["summary"]["content"]
+    after = (await client(STATE, id=sid))["session"]
+    assert after["activeSummary"] == {"id": compacted["summary"]["id"], "instructions": focus}
+
+    for i in range(4, 8):
+        await send(client, sid, f"Question {i}. ".ljust(200, "x"))
+    plain = (await client(COMPACT, s=sid))["compact"]  # no instructions: none stored
+    assert plain["status"] == "COMPACTED" and plain["summary"]["instructions"] is None
+    assert "ignored" not in plain["summary"]["content"]

@@ -56,12 +56,16 @@ async def run_cypher(db, text, **params):
     return [r.data() for r in records]
 
 
+FOCUS = "Focus on the questions, in full."
+
+
 async def build_rich_session(ledger, compactor, turns):
     """Forks, two compactions, a spawned task, a deleted branch and a failed call."""
     session = await ledger.sessions.create("backup", "You are terse.",
                                            extra_meta={"project": "ctxdag", "n": 3})
     m = await chat(ledger, session, *texts(8))
-    assert (await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)).summary
+    assert (await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR,
+                                    instructions=FOCUS)).summary
     after = await turns.send_message(session.id, "Question 008. ".ljust(100, "x"))
     await turns.edit(m[6].id, "Question 006, again. ".ljust(100, "x"))
     await ledger.head.set_head(session.id, after.reply.id)
@@ -120,6 +124,9 @@ async def test_a_session_survives_export_removal_and_import(
               n["properties"].get("superseded_summary")) for n in document["nodes"]}
     assert {("summary", False, True), ("summary", False, False), ("user", True, None)} <= kinds
     assert any(n["caller_id"] for n in document["nodes"])
+    # The first summary was compacted with focus instructions, the second without.
+    assert sorted(str(n["properties"].get("instructions")) for n in document["nodes"]
+                  if n["properties"]["role"] == "summary") == [FOCUS, "None"]
     assert any(c["properties"].get("error_code") for c in document["calls"])
     assert all("tenant" not in n["properties"] for n in document["nodes"])
 
@@ -145,6 +152,7 @@ async def test_a_session_survives_export_removal_and_import(
     assert again["source_tenant"] == other_tenant
     assert without_information(again) == without_information(document)
     assert await observe(imported, session.id, node_ids) == before
+    assert [s.instructions for s in before["summaries"]] == [FOCUS, None]
     assert before["violations"] == []
 
     # Timestamps are the same values in Neo4j, zones and nanoseconds included.
@@ -515,3 +523,54 @@ async def test_export_and_import_from_the_command_line(
         await admin(db, tenant, "import", str(tmp_path / "junk.json"))
     with pytest.raises(BadInput, match="cannot read"):
         await admin(db, tenant, "import", str(tmp_path / "missing.json"))
+
+
+async def summary_session(ledger, compactor, instructions=FOCUS):
+    session = await ledger.sessions.create()
+    await chat(ledger, session, *texts(8))
+    summary = (await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR,
+                                       instructions=instructions)).summary
+    return session, summary
+
+
+@pytest.mark.parametrize("values,says", [
+    ({"instructions": " \n"}, "instructions are blank"),
+    ({"instructions": "x" * 4001}, "instructions are 4001 characters; the limit is 4000"),
+    ({"instructions": 5}, "instructions must be a string"),
+    ({"instructions": None}, "instructions must be a string"),
+])
+async def test_import_and_check_apply_the_instructions_rule(
+        ledger, compactor, db, tenant, values, says):
+    session, summary = await summary_session(ledger, compactor)
+    document = await export_session(db, tenant, session.id, Limits())
+    await run_cypher(db, DELETE_SESSION, sid=session.id)
+    broken = copy.deepcopy(document)
+    record_of(broken, summary.id).update(values)
+    with pytest.raises(BadInput) as caught:
+        await import_session(db, tenant, broken, Limits())
+    assert says in caught.value.message and summary.id in caught.value.message
+    assert await _store_counts(db, session.id) == {"sessions": 0, "nodes": 0, "calls": 0}
+    assert await import_session(db, tenant, document, Limits()) == session.id
+    assert (await ledger.summaries.get(summary.id)).instructions == FOCUS
+    await assert_sound(ledger, session.id)
+    if values["instructions"] is not None:  # Neo4j cannot store a null
+        try:
+            await run_cypher(db, SET_PROPERTIES, id=summary.id, values=values)
+            found = await broken_sessions(db, Limits(), tenant)
+            assert any(says in v and summary.id in v for v in found[session.id]), found
+        finally:
+            await run_cypher(db, DELETE_SESSION, sid=session.id)
+
+
+async def test_instructions_belong_on_summaries_only(ledger, compactor, db, tenant):
+    session, summary = await summary_session(ledger, compactor, instructions=None)
+    document = await export_session(db, tenant, session.id, Limits())
+    assert "instructions" not in record_of(document, summary.id)
+    await run_cypher(db, DELETE_SESSION, sid=session.id)
+    broken = copy.deepcopy(document)
+    user = next(n["properties"] for n in broken["nodes"] if n["properties"]["role"] == "user")
+    user["instructions"] = FOCUS
+    with pytest.raises(BadInput, match="instructions is not a property the ledger writes"):
+        await import_session(db, tenant, broken, Limits())
+    assert await import_session(db, tenant, document, Limits()) == session.id
+    assert (await ledger.summaries.get(summary.id)).instructions is None

@@ -127,7 +127,7 @@ async def test_events_carry_the_summary_count_and_token_delta(ledger, compactor,
 class FailingSummarizer:
     name = "failing"
 
-    async def summarize(self, turns, previous_summary):
+    async def summarize(self, turns, previous_summary, *, instructions=None):
         raise ModelUnavailable("the summarizer is overloaded (test)")
 
 
@@ -154,9 +154,9 @@ class GatedSummarizer(OfflineExtractiveSummarizer):
         super().__init__()
         self.barrier = asyncio.Barrier(parties)
 
-    async def summarize(self, turns, previous_summary):
+    async def summarize(self, turns, previous_summary, *, instructions=None):
         await self.barrier.wait()
-        return await super().summarize(turns, previous_summary)
+        return await super().summarize(turns, previous_summary, instructions=instructions)
 
 
 async def test_concurrent_compactions_leave_exactly_one_active_summary(ledger, events):
@@ -269,9 +269,9 @@ class RecordingSummarizer(OfflineExtractiveSummarizer):
         super().__init__()
         self.calls = []
 
-    async def summarize(self, turns, previous_summary):
+    async def summarize(self, turns, previous_summary, *, instructions=None):
         self.calls.append(([t.id for t in turns], previous_summary))
-        return await super().summarize(turns, previous_summary)
+        return await super().summarize(turns, previous_summary, instructions=instructions)
 
 
 async def test_the_summarizer_sees_the_rendered_view_never_the_raw_chain(ledger, events):
@@ -296,7 +296,7 @@ class OutageSummarizer:
     def __init__(self, driver) -> None:
         self.driver = driver
 
-    async def summarize(self, turns, previous_summary):
+    async def summarize(self, turns, previous_summary, *, instructions=None):
         await self.driver.close()
         raise ModelUnavailable("the summarizer is overloaded (test)")
 
@@ -325,3 +325,98 @@ async def test_compaction_failed_is_published_even_when_recording_the_call_fails
     healthy = Ledger.open(db, tenant, Limits())
     assert await healthy.calls.in_sessions([session.id]) == {session.id: []}
     await assert_sound(healthy, session.id)
+
+
+# --------------------------------------------------------------------------- focus instructions
+
+SUMMARY_PROPERTIES = ("MATCH (n:Node {id: $id}) RETURN properties(n) AS p")
+
+
+async def stored_properties(ledger, node_id):
+    rows, _, _ = await ledger.db.driver.execute_query(SUMMARY_PROPERTIES, id=node_id)
+    return rows[0]["p"]
+
+
+async def test_focus_instructions_are_stored_and_the_offline_summarizer_says_it_ignored_them(
+        ledger, compactor):
+    from service.context.summarizers import IGNORED_INSTRUCTIONS
+
+    session = await ledger.sessions.create()
+    nodes = await chat(ledger, session, *turns(8))
+    result = await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR,
+                                     instructions="Keep the numbers.")
+    summary = result.summary
+    assert result.status is CompactionStatus.COMPACTED
+    assert summary.instructions == "Keep the numbers."
+    assert (await stored_properties(ledger, summary.id))["instructions"] == "Keep the numbers."
+    assert (await ledger.summaries.get(summary.id)).instructions == "Keep the numbers."
+    lines = summary.content.splitlines()
+    assert lines[1] == IGNORED_INSTRUCTIONS == (
+        "Focus instructions were given and ignored by the offline summarizer.")
+    # Apart from that note the summary is what it is without instructions.
+    plain = await OfflineExtractiveSummarizer().summarize(nodes[:4], None)
+    assert [line for line in lines if line != IGNORED_INSTRUCTIONS] == plain.text.splitlines()
+    await assert_sound(ledger, session.id)
+
+    # The note belongs to that compaction: the next summary neither relays it nor, given
+    # no instructions, writes it.
+    await chat(ledger, session, *turns(4, start=8))
+    second = (await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)).summary
+    assert IGNORED_INSTRUCTIONS not in second.content
+    assert "instructions" not in await stored_properties(ledger, second.id)
+    assert second.instructions is None
+    await assert_sound(ledger, session.id)
+
+
+async def test_compaction_without_instructions_is_as_before(ledger, events):
+    summarizer = RecordingSummarizer()
+    seen = []
+
+    class Watching(RecordingSummarizer):
+        async def summarize(self, turns, previous_summary, *, instructions=None):
+            seen.append(instructions)
+            return await super().summarize(turns, previous_summary, instructions=instructions)
+
+    compactor = make_compactor(ledger, events, summarizer=Watching())
+    session = await ledger.sessions.create()
+    nodes = await chat(ledger, session, *turns(8))
+    summary = (await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)).summary
+    assert seen == [None]
+    assert summary.instructions is None
+    assert "instructions" not in await stored_properties(ledger, summary.id)
+    assert summary.content == (await summarizer.summarize(nodes[:4], None)).text
+    assert "ignored" not in summary.content
+
+
+@pytest.mark.parametrize("bad,says", [
+    ("", "instructions are blank"),
+    (" \n\t ", "instructions are blank"),
+    ("x" * 4001, "instructions are 4001 characters; the limit is 4000"),
+    ("a\ud800b", "instructions is not valid Unicode text"),
+])
+async def test_blank_or_oversized_instructions_are_bad_input_and_write_nothing(
+        ledger, compactor, events, bad, says):
+    from service.errors import BadInput
+    from tests.integration.helpers import session_calls
+
+    session = await ledger.sessions.create()
+    await chat(ledger, session, *turns(8))
+    before = await snapshot(ledger, session.id)
+    calls = await session_calls(ledger, session.id)
+    with events.subscribe(session.id) as queue:
+        with pytest.raises(BadInput) as caught:
+            await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR, instructions=bad)
+    assert says in caught.value.message
+    assert drain(queue) == []
+    assert await snapshot(ledger, session.id) == before
+    assert await session_calls(ledger, session.id) == calls
+
+
+async def test_instructions_at_the_limit_are_accepted(ledger, compactor):
+    session = await ledger.sessions.create()
+    await chat(ledger, session, *turns(8))
+    focus = "é" * 4000  # characters, not bytes
+    summary = (await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR,
+                                       instructions=focus)).summary
+    assert summary.instructions == focus
+    await assert_sound(ledger, session.id)

@@ -90,3 +90,51 @@ async def test_auto_trigger_counts_tokens_with_the_provider(runtime, stub):
     assert result.status is CompactionStatus.COMPACTED and result.trigger == "auto"
     counted = [r for r in stub.requests if r.path == "/v1/messages/count_tokens"]
     assert len(counted) == 2 and counted[0].body["model"] == "claude-stub"
+
+
+FOCUS = "Focus on the database migration; the CSS questions do not matter."
+
+
+async def test_focus_instructions_reach_the_model_and_are_stored(runtime, stub):
+    from service.llm.prompts import SUMMARY_SECTIONS
+
+    ledger = runtime.ledger
+    session = await ledger.sessions.create("focus", "sys")
+    await chat(ledger, session, *turns(8))
+    stub.enqueue(reply("## Goal\n- migrate the database"))
+    result = await runtime.compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR,
+                                             instructions=FOCUS)
+    assert result.status is CompactionStatus.COMPACTED
+    (request,) = message_requests(stub)
+    prompt = request.body["messages"][-1]["content"]
+    assert f"<focus_instructions>\n{FOCUS}\n</focus_instructions>" in prompt
+    for section in SUMMARY_SECTIONS:  # the structured summary the model is asked for
+        assert f"## {section}\n" in request.body["system"]
+    for name in ("Goal", "Decisions", "Constraints", "Progress", "Open tasks",
+                 "Files and artifacts", "Next step"):
+        assert name in SUMMARY_SECTIONS
+    assert result.summary.instructions == FOCUS
+    assert (await ledger.summaries.get(result.summary.id)).instructions == FOCUS
+
+    # A later compaction without instructions relays the summary, asks for no focus and
+    # stores none.
+    await chat(ledger, session, *turns(4, start=8))
+    stub.enqueue(reply("## Goal\n- migrate the database, still"))
+    second = await runtime.compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)
+    relayed = message_requests(stub)[-1].body["messages"][-1]["content"]
+    assert "## Goal\n- migrate the database" in relayed
+    assert "focus_instructions" not in relayed and FOCUS not in relayed
+    assert second.summary.instructions is None
+    assert await ledger.violations(session.id) == []
+
+
+async def test_auto_compaction_has_no_instructions(runtime, stub):
+    ledger = runtime.ledger
+    session = await ledger.sessions.create()
+    await chat(ledger, session, *turns(8))
+    stub.enqueue_count_tokens(800)
+    stub.enqueue(reply("Summary."))
+    result = await runtime.compactor.compact_if_over_budget(session.id)
+    assert result.status is CompactionStatus.COMPACTED and result.summary.instructions is None
+    prompt = message_requests(stub)[-1].body["messages"][-1]["content"]
+    assert "focus_instructions" not in prompt

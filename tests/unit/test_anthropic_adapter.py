@@ -437,3 +437,32 @@ def test_settings_from_env():
                       ("CTXDAG_ANTHROPIC_TIMEOUT", "0")]:
         with pytest.raises(ConfigurationError, match=name):
             parsed({"ANTHROPIC_API_KEY": "k", name: bad})
+
+
+def test_summary_prompt_asks_for_the_sections_and_carries_focus_instructions():
+    from service.llm.prompts import SUMMARY_SECTIONS
+
+    assert SUMMARY_SECTIONS == ("Goal", "Decisions", "Constraints", "Progress", "Open tasks",
+                                "Files and artifacts", "Next step")
+    turns = nodes(("user", "a"), ("assistant", "b"))
+    system, messages = summary_prompt(turns, "- earlier", "Only the schema work.")
+    positions = [system.index(f"## {s}\n") for s in SUMMARY_SECTIONS]
+    assert positions == sorted(positions)
+    text = messages[0]["content"]
+    assert "<focus_instructions>\nOnly the schema work.\n</focus_instructions>" in text
+    assert "<summary_so_far>\n- earlier\n</summary_so_far>" in text
+    plain = summary_prompt(turns, "- earlier")
+    assert plain == summary_prompt(turns, "- earlier", None)
+    assert "focus_instructions" not in plain[1][0]["content"]
+    assert text.startswith(plain[1][0]["content"])
+
+
+async def test_summarizer_sends_focus_instructions(stub, connect):
+    client, settings = connect()
+    stub.enqueue(reply("## Goal\n- X"))
+    await AnthropicSummarizer(client, settings).summarize(
+        nodes(("user", "hi")), None, instructions="Mind the budget.")
+    [sent] = stub.requests
+    assert "<focus_instructions>\nMind the budget.\n</focus_instructions>" in (
+        sent.body["messages"][0]["content"])
+    assert "## Files and artifacts\n" in sent.body["system"]

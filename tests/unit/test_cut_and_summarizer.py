@@ -90,3 +90,18 @@ async def test_a_foreign_previous_summary_is_relayed_too():
     text = (await summarizer.summarize([node(1, U)], "Written by another model.\nTwo lines.")).text
     assert "- earlier summary: Written by another model." in text
     assert "- earlier summary: Two lines." in text
+
+
+async def test_offline_summarizer_says_it_ignored_focus_instructions():
+    from service.context.summarizers import IGNORED_INSTRUCTIONS
+
+    summarizer = OfflineExtractiveSummarizer()
+    turns = [node(0, U, content="Plan the trip. Details."), node(1, A, content="Sure. More.")]
+    plain = (await summarizer.summarize(turns, None)).text
+    focused = (await summarizer.summarize(turns, None, instructions="Only Rome.")).text
+    assert IGNORED_INSTRUCTIONS not in plain
+    assert focused.splitlines() == [HEADER, IGNORED_INSTRUCTIONS, *plain.splitlines()[1:]]
+    assert "ignored by the offline summarizer" in focused and "Only Rome." not in focused
+    # The note is not relayed as an earlier summary line.
+    again = (await summarizer.summarize([node(2, U, content="Add Florence.")], focused)).text
+    assert IGNORED_INSTRUCTIONS not in again and "Plan the trip." in again

@@ -94,3 +94,18 @@ def test_json_objects_nest_at_most_32_deep():
     for levels in (16, 100_000):
         with pytest.raises(BadInput, match="more than 32 deep"):
             validate.json_object(nested(levels), Limits(), "m")
+
+
+def test_instructions_are_optional_non_blank_and_bounded_in_characters():
+    assert validate.instructions(None) is None
+    assert validate.instructions("Keep the numbers.") == "Keep the numbers."
+    assert validate.instructions("é" * validate.MAX_INSTRUCTIONS_LENGTH) == "é" * 4000
+    for blank in ("", "   ", "\n\t"):
+        with pytest.raises(BadInput, match="blank"):
+            validate.instructions(blank)
+    with pytest.raises(BadInput, match="4001 characters; the limit is 4000"):
+        validate.instructions("x" * 4001)
+    with pytest.raises(BadInput, match="must be a string"):
+        validate.instructions(5)
+    with pytest.raises(BadInput, match="not valid Unicode"):
+        validate.instructions("a\ud800")
