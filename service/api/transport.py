@@ -36,7 +36,8 @@ def _coded_error(message: str) -> dict:
 def refusal(message: Any, running: int, limit: int | None) -> str | None:
     """Why a websocket operation is not started: its query is too long, or the connection
     runs as many operations as it may."""
-    refused = query_too_long((message.get("payload") or {}).get("query"))
+    payload = message.get("payload")
+    refused = query_too_long(payload.get("query") if isinstance(payload, dict) else None)
     if refused is None and limit is not None and running >= limit:
         refused = (f"at most {limit} operations may run at once on one connection "
                    "(CTXDAG_MAX_SUBSCRIPTIONS_PER_SOCKET)")
