@@ -2,13 +2,7 @@
 from graphql import get_introspection_query, parse
 
 from service.api.limits import MAX_DEPTH, MAX_SELECTIONS, Cost, measure, over_limits
-
-
-def bomb(levels: int) -> str:
-    fragments = " ".join(f"fragment F{i} on Session {{ ...F{i + 1} ...F{i + 1} }}"
-                         for i in range(levels))
-    return (f"query {{ sessions(first: 1) {{ nodes {{ ...F0 }} }} }} {fragments} "
-            f"fragment F{levels} on Session {{ id }}")
+from tests.scenarios.test_hostile_clients import fragment_bomb as bomb
 
 
 def nested(levels: int) -> str:
