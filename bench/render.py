@@ -29,7 +29,9 @@ async def compact_all_but_tail(b: Bench, chain: Chain, tail: int) -> tuple[float
     before = b.trips()
     t0 = time.perf_counter()
     await b.ledger.summaries.persist(
-        chain.session_id, covered, written.text, absorbed_id=None, expected_active_id=None,
+        chain.session_id, covered, written.text, absorbed_id=None,
+        compacted_head_id=chain.ids[-1], retained_ids=chain.ids[len(covered):],
+        expected_version=0,
         metadata={"summarizer": written.summarizer, "trigger": "manual"}, call=call)
     return time.perf_counter() - t0, b.trips() - before
 

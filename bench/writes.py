@@ -232,8 +232,9 @@ async def _profile_persist(b: Bench) -> dict:
         prof = await profile(b.db, "summary_persist", {
             "session_id": chain.session_id, "tenant": b.tenant, "summary_id": new_id("nod"),
             "content": written.text, "tokens": estimate_tokens(written.text), "metadata": "{}",
-            "now": now, "new_ids": ids, "absorbed_id": None, "expected_active_id": None,
-            "strategy": "rolling", "call": None})
+            "now": now, "new_ids": ids, "absorbed_id": None, "expected_version": 0,
+            "strategy": "rolling", "instructions": None, "compacted_head_id": ids[-1],
+            "retained_ids": [], "call": None})
     except Exception as e:  # noqa: BLE001 - the statement's parameters may have moved on
         return {"error": f"{type(e).__name__}: {e}"}
     rows = await b.driver.execute_query("MATCH (n:Node) RETURN count(n) AS n")
@@ -251,7 +252,8 @@ async def _persist_once(b: Bench, chain: Chain, covered: int, with_call: bool
     before = b.trips()
     t0 = time.perf_counter()
     summary = await b.ledger.summaries.persist(
-        chain.session_id, ids, written.text, absorbed_id=None, expected_active_id=None,
+        chain.session_id, ids, written.text, absorbed_id=None, compacted_head_id=ids[-1],
+        retained_ids=[], expected_version=0,
         metadata={"summarizer": written.summarizer, "trigger": "manual"}, call=call)
     seconds = time.perf_counter() - t0
     round_trips = b.trips() - before

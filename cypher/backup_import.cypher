@@ -1,6 +1,6 @@
 // name: backup_import
 // returns: one row {problem, session_elsewhere, taken_ids, taken_elsewhere, created, violations}; nothing is created when problem is set
-// purpose: rebuilds an exported session in the importing tenant — Session, Nodes, Calls and all their edges — after checking that none of its ids exists, then checks the invariants of what it wrote
+// purpose: rebuilds an exported session in the importing tenant — Session, Nodes, Calls and all their edges (a summary's ABSORBED and REPLACED from its properties) — after checking that none of its ids exists, then checks the invariants of what it wrote
 // params: tenant, session, nodes, calls
 // Every id a row names was checked by the caller to be one of the document's own nodes.
 // The caller rolls the transaction back when `created` falls short of the document or
@@ -40,6 +40,19 @@ OPTIONAL CALL (problem) {
     MATCH (x:Node {id: cover.node_id})
     CREATE (n)-[:COVERS {order: cover.order}]->(x)
   }
+  // A summary's ABSORBED and REPLACED edges stand for its absorbed_id and replaced_id.
+  CALL (s) {
+    UNWIND $nodes AS row
+    WITH row WHERE row.properties.absorbed_id IS NOT NULL
+    MATCH (n:Node {id: row.properties.id}), (a:Node {id: row.properties.absorbed_id})
+    CREATE (n)-[:ABSORBED]->(a)
+  }
+  CALL (s) {
+    UNWIND $nodes AS row
+    WITH row WHERE row.properties.replaced_id IS NOT NULL
+    MATCH (n:Node {id: row.properties.id}), (r:Node {id: row.properties.replaced_id})
+    CREATE (n)-[:REPLACED]->(r)
+  }
   CALL (s) {
     UNWIND $calls AS row
     CREATE (c:Call)
@@ -70,6 +83,8 @@ OPTIONAL CALL (problem) {
     predecessor: COUNT { (:Node {session_id: s.id})-[:PREDECESSOR]->() },
     caller: COUNT { (:Node {session_id: s.id})-[:CALLER]->() },
     covers: COUNT { (:Node {session_id: s.id})-[:COVERS]->() },
+    absorbed: COUNT { (:Node {session_id: s.id})-[:ABSORBED]->() },
+    replaced: COUNT { (:Node {session_id: s.id})-[:REPLACED]->() },
     read: COUNT { (:Call {session_id: s.id})-[:READ]->() },
     produced: COUNT { (:Call {session_id: s.id})-[:PRODUCED]->() },
     root: COUNT { (s)-[:ROOT]->() },

@@ -1,6 +1,6 @@
 // name: delete_branch
 // returns: one row {problem, fork_point_id, deleted_ids, previous_head_id, head_id}
-// purpose: tombstones a branch's exclusive nodes (everything below its fork point) and the summaries covering them; HEAD moves to the fork point if it was among them
+// purpose: tombstones a branch's exclusive nodes (everything below its fork point) and the summaries whose segment holds one of them; HEAD moves to the fork point if it was among them
 // params: session_id, tenant, tip_id, now
 // Nodes are flagged, never removed: calls that read them keep their READ edges.
 MATCH (s:Session {id: $session_id, tenant: $tenant})
@@ -35,10 +35,12 @@ OPTIONAL CALL (s, h, head, tip, problem) {
   WHERE x.deleted_at IS NULL
   SET x.deleted_at = $now
   WITH s, h, head, fork, collect(x) AS doomed
-  // A summary covering a deleted turn can never stand in on a live chain again: it goes too.
+  // A summary whose segment holds a deleted turn can never stand in on a live chain again:
+  // it goes too. Its segment is what it newly covers and, transitively, what the summaries
+  // it absorbed cover.
   CALL (doomed) {
     UNWIND doomed AS d
-    MATCH (summary:Node)-[:COVERS]->(d)
+    MATCH (summary:Node)-[:ABSORBED*0..]->(:Node)-[:COVERS]->(d)
     WHERE summary.deleted_at IS NULL
     WITH DISTINCT summary
     SET summary.deleted_at = $now

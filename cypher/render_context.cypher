@@ -1,11 +1,12 @@
 // name: render_context
-// returns: one row {index, problem, head_id, summary_id, active_summary_id, nodes} per request whose session exists; nodes in prompt order
-// purpose: what the model reads from a head: the chain from ROOT, with the active summary standing in for its segment when the whole segment lies on that chain (spec §3)
+// returns: one row {index, problem, head_id, summary_id, active_summary_id, strategy, summary_version, nodes} per request whose session exists; nodes in prompt order
+// purpose: what the model reads from a head: the chain from ROOT, with the summary that applies to the head (per the session's strategy) standing in for its segment
 // params: requests, tenant
 // $requests: [{session_id, head_id}] (head_id null: the session's HEAD).
 // covers_ids is a contiguous chain segment, so "all of it is on the chain" is "its last node
 // is an ancestor-or-self of the head": the walk goes up from the head only as deep as that
-// node, and a compacted render never touches the covered history.
+// node (fragment applicable_summary), and a compacted render never touches the covered
+// history.
 UNWIND range(0, size($requests) - 1) AS index
 WITH index, $requests[index] AS request
 MATCH (s:Session {id: request.session_id, tenant: $tenant})
@@ -22,40 +23,28 @@ WITH index, s, h,
     WHEN h.role = 'summary' THEN 'node_summary'
   END AS problem
 OPTIONAL MATCH (s)-[:ACTIVE_SUMMARY]->(active:Node)
-WITH index, h, problem, active, CASE WHEN active.deleted_at IS NULL THEN active END AS summary
-OPTIONAL MATCH (last:Node {id: summary.covers_last_id})
-OPTIONAL CALL (h, last, problem) {
-  // Up from the head, never deeper than the segment's last node (the predicate on every
-  // node of the walk prunes it); the shallowest node reached must be that last node.
-  WITH * WHERE problem IS NULL AND last.depth <= h.depth
-  MATCH up = (h)-[:PREDECESSOR*0..]->(x:Node)
-  WHERE all(n IN nodes(up) WHERE n.depth >= last.depth)
-  WITH DISTINCT last, x
-  ORDER BY x.depth
-  WITH last, collect(x) AS walked
-  WHERE walked[0] = last
-  RETURN walked[1..] AS tail
+OPTIONAL CALL (s, h, problem) {
+  WITH * WHERE problem IS NULL
+  // include: applicable_summary
 }
 OPTIONAL CALL (summary, tail) {
-  WITH * WHERE tail IS NOT NULL
+  WITH * WHERE summary IS NOT NULL
   MATCH (summary)-[:PREDECESSOR]->(splice:Node)-[:PREDECESSOR*0..]->(x:Node)
   WITH DISTINCT summary, tail, x
   ORDER BY x.depth
   WITH summary, tail, collect(x) AS prefix
   RETURN prefix + [summary] + tail AS compacted
 }
-OPTIONAL CALL (h, tail, problem) {
-  // Rows of distinct ancestors, not a path value: a path of many thousand hops overflows
-  // the server's stack when it is encoded, and this form is expanded without keeping paths.
-  WITH * WHERE problem IS NULL AND tail IS NULL
+OPTIONAL CALL (h, summary, chain, problem) {
+  WITH * WHERE problem IS NULL AND summary IS NULL AND chain IS NULL
   MATCH (h)-[:PREDECESSOR*0..]->(x:Node)
   WITH DISTINCT x
   ORDER BY x.depth
-  RETURN collect(x) AS verbatim
+  RETURN collect(x) AS walked
 }
-RETURN index, problem, h.id AS head_id,
-  CASE WHEN tail IS NULL THEN null ELSE summary.id END AS summary_id,
-  active.id AS active_summary_id,
-  [n IN coalesce(compacted, verbatim, []) |
+RETURN index, problem, h.id AS head_id, summary.id AS summary_id,
+  active.id AS active_summary_id, s.summary_strategy AS strategy,
+  coalesce(s.summary_version, 0) AS summary_version,
+  [n IN coalesce(compacted, CASE WHEN summary IS NULL THEN coalesce(chain, walked) END, []) |
     // include: node_map
   ] AS nodes

@@ -1,12 +1,28 @@
 // name: session_graph
 // returns: one row {session_id, nodes} per session of the tenant; nodes in seq order
-// purpose: the capsule contract (spec §6): every live node; the active summary's row carries its coverage plus the caller subtrees of covered turns, minus ids that no longer exist; superseded rows are flagged and carry none
+// purpose: the capsule contract: every live node; each capsule's row carries its coverage plus the caller subtrees of covered turns, minus ids that no longer exist; relics are flagged and carry none
 // params: session_ids, tenant
-// Coverage restates COVERS only: no seq arithmetic, nothing that depends on HEAD.
+// Capsules: under the rolling strategy the active summary (spec §6); under the branch
+// strategy every summary some live branch tip renders. Coverage restates COVERS only (a
+// summary's own and, through ABSORBED, its absorbed summaries'): no seq arithmetic,
+// nothing that depends on HEAD.
 UNWIND $session_ids AS session_id
 MATCH (s:Session {id: session_id, tenant: $tenant})-[:HEAD]->(head:Node)
 OPTIONAL MATCH (s)-[:ACTIVE_SUMMARY]->(active:Node)
-CALL (s, head, active) {
+WITH s, head, coalesce(s.summary_strategy, 'rolling') = 'rolling' AS rolling,
+  CASE WHEN active.retired_at IS NULL THEN active.id END AS active_id
+CALL (s, rolling) {
+  WITH * WHERE NOT rolling
+  // include: branch_tips
+  CALL (s, tip) {
+    WITH s, tip AS h
+    // include: applicable_summary
+  }
+  RETURN collect(DISTINCT summary.id) AS rendered
+}
+WITH s, head, rolling,
+  CASE WHEN rolling THEN [x IN [active_id] WHERE x IS NOT NULL] ELSE rendered END AS capsule_ids
+CALL (s, head, rolling, capsule_ids) {
   MATCH (n:Node {session_id: s.id})
   WHERE n.deleted_at IS NULL
   RETURN collect(n {
@@ -14,19 +30,24 @@ CALL (s, head, active) {
     predecessor_id: [(n)-[:PREDECESSOR]->(p:Node) | p.id][0],
     caller_id: [(n)-[:CALLER]->(c:Node) | c.id][0],
     is_head: n = head,
-    superseded_summary: coalesce(n.superseded_summary, false),
-    covers_ids: CASE WHEN n = active THEN COLLECT {
-      MATCH (n)-[covers:COVERS]->(turn:Node)
+    retired: n.retired_at IS NOT NULL,
+    superseded_summary: CASE
+      WHEN n.role <> 'summary' THEN false
+      WHEN rolling THEN coalesce(n.superseded_summary, false)
+      ELSE NOT n.id IN capsule_ids
+    END,
+    covers_ids: CASE WHEN n.id IN capsule_ids THEN COLLECT {
+      MATCH (n)-[:ABSORBED*0..]->(holder:Node)-[covers:COVERS]->(turn:Node)
       CALL (turn) {
         RETURN turn AS member, 0 AS depth
         UNION
         MATCH (member:Node)-[:CALLER]->+(turn)
         RETURN member, 1 AS depth
       }
-      WITH covers, member, depth
+      WITH holder, covers, member, depth
       WHERE member.deleted_at IS NULL
       RETURN member.id
-      ORDER BY covers.order, depth, member.seq
+      ORDER BY holder.covers_count, covers.order, depth, member.seq
     } END
   }) AS nodes
 }

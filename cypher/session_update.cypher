@@ -1,23 +1,30 @@
 // name: session_update
-// returns: zero or one row {problem, session}; problem 'meta_changed' when meta_version moved since the caller read it (nothing is set then)
-// purpose: sets title and the user's extra_meta; optimistic on meta_version so merges never lose a key
-// params: session_id, tenant, title, set_title, extra_meta, expected_meta_version, now
+// returns: zero or one row {problem, session, strategy_changed}; problem 'meta_changed' when meta_version moved since the caller read it (nothing is set then)
+// purpose: sets title, the user's extra_meta and the summary strategy; optimistic on meta_version so merges never lose a key
+// params: session_id, tenant, title, set_title, extra_meta, expected_meta_version, summary_strategy, now
+// $summary_strategy null leaves it as it is; a change bumps summary_version, so a
+// compaction whose render followed the old strategy is refused when it persists.
 // The first SET takes the session's write lock, so meta_version is read after
 // any concurrent save has committed.
 MATCH (s:Session {id: $session_id, tenant: $tenant})
 SET s.updated_at = $now
 WITH s,
   CASE WHEN coalesce(s.meta_version, 0) <> $expected_meta_version THEN 'meta_changed' END AS problem
-CALL (s, problem) {
+WITH s, problem, problem IS NULL AND $summary_strategy IS NOT NULL
+  AND coalesce(s.summary_strategy, 'rolling') <> $summary_strategy AS strategy_changed
+CALL (s, problem, strategy_changed) {
   WITH * WHERE problem IS NULL
   SET s.title = CASE WHEN $set_title THEN $title ELSE s.title END,
       s.extra_meta = coalesce($extra_meta, s.extra_meta),
-      s.meta_version = coalesce(s.meta_version, 0) + 1
+      s.meta_version = coalesce(s.meta_version, 0) + 1,
+      s.summary_strategy = coalesce($summary_strategy, s.summary_strategy),
+      s.summary_version = coalesce(s.summary_version, 0)
+        + CASE WHEN strategy_changed THEN 1 ELSE 0 END
 }
-WITH s, problem
+WITH s, problem, strategy_changed
 MATCH (s)-[:ROOT]->(r:Node)
 MATCH (s)-[:HEAD]->(h:Node)
-RETURN problem, s {
+RETURN problem, strategy_changed, s {
   .*, root_id: r.id, head_id: h.id,
   active_summary: [(s)-[:ACTIVE_SUMMARY]->(a:Node) WHERE a.deleted_at IS NULL | a {.id, .content}][0]
 } AS session

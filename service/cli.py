@@ -47,6 +47,10 @@ def _parser() -> argparse.ArgumentParser:
     compact.add_argument("--instructions",
                          help="focus instructions for the summarizer, stored on the summary")
     compact.set_defaults(job=_compact)
+    uncompact = commands.add_parser("uncompact", help="undo a compaction: the summary stops "
+                                    "applying, what applied before applies again")
+    uncompact.add_argument("summary")
+    uncompact.set_defaults(job=_uncompact)
     serve = commands.add_parser("serve", help="run the GraphQL service (and the managed Neo4j)")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
@@ -167,6 +171,13 @@ async def _compact(runtime: Runtime, args: argparse.Namespace) -> int:
         f"{result.tokens_before} -> {result.tokens_after} tokens"
         if result.summary else str(result.message)))
     return 1 if result.status.value == "FAILED" else 0
+
+
+async def _uncompact(runtime: Runtime, args: argparse.Namespace) -> int:
+    retired = await runtime.ledger.summaries.retire(args.summary)
+    print(f"retired summary {retired.summary_id} of session {retired.session_id}; active "
+          f"summary now: {retired.restored_id or 'none'}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Session events, published in process (the API exposes them as a subscription).
 
 The ledger publishes `node_appended` and `head_moved` after each committed write
-(service/store/head.py); compaction publishes `compaction_*`.
+(service/store/head.py), `summary_retired` (store/summaries.py) and
+`summary_strategy_changed` (store/sessions.py); compaction publishes `compaction_*`.
 """
 from __future__ import annotations
 
@@ -61,7 +62,23 @@ class HeadMoved:
     type: str = field(default="head_moved", init=False)
 
 
-SessionEvent = CompactionStarted | CompactionFinished | CompactionFailed | NodeAppended | HeadMoved
+@dataclass(frozen=True)
+class SummaryRetired:
+    session_id: str
+    summary_id: str
+    restored_summary_id: str | None  # the session's active summary now
+    type: str = field(default="summary_retired", init=False)
+
+
+@dataclass(frozen=True)
+class SummaryStrategyChanged:
+    session_id: str
+    strategy: str
+    type: str = field(default="summary_strategy_changed", init=False)
+
+
+SessionEvent = (CompactionStarted | CompactionFinished | CompactionFailed | NodeAppended
+                | HeadMoved | SummaryRetired | SummaryStrategyChanged)
 
 
 class EventBus:

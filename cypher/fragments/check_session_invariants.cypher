@@ -55,22 +55,90 @@ UNION ALL
 MATCH (x:Node {session_id: s.id, role: 'summary'})<-[:PREDECESSOR]-(y:Node)
 RETURN 'summary: ' + y.id + ' was appended after summary ' + x.id AS violation
 UNION ALL
+MATCH (x:Node {session_id: s.id, role: 'summary'})
+WHERE x.retired_at IS NOT NULL
+  AND (NOT coalesce(x.superseded_summary, false) OR EXISTS { (s)-[:ACTIVE_SUMMARY]->(x) })
+RETURN 'summary: ' + x.id + ' is retired but still active or not superseded' AS violation
+UNION ALL
+// ABSORBED and REPLACED edges stand for the absorbed_id and replaced_id properties: one
+// edge to the node the property names, none without it.
+MATCH (x:Node {session_id: s.id})
+UNWIND [
+  {kind: 'ABSORBED', key: 'absorbed_id', named: x.absorbed_id,
+   edges: COUNT { (x)-[:ABSORBED]->() },
+   to_named: COUNT { (x)-[:ABSORBED]->(a:Node) WHERE a.id = x.absorbed_id }},
+  {kind: 'REPLACED', key: 'replaced_id', named: x.replaced_id,
+   edges: COUNT { (x)-[:REPLACED]->() },
+   to_named: COUNT { (x)-[:REPLACED]->(a:Node) WHERE a.id = x.replaced_id }}
+] AS e
+WITH x, e
+WHERE (e.named IS NOT NULL OR e.edges > 0) AND (e.named IS NULL OR e.edges <> 1 OR e.to_named <> 1)
+RETURN e.kind + ': ' + x.id + ' has ' + toString(e.edges) + ' ' + e.kind + ' relationships for '
+  + e.key + ' ' + CASE WHEN e.named IS NULL THEN 'none' WHEN e.named IS :: STRING THEN e.named
+                       ELSE 'that is not an id' END + ', not one to that node' AS violation
+UNION ALL
+// An absorbed summary is an earlier one of the same session spliced at the same point (its
+// segment is the start of the absorbing one's); a replaced one, an earlier one of the session.
+MATCH (x:Node {session_id: s.id})-[r:ABSORBED|REPLACED]->(a)
+WHERE a.id = CASE type(r) WHEN 'ABSORBED' THEN x.absorbed_id ELSE x.replaced_id END
+  AND NOT coalesce(
+    x.role = 'summary' AND a:Node AND a.role = 'summary' AND a.session_id = x.session_id
+    AND a.seq < x.seq
+    AND (type(r) = 'REPLACED'
+         OR [(x)-[:PREDECESSOR]->(p:Node) | p.id] = [(a)-[:PREDECESSOR]->(p:Node) | p.id]), false)
+RETURN type(r) + ': ' + x.id + CASE type(r) WHEN 'ABSORBED' THEN ' absorbs ' ELSE ' replaced ' END
+  + a.id + ', which is not an earlier summary of this session'
+  + CASE type(r) WHEN 'ABSORBED' THEN ' spliced at the same point' ELSE '' END AS violation
+UNION ALL
+// A summary's COVERS edges name the turns it newly covered: they continue the segment of
+// the summary it absorbed, or start right after its splice point when it absorbed none.
 MATCH (x:Node {session_id: s.id, role: 'summary'})-[:PREDECESSOR]->(splice:Node)
-WITH x, splice, COLLECT {
+OPTIONAL MATCH (absorbed:Node {id: x.absorbed_id})
+WITH x, splice, absorbed, COLLECT {
   MATCH (x)-[c:COVERS]->(t:Node)
   RETURN {order: c.order, id: t.id, real: t.role <> 'summary' AND t.session_id = x.session_id,
           pred: [(t)-[:PREDECESSOR]->(p:Node) | p.id][0]} AS e
   ORDER BY c.order
 } AS covered
-WHERE size(covered) = 0
-   OR [e IN covered | e.order] <> range(0, size(covered) - 1)
-   OR size(covered) <> x.covers_count
-   OR covered[0].id <> x.covers_first_id OR covered[-1].id <> x.covers_last_id
-   OR any(e IN covered WHERE NOT e.real)
-   OR covered[0].pred <> splice.id
-   OR any(i IN range(1, size(covered) - 1) WHERE covered[i].pred <> covered[i - 1].id)
-RETURN 'COVERS: summary ' + x.id + ' does not cover a contiguous chain segment of real turns '
-  + 'starting right after its splice point' AS violation
+WHERE x.absorbed_id IS NULL OR absorbed.session_id = x.session_id
+WITH x, absorbed, covered,
+  CASE WHEN absorbed IS NULL THEN splice.id ELSE absorbed.covers_last_id END AS after
+WITH x, absorbed, covered, after,
+  size(covered) > 0 AND [e IN covered | e.order] = range(0, size(covered) - 1)
+    AND size(covered) = x.covers_new_count AS counted
+WHERE NOT coalesce(counted, false) OR NOT coalesce(
+  all(e IN covered WHERE e.real)
+  AND covered[0].pred = after
+  AND all(i IN range(1, size(covered) - 1) WHERE covered[i].pred = covered[i - 1].id)
+  AND covered[-1].id = x.covers_last_id
+  AND x.covers_count = x.covers_new_count + coalesce(absorbed.covers_count, 0)
+  AND x.covers_first_id = coalesce(absorbed.covers_first_id, covered[0].id), false)
+RETURN CASE WHEN NOT coalesce(counted, false)
+  THEN 'COVERS: summary ' + x.id + ' has ' + toString(size(covered))
+    + ' COVERS edges for a covers_new_count of ' + coalesce(toString(x.covers_new_count), 'none')
+    + ', or their orders are not 0..n-1'
+  ELSE 'COVERS: summary ' + x.id + ' does not cover a contiguous chain segment of real turns '
+    + CASE WHEN absorbed IS NULL THEN 'starting right after its splice point'
+      ELSE 'continuing the segment of summary ' + absorbed.id + ' it absorbed' END
+    + ', or its covers_count, covers_first_id or covers_last_id do not describe it'
+  END AS violation
+UNION ALL
+// retained_ids (absent on summaries written before they were recorded): the compacted
+// head's chain strictly below covers_last_id, down to compacted_head_id.
+// (A value that is not a list of strings is a property problem, named by records.py.)
+MATCH (x:Node {session_id: s.id, role: 'summary'})
+WHERE x.retained_ids IS :: LIST<STRING NOT NULL> NOT NULL
+WITH x, [rid IN x.retained_ids | COLLECT {
+  MATCH (n:Node {id: rid})-[:PREDECESSOR]->(p:Node)
+  WHERE n.session_id = x.session_id AND n.role <> 'summary'
+  RETURN p.id AS pred
+}] AS preds
+WHERE NOT coalesce(
+  all(i IN range(0, size(x.retained_ids) - 1)
+      WHERE preds[i] = [CASE WHEN i = 0 THEN x.covers_last_id ELSE x.retained_ids[i - 1] END])
+  AND x.compacted_head_id = coalesce(x.retained_ids[-1], x.covers_last_id), false)
+RETURN 'summary: ' + x.id + ' has retained_ids that are not the chain right below its '
+  + 'covers_last_id down to its compacted_head_id' AS violation
 UNION ALL
 MATCH (c:Call {session_id: s.id})-[:READ]->(x)
 WHERE NOT x:Node OR coalesce(x.session_id, '') <> s.id

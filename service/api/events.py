@@ -14,6 +14,8 @@ class EventType(enum.Enum):
     COMPACTION_FAILED = "compaction_failed"
     HEAD_MOVED = "head_moved"
     NODE_APPENDED = "node_appended"
+    SUMMARY_RETIRED = "summary_retired"
+    SUMMARY_STRATEGY_CHANGED = "summary_strategy_changed"
 
 
 @strawberry.interface
@@ -57,7 +59,20 @@ class NodeAppended(SessionEvent):
     predecessor_id: Optional[strawberry.ID]
 
 
-EVENT_TYPES = (CompactionStarted, CompactionFinished, CompactionFailed, HeadMoved, NodeAppended)
+@strawberry.type(description="A compaction was undone: the summary applies nowhere now.")
+class SummaryRetired(SessionEvent):
+    summary_id: strawberry.ID
+    restored_summary_id: Optional[strawberry.ID] = strawberry.field(
+        description="The session's active summary now.")
+
+
+@strawberry.type(description="The session's summary strategy changed (so may its renders).")
+class SummaryStrategyChanged(SessionEvent):
+    strategy: str
+
+
+EVENT_TYPES = (CompactionStarted, CompactionFinished, CompactionFailed, HeadMoved, NodeAppended,
+               SummaryRetired, SummaryStrategyChanged)
 
 
 def event_out(e: events.SessionEvent) -> SessionEvent:
@@ -79,4 +94,10 @@ def event_out(e: events.SessionEvent) -> SessionEvent:
         case events.NodeAppended():
             return NodeAppended(type=kind, session_id=e.session_id, node_id=e.node_id,
                                 role=e.role, predecessor_id=e.predecessor_id)
+        case events.SummaryRetired():
+            return SummaryRetired(type=kind, session_id=e.session_id, summary_id=e.summary_id,
+                                  restored_summary_id=e.restored_summary_id)
+        case events.SummaryStrategyChanged():
+            return SummaryStrategyChanged(type=kind, session_id=e.session_id,
+                                          strategy=e.strategy)
     raise TypeError(f"unknown event {e!r}")

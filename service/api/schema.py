@@ -14,8 +14,11 @@ from .events import EVENT_TYPES, SessionEvent, event_out
 from .limits import MAX_TOKENS, BoundedValidation, OperationDeadline
 from .types import (
     Compaction, ModelCall, Node, PageInfo, Role, Session, SessionConnection, Turn,
-    call_out, compaction_out, node_out, session_out, turn_out,
+    Uncompaction, call_out, compaction_out, node_out, session_out, summary_out, turn_out,
 )
+
+STRATEGY_HELP = ('"rolling" (default: the active summary alone, one at a time) or "branch" '
+                 '(each head renders the deepest summary compacted on its own path)')
 
 
 @strawberry.type
@@ -62,22 +65,26 @@ async def _session_after(info: Info, session_id: str) -> Session:
 
 @strawberry.type
 class Mutation:
-    @strawberry.mutation
+    @strawberry.mutation(description=f"A new session. `summaryStrategy`: {STRATEGY_HELP}.")
     async def create_session(self, info: Info, title: Optional[str] = None,
                              system_prompt: Optional[str] = None,
-                             extra_meta: Optional[JSON] = None) -> Session:
+                             extra_meta: Optional[JSON] = None,
+                             summary_strategy: Optional[str] = None) -> Session:
         ledger = info.context.services.ledger
-        return session_out(await ledger.sessions.create(title, system_prompt or "", extra_meta))
+        return session_out(await ledger.sessions.create(title, system_prompt or "", extra_meta,
+                                                        summary_strategy))
 
-    @strawberry.mutation(description="Sets the title and/or merges extra_meta "
-                                     "(a key set to null is removed). Never moves HEAD.")
+    @strawberry.mutation(description="Sets the title, merges extra_meta (a key set to null is "
+                                     "removed) and/or sets the summary strategy "
+                                     f"({STRATEGY_HELP}). Never moves HEAD.")
     async def update_session(self, info: Info, session_id: strawberry.ID,
                              title: Optional[str] = strawberry.UNSET,
-                             extra_meta: Optional[JSON] = None) -> Session:
+                             extra_meta: Optional[JSON] = None,
+                             summary_strategy: Optional[str] = None) -> Session:
         set_title = title is not strawberry.UNSET
         return session_out(await info.context.services.ledger.sessions.update(
             str(session_id), title=title if set_title else None, set_title=set_title,
-            extra_meta=extra_meta))
+            extra_meta=extra_meta, summary_strategy=summary_strategy))
 
     @strawberry.mutation(description="The user's turn: the message at HEAD, then the reply.")
     async def send_message(self, info: Info, session_id: strawberry.ID, content: str) -> Turn:
@@ -139,6 +146,16 @@ class Mutation:
             keep_recent_tokens=keep_recent_tokens, instructions=instructions)
         return compaction_out(result)
 
+    @strawberry.mutation(description="Undoes a compaction: the summary stops applying (kept, "
+                                     "a relic, for provenance) and what applied before "
+                                     "applies again. Never moves HEAD.")
+    async def uncompact(self, info: Info, summary_id: strawberry.ID) -> Uncompaction:
+        ledger = info.context.services.ledger
+        retired = await ledger.summaries.retire(str(summary_id))
+        return Uncompaction(summary=summary_out(await ledger.summaries.get(retired.summary_id)),
+                            restored_summary_id=retired.restored_id,
+                            session=await _session_after(info, retired.session_id))
+
     @strawberry.mutation(description="A sub-agent turn hanging off a node; never moves HEAD.")
     async def spawn_task(self, info: Info, session_id: strawberry.ID,
                          from_node_id: strawberry.ID, prompt: str) -> Turn:
@@ -161,7 +178,8 @@ class Mutation:
 
 @strawberry.type
 class Subscription:
-    @strawberry.subscription(description="compaction_*, head_moved and node_appended events "
+    @strawberry.subscription(description="compaction_*, head_moved, node_appended, "
+                                         "summary_retired and summary_strategy_changed events "
                                          "of one session, as they happen.")
     async def session_events(self, info: Info,
                              session_id: strawberry.ID) -> AsyncGenerator[SessionEvent, None]:

@@ -56,6 +56,19 @@ class Branch:
     is_head: bool = strawberry.field(description="HEAD is this branch's tip.")
     holds_head: bool = strawberry.field(description="HEAD lies on this branch's chain.")
     length: int = strawberry.field(description="Nodes from ROOT to the tip, both included.")
+    summary_id: Optional[strawberry.ID] = strawberry.field(
+        description="The summary the tip's render uses; null when it renders verbatim.")
+
+    @strawberry.field(description="The summary the tip's render uses.")
+    async def summary(self, info: Info) -> Optional["Summary"]:
+        if self.summary_id is None:
+            return None
+        return summary_out(await info.context.loaders.summaries.load(str(self.summary_id)))
+
+
+def branch_out(b: store.Branch) -> Branch:
+    return Branch(tip=node_out(b.tip), is_head=b.is_head, holds_head=b.holds_head,
+                  length=b.length, summary_id=b.summary_id)
 
 
 @strawberry.type(description="What the model reads from a head, in prompt order.")
@@ -74,25 +87,50 @@ def rendered_out(r: store.Rendered) -> RenderedContext:
                            tokens=sum(n.tokens for n in r.nodes))
 
 
-@strawberry.type(description="A rolling summary: the stand-in for a contiguous chain segment.")
+@strawberry.type(description="A summary: the stand-in for a contiguous chain segment.")
 class Summary:
     id: strawberry.ID
+    session_id: strawberry.ID
     content: str
     covers_ids: list[strawberry.ID] = strawberry.field(
         description="The covered turns in chain order (never a summary).")
-    superseded: bool
-    strategy: str
+    strategy: str = strawberry.field(
+        description="The session's summary strategy when it was written.")
     created_at: datetime
     metadata: JSON
     instructions: Optional[str] = strawberry.field(
         description="The focus instructions it was compacted with; null when none.")
+    seq: int = strawberry.field(description="Write order in its session.")
+    retired: bool = strawberry.field(
+        description="Undone by uncompact: applies nowhere, kept for provenance.")
+    deleted: bool = strawberry.field(description="Deleted with a branch holding covered turns.")
+    absorbed_id: Optional[strawberry.ID] = strawberry.field(
+        description="The summary it relayed and extended.")
+    compacted_head_id: Optional[strawberry.ID] = strawberry.field(
+        description="The head whose render was compacted.")
+    retained_ids: Optional[list[strawberry.ID]] = strawberry.field(
+        description="That head's chain below the covered segment, in chain order.")
+    stored_superseded: strawberry.Private[bool]
+
+    @strawberry.field(description=(
+        "A relic: no live branch renders it (rolling strategy: it is not the active "
+        "summary). Relics never stand in for anything."))
+    async def superseded(self, info: Info) -> bool:
+        session = await info.context.loaders.sessions.load(str(self.session_id))
+        if session.summary_strategy == store.SummaryStrategy.ROLLING.value:
+            return self.stored_superseded
+        branches = await info.context.loaders.branches.load(str(self.session_id))
+        return all(b.summary_id != str(self.id) for b in branches)
 
 
 def summary_out(s: store.Summary) -> Summary:
-    return Summary(id=s.id, content=s.content, covers_ids=list(s.covers_ids),
-                   superseded=s.superseded, strategy=s.strategy,
-                   created_at=s.node.created_at, metadata=dict(s.node.metadata),
-                   instructions=s.instructions)
+    return Summary(id=s.id, session_id=s.node.session_id, content=s.content,
+                   covers_ids=list(s.covers_ids), stored_superseded=s.superseded,
+                   strategy=s.strategy, created_at=s.node.created_at,
+                   metadata=dict(s.node.metadata), instructions=s.instructions,
+                   seq=s.node.seq, retired=s.retired, deleted=s.node.deleted,
+                   absorbed_id=s.absorbed_id, compacted_head_id=s.compacted_head_id,
+                   retained_ids=None if s.retained_ids is None else list(s.retained_ids))
 
 
 @strawberry.type(description="A row of the session graph (the capsule contract).")
@@ -104,9 +142,12 @@ class GraphNode:
     caller_id: Optional[strawberry.ID]
     is_head: bool
     covers_ids: Optional[list[strawberry.ID]] = strawberry.field(description=(
-        "On the active summary only: its coverage plus the caller subtrees of covered "
-        "turns, minus ids that no longer exist. Fold these into the summary's capsule."))
-    superseded_summary: bool
+        "On capsules only (rolling: the active summary; branch: every summary a live "
+        "branch renders): its coverage plus the caller subtrees of covered turns, minus "
+        "ids that no longer exist. Fold these into the summary's capsule."))
+    superseded_summary: bool = strawberry.field(description=(
+        "A relic summary: shown as such, folds nothing."))
+    retired: bool = strawberry.field(description="A summary undone by uncompact.")
 
 
 @strawberry.type
@@ -119,7 +160,7 @@ def graph_out(rows: list[GraphRow]) -> SessionGraph:
         GraphNode(id=r.id, role=Role(r.role), seq=r.seq, predecessor_id=r.predecessor_id,
                   caller_id=r.caller_id, is_head=r.is_head,
                   covers_ids=list(r.covers_ids) if r.covers_ids is not None else None,
-                  superseded_summary=r.superseded_summary)
+                  superseded_summary=r.superseded_summary, retired=r.retired)
         for r in rows])
 
 
@@ -180,7 +221,9 @@ class Session:
     head_id: strawberry.ID
     root_id: strawberry.ID
     node_count: int
-    summary_strategy: str
+    summary_strategy: str = strawberry.field(description=(
+        "Which summaries its renders consider: \"rolling\" (the active summary alone) or "
+        "\"branch\" (each head: the deepest summary compacted on its own path)."))
     active_summary_id: strawberry.ID | None = strawberry.field(default=None)
 
     @strawberry.field
@@ -200,9 +243,7 @@ class Session:
     @strawberry.field(description="Every user branch: live tips that are neither summaries "
                                   "nor spawned side branches.")
     async def branches(self, info: Info) -> list[Branch]:
-        return [Branch(tip=node_out(b.tip), is_head=b.is_head, holds_head=b.holds_head,
-                       length=b.length)
-                for b in await info.context.loaders.branches.load(str(self.id))]
+        return [branch_out(b) for b in await info.context.loaders.branches.load(str(self.id))]
 
     @strawberry.field(description="What the model reads from a head (default: HEAD).")
     async def render(self, info: Info, head_id: Optional[strawberry.ID] = None
@@ -249,6 +290,15 @@ class Compaction:
     local_command: Optional[str] = strawberry.field(
         description="A hint to show the user when nothing was compacted.")
     error_code: Optional[str]
+
+
+@strawberry.type(description="An undone compaction.")
+class Uncompaction:
+    summary: Summary
+    restored_summary_id: Optional[strawberry.ID] = strawberry.field(
+        description="The session's active summary now (the one the retired summary replaced, "
+                    "unless that one is gone too).")
+    session: Session
 
 
 def compaction_out(c: CompactionResult) -> Compaction:

@@ -132,7 +132,8 @@ class Compactor:
             return self._skipped(session_id, trigger, view,
                                  f"nothing to compact: the history has {len(history)} entries "
                                  f"(at least {MIN_ENTRIES} are needed)")
-        covered = history[:find_cut_index(history, keep)]
+        cut = find_cut_index(history, keep)
+        covered, retained = history[:cut], history[cut:]
         previous = covered[0] if covered and covered[0].role is Role.SUMMARY else None
         new_turns = [n for n in covered if n.role is not Role.SUMMARY]
         if not new_turns:
@@ -151,7 +152,8 @@ class Compactor:
             summary = await self.ledger.summaries.persist(
                 session_id, [n.id for n in new_turns], written.text,
                 absorbed_id=previous.id if previous else None,
-                expected_active_id=view.active_summary_id,
+                compacted_head_id=view.head_id, retained_ids=[n.id for n in retained],
+                expected_version=view.summary_version, strategy=view.strategy,
                 metadata={"summarizer": written.summarizer, "model": written.model,
                           "trigger": trigger, "input_tokens": written.input_tokens,
                           "output_tokens": written.output_tokens},

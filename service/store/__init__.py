@@ -3,11 +3,11 @@ from .db import Database, open_driver
 from .ledger import Ledger
 from .models import (
     Appended, Branch, Call, CallRecord, DeletedBranch, HeadMove, Node, Page, Purpose, Rendered,
-    Role, Session, Summary,
+    Role, Session, Summary, SummaryStrategy,
 )
 from .validate import Limits
 
 __all__ = [
     "Appended", "Branch", "Call", "CallRecord", "Database", "Purpose", "DeletedBranch", "HeadMove", "Ledger", "Limits", "Node",
-    "Page", "Rendered", "Role", "Session", "Summary", "open_driver",
+    "Page", "Rendered", "Role", "Session", "Summary", "SummaryStrategy", "open_driver",
 ]

@@ -14,8 +14,17 @@ The document (format "ctxdag-session", version 1):
 `properties` are every stored property except `tenant` (an import writes into the
 importing tenant): exactly the properties the ledger writes, each a value its API could
 have written (service/store/records.py). Values are JSON strings, integers and
-booleans; a timestamp is an object holding an ISO-8601 string, nanoseconds and offset
-(and zone, in brackets) included: {"datetime": "2025-01-02T03:04:05.123456789+00:00"}.
+booleans, and lists of them (a summary's retained_ids); a timestamp is an object holding
+an ISO-8601 string, nanoseconds and offset (and zone, in brackets) included:
+{"datetime": "2025-01-02T03:04:05.123456789+00:00"}.
+
+A summary's `covers` are the turns it newly covered (its COVERS edges, orders
+0..covers_new_count-1); the rest of its segment is the summary it absorbed. Its ABSORBED
+and REPLACED edges are not listed: an import writes them from `absorbed_id` and
+`replaced_id`. A LEGACY export (written before migration 003) lists a summary's whole
+segment and has no `covers_new_count`: an import converts such a summary as the migration
+does (the absorbed summary's covers_count leading entries dropped, the rest renumbered
+from 0, covers_new_count set, replaced_id = absorbed_id) before checking anything.
 
 Export is one read statement. Import validates the whole document first, by the same
 rules as the API's writes, then is one write statement in one transaction that
@@ -118,6 +127,8 @@ def _encode_properties(properties: Mapping[str, Any], where: str) -> dict:
 def _encode(value: Any, where: str) -> Any:
     if isinstance(value, (bool, int, float, str)):
         return value
+    if isinstance(value, list) and all(isinstance(v, (bool, int, float, str)) for v in value):
+        return list(value)
     if isinstance(value, DateTime) and value.tzinfo is not None:
         return {"datetime": value.iso_format() + _zone_suffix(value.tzinfo)}
     raise Conflict(f"{where} holds a {type(value).__name__}, which a backup cannot carry "
@@ -188,7 +199,7 @@ def _parse(document: Any, limits: Limits) -> tuple[dict[str, Any], dict[str, int
     session = _fields(doc["session"], _SESSION_KEYS, "session")
     session = {**session, "properties": _properties(session["properties"],
                                                     _where("session", session["properties"]))}
-    nodes = [_node(row, i) for i, row in enumerate(_list(doc, "nodes"))]
+    nodes = _upgraded([_node(row, i) for i, row in enumerate(_list(doc, "nodes"))])
     calls = [_call(row, i) for i, row in enumerate(_list(doc, "calls"))]
     found = records.problems(session["properties"], [n["properties"] for n in nodes],
                              [c["properties"] for c in calls], limits)
@@ -202,11 +213,55 @@ def _parse(document: Any, limits: Limits) -> tuple[dict[str, Any], dict[str, int
         "predecessor": sum(n["predecessor_id"] is not None for n in nodes),
         "caller": sum(n["caller_id"] is not None for n in nodes),
         "covers": sum(len(n["covers"]) for n in nodes),
+        "absorbed": sum(n["properties"].get("absorbed_id") is not None for n in nodes),
+        "replaced": sum(n["properties"].get("replaced_id") is not None for n in nodes),
         "read": sum(len(c["reads"]) for c in calls),
         "produced": sum(c["produced_id"] is not None for c in calls),
         "root": 1, "head": 1, "active_summary": int(session["active_summary_id"] is not None),
     }
     return {"session": session, "nodes": nodes, "calls": calls}, expected
+
+
+def _upgraded(nodes: list[dict]) -> list[dict]:
+    """`nodes` with each summary of a LEGACY export in the shape migration 003 gives it.
+
+    A legacy summary has no covers_new_count and lists its whole segment (covers_count
+    entries). One that absorbed nothing newly covered all of it; one that absorbed a
+    summary keeps the entries past the absorbed summary's covers_count, renumbered from 0,
+    and (like the migration) names the absorbed summary as the one it replaced. Anything
+    else is left as it is, for the rules and the invariant check to name.
+    """
+    by_id = {n["properties"].get("id"): n for n in nodes}
+    upgraded = []
+    for node in nodes:
+        properties = node["properties"]
+        covers_count = properties.get("covers_count")
+        if (properties.get("role") != "summary" or "covers_new_count" in properties
+                or not _is_count(covers_count) or len(node["covers"]) != covers_count):
+            upgraded.append(node)
+            continue
+        absorbed_id = properties.get("absorbed_id")
+        if absorbed_id is None:
+            upgraded.append({**node, "properties": {**properties,
+                                                    "covers_new_count": covers_count}})
+            continue
+        absorbed = by_id.get(absorbed_id) if isinstance(absorbed_id, str) else None
+        absorbed_count = absorbed["properties"].get("covers_count") if absorbed else None
+        if not _is_count(absorbed_count) or not 0 < absorbed_count < covers_count:
+            upgraded.append(node)
+            continue
+        upgraded.append({
+            **node,
+            "properties": {**properties, "covers_new_count": covers_count - absorbed_count,
+                           "replaced_id": properties.get("replaced_id", absorbed_id)},
+            "covers": [{"node_id": edge["node_id"], "order": edge["order"] - absorbed_count}
+                       for edge in node["covers"] if edge["order"] >= absorbed_count],
+        })
+    return upgraded
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _check_references(session: dict, nodes: list[dict], calls: list[dict]) -> None:
@@ -299,14 +354,16 @@ def _decode(value: Any, where: str) -> Any:
         raise BadInput(f"{where} is an integer beyond 64 bits, which Neo4j cannot store")
     if isinstance(value, (bool, int, float, str)):
         return value
+    if isinstance(value, list) and all(isinstance(v, (bool, int, float, str)) for v in value):
+        return [_decode(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, dict) and len(value) == 1 and isinstance(value.get("datetime"), str):
         try:
             return _parse_datetime(value["datetime"])
         except (ValueError, TypeError, KeyError, OverflowError) as e:
             raise BadInput(f"{where} is not a valid datetime: {validate.shown(value['datetime'])}"
                            f" ({validate.shown(str(e))})") from None
-    raise BadInput(f"{where} must be a string, number, boolean or a timestamp like "
-                   f"{{\"datetime\": \"2025-01-02T03:04:05.000000000+00:00\"}}")
+    raise BadInput(f"{where} must be a string, number, boolean, a list of those or a "
+                   f"timestamp like {{\"datetime\": \"2025-01-02T03:04:05.000000000+00:00\"}}")
 
 
 def _parse_datetime(text: str) -> DateTime:

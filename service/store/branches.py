@@ -1,4 +1,5 @@
-"""Branch listing: every live user-branch tip, its length, and where HEAD is."""
+"""Branch listing: every live user-branch tip, its length, where HEAD is, and the summary
+the tip renders."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -26,4 +27,4 @@ class Branches:
             self._db, "branch_list", session_ids, param="session_ids", what="session",
             group="session_id", tenant=self._tenant,
             build=lambda r: Branch(node_from_row(r["tip"]), r["length"], r["is_head"],
-                                   r["holds_head"]))
+                                   r["holds_head"], r["summary_id"]))

@@ -32,16 +32,17 @@ class Ledger:
     @classmethod
     def open(cls, db: Database, tenant: str, limits: Limits,
              events: EventBus | None = None) -> "Ledger":
-        """`events`: where committed appends and HEAD moves are announced (None: nowhere)."""
+        """`events`: where committed appends, HEAD moves, uncompacts and strategy changes are
+        announced (None: nowhere)."""
         return cls(
             db=db,
             tenant=tenant,
             limits=limits,
-            sessions=Sessions(db, tenant, limits),
+            sessions=Sessions(db, tenant, limits, events),
             nodes=Nodes(db, tenant),
             head=HeadMoves(db, tenant, limits, events),
             branches=Branches(db, tenant),
-            summaries=Summaries(db, tenant, limits),
+            summaries=Summaries(db, tenant, limits, events),
             views=Views(db, tenant),
             calls=Calls(db, tenant, limits),
         )

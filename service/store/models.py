@@ -32,7 +32,7 @@ class Session:
     head_id: str
     node_count: int
     meta_version: int
-    summary_strategy: str  # which summaries count as active: 'rolling' (one at a time)
+    summary_strategy: str  # which summaries count: SummaryStrategy's values
     active_summary_id: str | None
     active_summary_text: str | None
 
@@ -92,6 +92,7 @@ class Branch:
     length: int  # nodes from ROOT to the tip, both included
     is_head: bool  # HEAD is the tip itself
     holds_head: bool  # HEAD lies on this branch's chain (after a rewind it may sit mid-chain)
+    summary_id: str | None = None  # the summary the tip's render uses
 
 
 @dataclass(frozen=True)
@@ -158,9 +159,13 @@ class Summary:
 
     node: Node
     covers_ids: tuple[str, ...]  # chain order; never names a summary
-    superseded: bool
-    strategy: str
+    superseded: bool  # stored: not the session's active (most recent unretired) summary
+    strategy: str  # the session's strategy when it was written
     instructions: str | None = None  # the focus instructions it was compacted with
+    retired: bool = False  # undone by uncompact: applies nowhere, kept for provenance
+    absorbed_id: str | None = None  # the summary it relayed and extended
+    compacted_head_id: str | None = None  # the head whose render was compacted
+    retained_ids: tuple[str, ...] | None = None  # that head's chain below the segment
 
     @property
     def id(self) -> str:
@@ -171,6 +176,13 @@ class Summary:
         return self.node.content
 
 
+class SummaryStrategy(str, Enum):
+    """Which summaries a session's renders consider (README, "Summary strategies")."""
+
+    ROLLING = "rolling"  # the active summary alone (one at a time)
+    BRANCH = "branch"  # each head: the deepest summary compacted on its own path
+
+
 @dataclass(frozen=True)
 class Rendered:
     """The node list a head renders to, in prompt order."""
@@ -179,6 +191,8 @@ class Rendered:
     nodes: tuple[Node, ...]
     summary_id: str | None  # the summary standing in for its segment, if the rule applied
     active_summary_id: str | None  # the session's active summary, rendered here or not
+    strategy: str = "rolling"  # the session's summary strategy the render followed
+    summary_version: int = 0  # the session's summary version the render saw (compaction's race guard)
 
     @property
     def node_ids(self) -> tuple[str, ...]:
@@ -202,6 +216,10 @@ def summary_from_row(row: Mapping[str, Any], covers_ids: Sequence[str]) -> Summa
         superseded=bool(row.get("superseded_summary")),
         strategy=row.get("strategy") or "rolling",
         instructions=row.get("instructions"),
+        retired=row.get("retired_at") is not None,
+        absorbed_id=row.get("absorbed_id"),
+        compacted_head_id=row.get("compacted_head_id"),
+        retained_ids=None if row.get("retained_ids") is None else tuple(row["retained_ids"]),
     )
 
 

@@ -84,8 +84,9 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
     "tip_is_root": _bad("the ROOT alone is not a branch that can be deleted"),
     "head_moving": _conflict("session {session_id} was changing HEAD while it was read; "
                              "read it again"),
-    "summary_changed": _conflict("another compaction of session {session_id} finished first; "
-                                 "its summary is now the active one"),
+    "summary_changed": _conflict("the summaries of session {session_id} changed while it was "
+                                 "being compacted (another compaction, an uncompact or a "
+                                 "strategy change); compact again"),
     "nothing_covered": _bad("a summary must cover at least one turn"),
     "covered_invalid": _bad("a summary covers only live turns of its own session, "
                             "never another summary"),
@@ -93,6 +94,10 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
                                    "in chain order"),
     "absorbed_not_active": _conflict("summary {absorbed_id} is no longer the active summary "
                                      "of session {session_id}"),
+    "retained_not_contiguous": _bad("the retained turns are not the chain from the covered "
+                                    "segment down to the compacted head"),
+    "summary_deleted": _bad("summary {summary_id} was deleted with its branch"),
+    "summary_retired": _conflict("summary {summary_id} was already uncompacted"),
     "coverage_not_extended": _bad("the new coverage must extend the absorbed summary's "
                                   "segment {absorbed_id}"),
     "meta_changed": lambda ids: Stale(f"session {ids['session_id']} metadata changed while "

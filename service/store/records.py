@@ -39,9 +39,15 @@ def _flag(value: Any, record: Record, limits: Limits, what: str) -> None:
         raise BadInput(f"{what} must be true or false")
 
 
-def _rolling(value: Any, record: Record, limits: Limits, what: str) -> None:
-    if value != "rolling":
-        raise BadInput(f"{what} must be 'rolling', not {validate.shown(value)}")
+def _strategy(value: Any, record: Record, limits: Limits, what: str) -> None:
+    validate.summary_strategy(value, what)
+
+
+def _identifiers(value: Any, record: Record, limits: Limits, what: str) -> None:
+    if not isinstance(value, (list, tuple)):
+        raise BadInput(f"{what} must be a list of ids")
+    for i, item in enumerate(value):
+        validate.identifier(item, f"{what}[{i}]")
 
 
 def _name(value: Any, record: Record, limits: Limits, what: str) -> None:
@@ -104,7 +110,8 @@ SESSION: dict[str, tuple[bool, Rule]] = {
     "created_at": (REQUIRED, _datetime),
     "updated_at": (REQUIRED, _datetime),
     "next_seq": (REQUIRED, _count(1)),
-    "summary_strategy": (OPTIONAL, _rolling),
+    "summary_strategy": (OPTIONAL, _strategy),
+    "summary_version": (OPTIONAL, _count(0)),
     "meta_version": (OPTIONAL, _count(0)),
 }
 
@@ -131,13 +138,20 @@ NODE_BY_ROLE: dict[str, dict[str, tuple[bool, Rule]]] = {
     Role.TOOL.value: NODE,
     Role.SUMMARY.value: {
         **NODE,
-        "strategy": (REQUIRED, _rolling),
+        "strategy": (REQUIRED, _strategy),
         "superseded_summary": (REQUIRED, _flag),
         "absorbed_id": (OPTIONAL, _identifier),
         "covers_count": (REQUIRED, _count(1)),
+        "covers_new_count": (REQUIRED, _count(1)),
         "covers_first_id": (REQUIRED, _identifier),
         "covers_last_id": (REQUIRED, _identifier),
         "instructions": (OPTIONAL, _instructions),
+        # Absent on summaries written before the summary strategies (README): those
+        # compacted no recorded head and replaced no recorded summary.
+        "compacted_head_id": (OPTIONAL, _identifier),
+        "retained_ids": (OPTIONAL, _identifiers),
+        "replaced_id": (OPTIONAL, _identifier),
+        "retired_at": (OPTIONAL, _datetime),
     },
 }
 
@@ -157,9 +171,11 @@ CALL: dict[str, tuple[bool, Rule]] = {
     "read_count": (REQUIRED, _read_count),
 }
 
-# Properties that name another node of the same session.
-NODE_REFERENCES = ("fork_of", "absorbed_id")
+# Properties that name another node of the same session (a list property names several),
+# and those of them that must name a summary.
+NODE_REFERENCES = ("fork_of", "absorbed_id", "replaced_id", "compacted_head_id", "retained_ids")
 CALL_REFERENCES = ("head_id",)
+SUMMARY_REFERENCES = ("absorbed_id", "replaced_id")
 
 
 def label(kind: str, record: Record) -> str:
@@ -194,15 +210,32 @@ def node_problems(node: Record, limits: Limits) -> list[str]:
 
 def reference_problems(nodes: Sequence[Record], calls: Sequence[Record]) -> list[str]:
     node_ids = {n["id"] for n in nodes if isinstance(n.get("id"), str)}
+    summary_ids = {n["id"] for n in nodes
+                   if isinstance(n.get("id"), str) and n.get("role") == Role.SUMMARY.value}
     found = []
     for kind, records, keys in (("node", nodes, NODE_REFERENCES), ("call", calls, CALL_REFERENCES)):
         for record in records:
             for key in keys:
                 value = record.get(key)
-                if isinstance(value, str) and value not in node_ids:
-                    found.append(f"{label(kind, record)}: {key} {validate.shown(value)} "
-                                 "is not a node of this session")
+                # An item that is not an id at all is named by the property's own rule.
+                named = [item for item in (value if isinstance(value, (list, tuple)) else [value])
+                         if isinstance(item, str)]
+                missing = [item for item in named if item not in node_ids]
+                if missing:
+                    found.append(f"{label(kind, record)}: {key} {_ids(missing)} "
+                                 f"{'is not a node' if len(missing) == 1 else 'are not nodes'} "
+                                 "of this session")
+                elif key in SUMMARY_REFERENCES and named and named[0] not in summary_ids:
+                    found.append(f"{label(kind, record)}: {key} {validate.shown(named[0])} "
+                                 "is not a summary of this session")
     return found
+
+
+def _ids(ids: Sequence[str]) -> str:
+    """One id as its repr, several as the first few of them and how many more there are."""
+    if len(ids) == 1:
+        return validate.shown(ids[0])
+    return validate.some([validate.shown(item) for item in ids])
 
 
 def problems(session: Record, nodes: Sequence[Record], calls: Sequence[Record],

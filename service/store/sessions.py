@@ -12,7 +12,8 @@ from . import validate
 from .batch import by_ids, the_one
 from .db import Database
 from .ids import new_id, utcnow
-from .models import Page, Session, session_from_row
+from ..events import EventBus, SummaryStrategyChanged
+from .models import Page, Session, SummaryStrategy, session_from_row
 from .problems import Stale, single_row
 from .validate import Limits
 
@@ -21,19 +22,23 @@ _MAX_CURSOR_LENGTH = 4096  # a cursor holds a timestamp and an id of at most 128
 
 
 class Sessions:
-    def __init__(self, db: Database, tenant: str, limits: Limits) -> None:
-        self._db, self._tenant, self._limits = db, tenant, limits
+    def __init__(self, db: Database, tenant: str, limits: Limits,
+                 events: EventBus | None = None) -> None:
+        self._db, self._tenant, self._limits, self._events = db, tenant, limits, events
 
     async def create(self, title: str | None = None, system_prompt: str = "",
-                     extra_meta: Mapping[str, Any] | None = None) -> Session:
+                     extra_meta: Mapping[str, Any] | None = None,
+                     summary_strategy: str | None = None) -> Session:
+        """`summary_strategy`: which summaries its renders consider (default rolling)."""
         title = validate.title(title)
+        strategy = _strategy(summary_strategy) or SummaryStrategy.ROLLING.value
         system_prompt = validate.content(system_prompt, self._limits, "system prompt",
                                          allow_empty=True)
         meta = validate.extra_meta(extra_meta, self._limits)
         rows = await self._db.write(
             "session_create", session_id=new_id("ses"), tenant=self._tenant, title=title,
             extra_meta=meta, now=utcnow(), root_id=new_id("nod"), system_prompt=system_prompt,
-            root_tokens=estimate_tokens(system_prompt),
+            root_tokens=estimate_tokens(system_prompt), summary_strategy=strategy,
         )
         return session_from_row(rows[0]["session"])
 
@@ -61,13 +66,18 @@ class Sessions:
         return Page(tuple(page), end, has_next)
 
     async def update(self, session_id: str, *, title: str | None = None, set_title: bool = False,
-                     extra_meta: Mapping[str, Any] | None = None) -> Session:
-        """Sets the title and/or merges `extra_meta` (a key set to None is removed).
+                     extra_meta: Mapping[str, Any] | None = None,
+                     summary_strategy: str | None = None) -> Session:
+        """Sets the title, merges `extra_meta` (a key set to None is removed) and/or sets
+        the summary strategy, in one write.
 
         Keys starting with '_' belong to ctxdag (the active summary lives there)
-        and are refused. A metadata save never touches HEAD.
+        and are refused. A metadata save never touches HEAD. A strategy change is
+        announced (`summary_strategy_changed`); it changes what heads render, never
+        what is stored.
         """
         title = validate.title(title) if set_title else None
+        strategy = _strategy(summary_strategy)
         if extra_meta is not None:
             validate.extra_meta(extra_meta, self._limits)
         for _ in range(_META_RETRIES):
@@ -82,12 +92,20 @@ class Sessions:
                     "session_update", single_row(session_id, {"session_id": session_id}),
                     session_id=session_id, tenant=self._tenant, title=title,
                     set_title=set_title, extra_meta=merged,
-                    expected_meta_version=current.meta_version, now=utcnow(),
+                    expected_meta_version=current.meta_version, summary_strategy=strategy,
+                    now=utcnow(),
                 )
             except Stale:  # another save landed between our read and our write
                 continue
-            return session_from_row(rows[0]["session"])
+            session = session_from_row(rows[0]["session"])
+            if rows[0]["strategy_changed"] and self._events is not None:
+                self._events.publish(SummaryStrategyChanged(session_id, session.summary_strategy))
+            return session
         raise Conflict(f"session {session_id} metadata kept changing; try again")
+
+
+def _strategy(value: str | None) -> str | None:
+    return None if value is None else validate.summary_strategy(value)
 
 
 def _encode_cursor(session: Session) -> str:

@@ -1,24 +1,33 @@
-"""Summary nodes: compaction's one write, and reading a summary with its coverage."""
+"""Summary nodes: compaction's one write, undoing it, and reading a summary with its coverage."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..errors import BadInput
 from ..tokens import estimate_tokens
 from . import validate
+from ..events import EventBus, SummaryRetired
+from ..errors import NotFound
 from .batch import by_ids, the_one
 from .db import Database
 from .ids import new_id, utcnow
-from .models import CallRecord, Summary, summary_from_row
-from .problems import single_row
+from .models import CallRecord, Summary, SummaryStrategy, summary_from_row
+from .problems import raise_for_problem, single_row
 from .validate import Limits
 
-ROLLING = "rolling"
+
+@dataclass(frozen=True)
+class Retirement:
+    session_id: str
+    summary_id: str
+    restored_id: str | None  # the session's active summary now
 
 
 class Summaries:
-    def __init__(self, db: Database, tenant: str, limits: Limits) -> None:
-        self._db, self._tenant, self._limits = db, tenant, limits
+    def __init__(self, db: Database, tenant: str, limits: Limits,
+                 events: EventBus | None = None) -> None:
+        self._db, self._tenant, self._limits, self._events = db, tenant, limits, events
 
     async def persist(
         self,
@@ -27,7 +36,10 @@ class Summaries:
         content: str,
         *,
         absorbed_id: str | None,
-        expected_active_id: str | None,
+        compacted_head_id: str,
+        retained_ids: Sequence[str],
+        expected_version: int,
+        strategy: str = SummaryStrategy.ROLLING.value,
         metadata: Mapping[str, Any] | None = None,
         call: CallRecord | None = None,
         instructions: str | None = None,
@@ -36,12 +48,15 @@ class Summaries:
 
         `new_ids`: the turns newly covered, in chain order, real turns only. When
         the rendered view carried a summary (`absorbed_id`), the new coverage is its
-        segment extended by `new_ids`. `expected_active_id` is the active summary the
-        caller saw: if another compaction moved it meanwhile, nothing is written
-        and a Conflict is raised. `call` is the summarizer's model call, recorded
-        in the same transaction. `instructions` are the focus instructions the
-        summarizer was given, stored on the node (absent when None). Returns the
-        summary, with the ids it covers.
+        segment extended by `new_ids`. `compacted_head_id` is the head whose render
+        was compacted and `retained_ids` its chain below the new segment (both decide
+        where the summary applies under the branch strategy). `expected_version` is
+        the session's summary version the render saw: if a compaction, an uncompact
+        or a strategy change landed meanwhile, nothing is written and a Conflict is
+        raised. `call` is the summarizer's model call, recorded in the same
+        transaction. `instructions` are the focus instructions the summarizer was
+        given, stored on the node (absent when None). Returns the summary, with the
+        ids it covers.
         """
         validate.identifier(session_id, "session id")
         if not new_ids:
@@ -50,7 +65,10 @@ class Summaries:
             validate.identifier(node_id, "covered id")
         content = validate.content(content, self._limits, "summary")
         validate.optional_identifier(absorbed_id, "absorbed summary id")
-        validate.optional_identifier(expected_active_id, "expected active summary id")
+        validate.identifier(compacted_head_id, "compacted head id")
+        for node_id in retained_ids:
+            validate.identifier(node_id, "retained id")
+        strategy = validate.summary_strategy(strategy)
         metadata_json = validate.json_object(metadata, self._limits, "metadata")
         instructions = validate.instructions(instructions)
         if call is not None:
@@ -62,12 +80,32 @@ class Summaries:
             tokens=estimate_tokens(content),
             metadata=metadata_json,
             now=utcnow(), new_ids=list(new_ids), absorbed_id=absorbed_id,
-            expected_active_id=expected_active_id, strategy=ROLLING,
+            expected_version=expected_version, strategy=strategy,
+            compacted_head_id=compacted_head_id, retained_ids=list(retained_ids),
             instructions=instructions,
             call=None if call is None else call.as_param(),
         )
         row = rows[0]
         return summary_from_row(row["summary"], row["covers_ids"])
+
+    async def retire(self, summary_id: str) -> Retirement:
+        """Undoes a compaction: the summary stops applying (it stays, a relic, for
+        provenance) and what applied before applies again. When it was the session's
+        active summary, the one it replaced becomes active again. Never moves HEAD."""
+        validate.identifier(summary_id, "summary id")
+        def check(rows) -> None:
+            if not rows:
+                raise NotFound("summary", summary_id)
+            raise_for_problem(rows[0]["problem"], {"summary_id": summary_id})
+
+        rows = await self._db.write("summary_retire", check, summary_id=summary_id,
+                                    tenant=self._tenant, now=utcnow())
+        row = rows[0]
+        retired = Retirement(row["session_id"], summary_id, row["restored_id"])
+        if self._events is not None:
+            self._events.publish(SummaryRetired(retired.session_id, summary_id,
+                                                retired.restored_id))
+        return retired
 
     async def get(self, summary_id: str) -> Summary:
         return the_one(await self.get_many([summary_id]), "summary", summary_id)

@@ -14,7 +14,7 @@ from enum import Enum
 from typing import Any, Iterable, Mapping, Sequence, TypeVar
 
 from ..errors import BadInput
-from .models import CallRecord, Purpose, Role
+from .models import CallRecord, Purpose, Role, SummaryStrategy
 
 E = TypeVar("E", bound=Enum)
 
@@ -123,6 +123,16 @@ def instructions(value: object, what: str = "instructions") -> str | None:
         raise BadInput(f"{what} are {len(value)} characters; the limit is "
                        f"{MAX_INSTRUCTIONS_LENGTH}", size=len(value),
                        limit=MAX_INSTRUCTIONS_LENGTH)
+    return value
+
+
+def summary_strategy(value: object, what: str = "summary strategy") -> str:
+    """Which summaries a session's renders consider (README, "Summary strategies"): a
+    session's summary_strategy, or the strategy a summary was written under."""
+    allowed = [strategy.value for strategy in SummaryStrategy]
+    if not isinstance(value, str) or value not in allowed:
+        raise BadInput(f"{what} must be one of {', '.join(map(repr, allowed))}, "
+                       f"not {shown(value)}")
     return value
 
 

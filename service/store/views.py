@@ -20,8 +20,9 @@ class GraphRow:
     predecessor_id: str | None
     caller_id: str | None
     is_head: bool
-    superseded_summary: bool
-    covers_ids: tuple[str, ...] | None  # only on the active summary's row
+    superseded_summary: bool  # a relic: no live branch renders it (rolling: not the active one)
+    covers_ids: tuple[str, ...] | None  # only on capsules' rows
+    retired: bool = False
 
 
 class Views:
@@ -55,7 +56,8 @@ class Views:
             else:
                 results.append(Rendered(row["head_id"],
                                         tuple(node_from_row(n) for n in row["nodes"]),
-                                        row["summary_id"], row["active_summary_id"]))
+                                        row["summary_id"], row["active_summary_id"],
+                                        row["strategy"] or "rolling", row["summary_version"]))
         return results
 
     async def graph_many(self, session_ids: Sequence[str]) -> dict[str, list[GraphRow]]:
@@ -76,4 +78,4 @@ def _graph_row(n: dict) -> GraphRow:
     if covers is not None:
         covers = tuple(dict.fromkeys(covers))  # a covered tool turn is also in a caller subtree
     return GraphRow(n["id"], n["role"], n["seq"], n.get("predecessor_id"), n.get("caller_id"),
-                    n["is_head"], n["superseded_summary"], covers)
+                    n["is_head"], n["superseded_summary"], covers, n["retired"])

@@ -53,7 +53,8 @@ async def snapshot(ledger: Ledger, session_id: str) -> tuple:
 
 
 async def assert_sound(ledger: Ledger, session_id: str) -> None:
-    assert await ledger.violations(session_id) == []
+    found = await ledger.violations(session_id)
+    assert found == [], found
 
 
 async def rendered(ledger: Ledger, session_id: str, head: str | None = None) -> list[str]:
@@ -74,6 +75,18 @@ def turns(count: int, start: int = 0) -> list[str]:
     """
     return [f"{'Question' if i % 2 == 0 else 'Answer'} {i:03d}. ".ljust(100, "x")
             for i in range(start, start + count)]
+
+
+async def two_compactions(ledger, compactor) -> tuple[Session, list[Node], str, str]:
+    """A session of ROOT and twelve turns, compacted twice from HEAD keeping four turns:
+    summary s1 covers the first four, s2 absorbs s1 and newly covers the next four, and the
+    last four are retained below s2. Returns the session, the turns, s1's and s2's ids."""
+    session = await ledger.sessions.create("summaries", "sys")
+    t = await chat(ledger, session, *turns(8))
+    s1 = (await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)).summary
+    t += await chat(ledger, session, *turns(4, start=8))
+    s2 = (await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)).summary
+    return session, t, s1.id, s2.id
 
 
 def make_compactor(ledger, events, *, summarizer=None, policy=None):

@@ -13,7 +13,7 @@ from service.tokens import estimate_tokens
 from service.store.ids import utcnow
 from tests.integration.helpers import (
     KEEP_FOUR, assert_sound, broken_sessions, chat, run_command, runtime_for, session_calls,
-    snapshot, turns as texts,
+    snapshot, turns as texts, two_compactions,
 )
 
 # Timestamps the ledger does not write itself (it writes UTC to the microsecond), set on
@@ -32,7 +32,8 @@ MATCH (x {session_id: $sid})
 RETURN x.id AS id, COLLECT {
   UNWIND keys(x) AS k
   WITH x, k WHERE k <> 'tenant'
-  RETURN [k, valueType(x[k]), toString(x[k])]
+  RETURN [k, valueType(x[k]),
+          CASE WHEN x[k] IS :: LIST<ANY> THEN [v IN x[k] | toString(v)] ELSE toString(x[k]) END]
   ORDER BY k
 } AS values
 ORDER BY id
@@ -336,6 +337,13 @@ BAD_VALUES = {
                                     "head_id 'nod_elsewhere' is not a node of this session"),
     "external reads over the cap": ("external", {"read_count": 10_001},
                                     "read_count is 10001; a recorded call may read at most"),
+    "unknown summary strategy": ("session", {"summary_strategy": "sideways"},
+                                 "summary_strategy must be one of 'rolling', 'branch', "
+                                 "not 'sideways'"),
+    "negative summary_version": ("session", {"summary_version": -1},
+                                 "summary_version must be an integer from 0"),
+    "summary_version as text": ("session", {"summary_version": "3"},
+                                "summary_version must be an integer from 0"),
 }
 
 
@@ -574,3 +582,192 @@ async def test_instructions_belong_on_summaries_only(ledger, compactor, db, tena
         await import_session(db, tenant, broken, Limits())
     assert await import_session(db, tenant, document, Limits()) == session.id
     assert (await ledger.summaries.get(summary.id)).instructions is None
+
+
+# --- summaries: the storage of the summary strategies (README, "Summary strategies") ------
+
+LAST_YEAR = {"datetime": "2024-01-01T00:00:00+00:00"}
+
+# Values the API could not have written on the records of `two_compactions`: the record
+# (s1, s2 or the first turn t0), the properties set on it (None removes one; "{s1}", "{s2}"
+# and "{t0}" name those records) and what import and check say.
+BAD_SUMMARY_VALUES = {
+    "covers_new_count zero": ("s2", {"covers_new_count": 0},
+                              "covers_new_count must be an integer from 1"),
+    "covers_new_count missing": ("s2", {"covers_new_count": None},
+                                 "covers_new_count is missing"),
+    "unknown strategy": ("s2", {"strategy": "sideways"},
+                         "strategy must be one of 'rolling', 'branch', not 'sideways'"),
+    "retained_ids not a list": ("s2", {"retained_ids": "{t0}"},
+                                "retained_ids must be a list of ids"),
+    "retained_ids with an empty id": ("s2", {"retained_ids": [""]},
+                                      "retained_ids[0] must be a non-empty string"),
+    "retained_ids outside the session": ("s2", {"retained_ids": ["nod_elsewhere"]},
+                                         "retained_ids 'nod_elsewhere' is not a node of this "
+                                         "session"),
+    "compacted_head_id empty": ("s2", {"compacted_head_id": ""},
+                                "compacted_head_id must be a non-empty string"),
+    "compacted_head_id outside the session": ("s2", {"compacted_head_id": "nod_elsewhere"},
+                                              "compacted_head_id 'nod_elsewhere' is not a node "
+                                              "of this session"),
+    "replaced_id outside the session": ("s2", {"replaced_id": "nod_elsewhere"},
+                                        "replaced_id 'nod_elsewhere' is not a node of this "
+                                        "session"),
+    "replaced_id naming a turn": ("s2", {"replaced_id": "{t0}"},
+                                  "replaced_id '{t0}' is not a summary of this session"),
+    "absorbed_id naming a turn": ("s2", {"absorbed_id": "{t0}"},
+                                  "absorbed_id '{t0}' is not a summary of this session"),
+    "retired_at as text": ("s1", {"retired_at": "2024-01-01T00:00:00Z"},
+                           "retired_at must be a datetime"),
+    "a turn retired": ("t0", {"retired_at": LAST_YEAR},
+                       "retired_at is not a property the ledger writes on a node"),
+    "a turn with retained_ids": ("t0", {"retained_ids": ["{t0}"]},
+                                 "retained_ids is not a property the ledger writes on a node"),
+}
+
+
+def _named(value, ids):
+    """`value` with "{s1}"-style names replaced by the ids of `two_compactions`' records."""
+    if isinstance(value, str):
+        return value.format(**ids)
+    if isinstance(value, list):
+        return [_named(v, ids) for v in value]
+    return value
+
+
+def _stored(value):
+    """A document value as Neo4j stores it (a timestamp object becomes a datetime)."""
+    from service.store.backup import _parse_datetime
+
+    if isinstance(value, dict) and set(value) == {"datetime"}:
+        return _parse_datetime(value["datetime"])
+    return value
+
+
+@pytest.mark.parametrize("bad", BAD_SUMMARY_VALUES.values(), ids=BAD_SUMMARY_VALUES.keys())
+async def test_import_and_check_apply_the_summary_rules(ledger, compactor, db, tenant, bad):
+    record, values, says = bad
+    session, t, s1, s2 = await two_compactions(ledger, compactor)
+    ids = {"s1": s1, "s2": s2, "t0": t[0].id}
+    values = {key: _named(value, ids) for key, value in values.items()}
+    says = says.format(**ids)
+    document = await export_session(db, tenant, session.id, Limits())
+    await run_cypher(db, DELETE_SESSION, sid=session.id)
+    broken = copy.deepcopy(document)
+    set_properties(record_of(broken, ids[record]), values)
+    with pytest.raises(BadInput) as caught:
+        await import_session(db, tenant, broken, Limits())
+    assert says in caught.value.message and ids[record] in caught.value.message
+    assert await _store_counts(db, session.id) == {"sessions": 0, "nodes": 0, "calls": 0}
+
+    assert await import_session(db, tenant, document, Limits()) == session.id
+    await assert_sound(ledger, session.id)
+    try:
+        await run_cypher(db, SET_PROPERTIES, id=ids[record],
+                         values={k: _stored(v) for k, v in values.items() if v is not None})
+        for key in [k for k, v in values.items() if v is None]:
+            await run_cypher(db, "MATCH (x:Node {id: $id}) REMOVE x[$key]",
+                             id=ids[record], key=key)
+        found = await broken_sessions(db, Limits(), tenant)
+        assert any(says in v and ids[record] in v for v in found[session.id]), found
+    finally:
+        await run_cypher(db, DELETE_SESSION, sid=session.id)
+
+
+async def test_the_summary_strategies_values_survive_export_and_import(
+        ledger, compactor, db, tenant, other_tenant):
+    """A branch-strategy session with a summary_version and a retired summary, and every new
+    summary property, come back exactly, ABSORBED and REPLACED edges included."""
+    session, t, s1, s2 = await two_compactions(ledger, compactor)
+    await run_cypher(db, "MATCH (s:Session {id: $sid}), (x:Node {id: $s1}), (y:Node {id: $s2}) "
+                         "SET s.summary_strategy = 'branch', s.summary_version = 7, "
+                         "x.retired_at = datetime(), y.strategy = 'branch'",
+                     sid=session.id, s1=s1, s2=s2)
+    await assert_sound(ledger, session.id)
+    document = await export_session(db, tenant, session.id, Limits())
+    summary = record_of(document, s2)
+    assert (summary["absorbed_id"], summary["replaced_id"], summary["covers_new_count"],
+            summary["covers_count"], summary["retained_ids"], summary["compacted_head_id"]) == (
+        s1, s1, 4, 8, [n.id for n in t[8:]], t[11].id)
+    assert [c["node_id"] for c in next(n for n in document["nodes"]
+                                       if n["properties"]["id"] == s2)["covers"]] == [
+        n.id for n in t[4:8]]
+    assert "datetime" in record_of(document, s1)["retired_at"]
+    graph = await run_cypher(db, SUMMARY_GRAPH, sid=session.id)
+
+    await run_cypher(db, DELETE_SESSION, sid=session.id)
+    assert await import_session(db, other_tenant, json.loads(json.dumps(document)),
+                                Limits()) == session.id
+    again = await export_session(db, other_tenant, session.id, Limits())
+    assert without_information(again) == without_information(document)
+    assert await run_cypher(db, SUMMARY_GRAPH, sid=session.id) == graph
+    assert await Ledger.open(db, other_tenant, Limits()).violations(session.id) == []
+
+
+# Each summary's edges, by type, with their properties.
+SUMMARY_GRAPH = """
+MATCH (x:Node {session_id: $sid, role: 'summary'})
+RETURN x.id AS id,
+  COLLECT { MATCH (x)-[r]->(m) RETURN [type(r), properties(r), m.id] ORDER BY type(r), m.id } AS edges
+ORDER BY x.seq
+"""
+
+NEW_SUMMARY_PROPERTIES = ("covers_new_count", "compacted_head_id", "retained_ids", "replaced_id",
+                          "retired_at")
+
+
+def legacy_document(document):
+    """`document` as an export written before migration 003: each summary lists its whole
+    segment, and neither the session nor a summary holds what the summary strategies added."""
+    legacy = copy.deepcopy(document)
+    legacy["session"]["properties"].pop("summary_version", None)
+    segments = {}
+    for node in legacy["nodes"]:  # seq order: an absorbed summary comes first
+        properties = node["properties"]
+        if properties["role"] != "summary":
+            continue
+        own = [c["node_id"] for c in sorted(node["covers"], key=lambda c: c["order"])]
+        segments[properties["id"]] = segments.get(properties.get("absorbed_id"), []) + own
+        node["covers"] = [{"node_id": node_id, "order": i}
+                          for i, node_id in enumerate(segments[properties["id"]])]
+        for key in NEW_SUMMARY_PROPERTIES:
+            properties.pop(key, None)
+    return legacy
+
+
+async def test_a_legacy_export_is_imported_in_the_new_shape(
+        ledger, compactor, db, tenant, other_tenant):
+    session, t, s1, s2 = await two_compactions(ledger, compactor)
+    document = await export_session(db, tenant, session.id, Limits())
+    legacy = legacy_document(document)
+    assert len(next(n for n in legacy["nodes"]
+                    if n["properties"]["id"] == s2)["covers"]) == 8
+    legacy["nodes"].reverse()  # the absorbing summary before the absorbed one: no matter
+    await run_cypher(db, DELETE_SESSION, sid=session.id)
+
+    # All or nothing: a legacy summary whose list is not its whole segment is refused.
+    cut = copy.deepcopy(legacy)
+    next(n for n in cut["nodes"] if n["properties"]["id"] == s2)["covers"].pop()
+    with pytest.raises(BadInput, match=f"node {s2}: covers_new_count is missing"):
+        await import_session(db, other_tenant, cut, Limits())
+    assert await _store_counts(db, session.id) == {"sessions": 0, "nodes": 0, "calls": 0}
+
+    assert await import_session(db, other_tenant, legacy, Limits()) == session.id
+    imported = Ledger.open(db, other_tenant, Limits())
+    assert await imported.violations(session.id) == []
+    # What a legacy export cannot know stays unknown (no retained_ids, compacted_head_id or
+    # summary_version); the replaced summary is taken to be the absorbed one, as migration
+    # 003 takes it. Everything else is the session as it was.
+    expected = copy.deepcopy(document)
+    expected["session"]["properties"].pop("summary_version", None)
+    for node in expected["nodes"]:
+        for key in ("compacted_head_id", "retained_ids"):
+            node["properties"].pop(key, None)
+    again = await export_session(db, other_tenant, session.id, Limits())
+    assert without_information(again) == without_information(expected)
+    assert record_of(again, s2)["replaced_id"] == s1
+    assert (await imported.summaries.get(s2)).covers_ids == tuple(n.id for n in t[:8])
+    rows = await run_cypher(db, SUMMARY_GRAPH, sid=session.id)
+    assert [[e[0] for e in row["edges"]] for row in rows] == [
+        ["COVERS"] * 4 + ["PREDECESSOR"],
+        ["ABSORBED"] + ["COVERS"] * 4 + ["PREDECESSOR", "REPLACED"]]

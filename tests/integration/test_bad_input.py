@@ -151,9 +151,14 @@ def empty_id_cases(w):
         sid, "tool", "x", caller_id="")
     yield "empty head id to render", BadInput, lambda L: L.views.render(sid, "")
     yield "empty absorbed summary id", BadInput, lambda L: L.summaries.persist(
-        sid, [u1], "A summary.", absorbed_id="", expected_active_id=None)
-    yield "empty expected active summary id", BadInput, lambda L: L.summaries.persist(
-        sid, [u1], "A summary.", absorbed_id=None, expected_active_id="")
+        sid, [u1], "A summary.", absorbed_id="", compacted_head_id=u1, retained_ids=[],
+        expected_version=0)
+    yield "empty compacted head id", BadInput, lambda L: L.summaries.persist(
+        sid, [u1], "A summary.", absorbed_id=None, compacted_head_id="", retained_ids=[],
+        expected_version=0)
+    yield "empty retained id", BadInput, lambda L: L.summaries.persist(
+        sid, [u1], "A summary.", absorbed_id=None, compacted_head_id=u1, retained_ids=[""],
+        expected_version=0)
     yield "empty session id to deliver to", BadInput, lambda L: w["turns"].spawn_task(
         sid, w["a1"].id, "An aside.", deliver_to="")
     yield "empty session id for a call", BadInput, lambda L: w["turns"].record_call(

@@ -5,7 +5,7 @@ import pytest
 from service.errors import NotFound
 from service.store import Limits
 from tests.integration.helpers import (
-    KEEP_FOUR, broken_sessions, chat, run_command, runtime_for, turns as texts,
+    KEEP_FOUR, broken_sessions, chat, run_command, runtime_for, turns as texts, two_compactions,
 )
 
 SECOND_HEAD = """
@@ -137,3 +137,143 @@ async def test_check_from_the_command_line(ledger, compactor, turns, db, tenant,
     assert capsys.readouterr().out.startswith(f"{sessions[0].id}: HEAD:")
     with pytest.raises(NotFound):
         await admin(db, tenant, "check", "ses_missing")
+
+
+# --- summaries: the storage of the summary strategies (README, "Summary strategies") ------
+
+SUMMARY_EDGES = """
+MATCH (x:Node {id: $summary_id})
+RETURN x.covers_new_count AS covers_new_count, x.retained_ids AS retained_ids,
+  x.compacted_head_id AS compacted_head_id, x.replaced_id AS replaced_id,
+  COLLECT { MATCH (x)-[c:COVERS]->(t:Node) RETURN t.id ORDER BY c.order } AS covers,
+  [(x)-[:ABSORBED]->(a:Node) | a.id] AS absorbed, [(x)-[:REPLACED]->(r:Node) | r.id] AS replaced
+"""
+
+RENUMBER_COVERS = """
+MATCH (x:Node {id: $s2})-[c:COVERS]->()
+SET c.order = c.order - 1
+"""
+
+# Each corruption of a sound session with two compactions (s2 absorbed and replaced s1),
+# and the violations check names for it ({s1}, {s2}, {t0} are filled in).
+SUMMARY_CORRUPTIONS = {
+    "ABSORBED missing": (
+        ["MATCH (:Node {id: $s2})-[r:ABSORBED]->() DELETE r"],
+        ["ABSORBED: {s2} has 0 ABSORBED relationships for absorbed_id {s1}, "
+         "not one to that node"]),
+    "ABSORBED to another node": (
+        ["MATCH (x:Node {id: $s2})-[r:ABSORBED]->() DELETE r "
+         "WITH x MATCH (t:Node {id: $t0}) CREATE (x)-[:ABSORBED]->(t)"],
+        ["ABSORBED: {s2} has 1 ABSORBED relationships for absorbed_id {s1}, "
+         "not one to that node"]),
+    "ABSORBED without absorbed_id": (
+        ["MATCH (x:Node {id: $s1}), (t:Node {id: $t0}) CREATE (x)-[:ABSORBED]->(t)"],
+        ["ABSORBED: {s1} has 1 ABSORBED relationships for absorbed_id none, "
+         "not one to that node"]),
+    "REPLACED missing": (
+        ["MATCH (:Node {id: $s2})-[r:REPLACED]->() DELETE r"],
+        ["REPLACED: {s2} has 0 REPLACED relationships for replaced_id {s1}, "
+         "not one to that node"]),
+    "replaced a later summary": (
+        ["MATCH (x:Node {id: $s1}), (y:Node {id: $s2}) "
+         "SET x.replaced_id = y.id CREATE (x)-[:REPLACED]->(y)"],
+        ["REPLACED: {s1} replaced {s2}, which is not an earlier summary of this session"]),
+    "covers_new_count too high": (
+        ["MATCH (x:Node {id: $s2}) SET x.covers_new_count = x.covers_new_count + 1"],
+        ["COVERS: summary {s2} has 4 COVERS edges for a covers_new_count of 5, "
+         "or their orders are not 0..n-1"]),
+    "COVERS still naming the absorbed segment": (
+        ["MATCH (x:Node {id: $s2}), (y:Node {id: $s1})-[c:COVERS]->(t:Node) "
+         "CREATE (x)-[:COVERS {order: c.order + 4}]->(t)"],
+        ["COVERS: summary {s2} has 8 COVERS edges for a covers_new_count of 4, "
+         "or their orders are not 0..n-1"]),
+    "COVERS not continuing the absorbed segment": (
+        ["MATCH (x:Node {id: $s2})-[c:COVERS {order: 0}]->() DELETE c "
+         "SET x.covers_new_count = 3, x.covers_count = 7", RENUMBER_COVERS],
+        ["COVERS: summary {s2} does not cover a contiguous chain segment of real turns "
+         "continuing the segment of summary {s1} it absorbed, or its covers_count, "
+         "covers_first_id or covers_last_id do not describe it"]),
+    "covers_count not adding up": (
+        ["MATCH (x:Node {id: $s2}) SET x.covers_count = 4"],
+        ["COVERS: summary {s2} does not cover a contiguous chain segment of real turns "
+         "continuing the segment of summary {s1} it absorbed, or its covers_count, "
+         "covers_first_id or covers_last_id do not describe it"]),
+    "covers_first_id of the new turns only": (
+        ["MATCH (x:Node {id: $s2})-[:COVERS {order: 0}]->(t) SET x.covers_first_id = t.id"],
+        ["COVERS: summary {s2} does not cover a contiguous chain segment of real turns "
+         "continuing the segment of summary {s1} it absorbed, or its covers_count, "
+         "covers_first_id or covers_last_id do not describe it"]),
+    "retained_ids missing their first": (
+        ["MATCH (x:Node {id: $s2}) SET x.retained_ids = tail(x.retained_ids)"],
+        ["summary: {s2} has retained_ids that are not the chain right below its "
+         "covers_last_id down to its compacted_head_id"]),
+    "retained_ids out of order": (
+        ["MATCH (x:Node {id: $s2}) "
+         "SET x.retained_ids = [i IN range(size(x.retained_ids) - 1, 0, -1) | x.retained_ids[i]]"],
+        ["summary: {s2} has retained_ids that are not the chain right below its "
+         "covers_last_id down to its compacted_head_id"]),
+    "retained_ids empty above the compacted head": (
+        ["MATCH (x:Node {id: $s2}) SET x.retained_ids = []"],
+        ["summary: {s2} has retained_ids that are not the chain right below its "
+         "covers_last_id down to its compacted_head_id"]),
+    "compacted_head_id not the last retained": (
+        ["MATCH (x:Node {id: $s2}) SET x.compacted_head_id = x.covers_last_id"],
+        ["summary: {s2} has retained_ids that are not the chain right below its "
+         "covers_last_id down to its compacted_head_id"]),
+    "retired but active": (
+        ["MATCH (x:Node {id: $s2}) SET x.retired_at = datetime()"],
+        ["summary: {s2} is retired but still active or not superseded"]),
+    "retired but not superseded": (
+        ["MATCH (x:Node {id: $s1}) SET x.retired_at = datetime(), x.superseded_summary = false"],
+        ["summary: {s1} is neither active nor superseded",
+         "summary: {s1} is retired but still active or not superseded"]),
+}
+
+
+async def test_summaries_are_stored_in_the_new_shape_and_check_is_clean(
+        ledger, compactor, db, corrupted):
+    session, t, s1, s2 = await two_compactions(ledger, compactor)
+    rows = {sid: (await run_cypher_rows(db, SUMMARY_EDGES, summary_id=sid))[0]
+            for sid in (s1, s2)}
+    assert rows[s1] == {"covers_new_count": 4, "covers": [n.id for n in t[:4]],
+                        "retained_ids": [n.id for n in t[4:8]], "compacted_head_id": t[7].id,
+                        "replaced_id": None, "absorbed": [], "replaced": []}
+    assert rows[s2] == {"covers_new_count": 4, "covers": [n.id for n in t[4:8]],
+                        "retained_ids": [n.id for n in t[8:]], "compacted_head_id": t[11].id,
+                        "replaced_id": s1, "absorbed": [s1], "replaced": [s1]}
+    assert await ledger.violations(session.id) == []
+
+    corrupted.append(session.id)
+    # A retired summary that is superseded and not active is sound, and so is a summary
+    # without retained_ids and compacted_head_id (written before they were recorded).
+    await run_cypher(db, "MATCH (x:Node {id: $s1}) SET x.retired_at = datetime() "
+                         "REMOVE x.retained_ids, x.compacted_head_id", s1=s1)
+    assert await ledger.violations(session.id) == []
+    # A summary compacted from the last turn of its segment retains nothing.
+    await run_cypher(db, "MATCH (x:Node {id: $s2}) "
+                         "SET x.retained_ids = $none, x.compacted_head_id = x.covers_last_id",
+                     s2=s2, none=[])
+    assert (await run_cypher_rows(db, SUMMARY_EDGES, summary_id=s2))[0]["retained_ids"] == []
+    assert await ledger.violations(session.id) == []
+
+
+@pytest.mark.parametrize("corruption", SUMMARY_CORRUPTIONS.values(),
+                         ids=SUMMARY_CORRUPTIONS.keys())
+async def test_check_names_each_broken_summary_invariant(
+        ledger, compactor, db, tenant, corrupted, corruption):
+    statements, says = corruption
+    session, t, s1, s2 = await two_compactions(ledger, compactor)
+    assert await ledger.violations(session.id) == []
+    corrupted.append(session.id)
+    for statement in statements:
+        await run_cypher(db, statement, **{k: v for k, v in
+                                           {"s1": s1, "s2": s2, "t0": t[0].id}.items()
+                                           if f"${k}" in statement})
+    expected = [line.format(s1=s1, s2=s2, t0=t[0].id) for line in says]
+    assert await ledger.violations(session.id) == expected
+    assert await broken_sessions(db, Limits(), tenant) == {session.id: expected}
+
+
+async def run_cypher_rows(db, text, **params):
+    records, _, _ = await db.driver.execute_query(text, params)
+    return [r.data() for r in records]

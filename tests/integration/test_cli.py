@@ -34,6 +34,19 @@ def test_smoke_render_and_compact_from_the_command_line(neo4j_server, neo4j_driv
     assert again.returncode == 0, again.stderr
     assert again.stdout.startswith("SKIPPED") or again.stdout.startswith("COMPACTED")
 
+    # Undo the smoke's compaction: no summary applies any more, the chain renders verbatim.
+    summary = re.search(r"(nod_\w+)\s+summary", render.stdout).group(1)
+    undone = ctxdag(neo4j_server, tenant, "uncompact", summary)
+    assert undone.returncode == 0, undone.stderr
+    assert undone.stdout == (f"retired summary {summary} of session {session}; "
+                             "active summary now: none\n")
+    verbatim = ctxdag(neo4j_server, tenant, "render", session)
+    roles = [line.split()[2] for line in verbatim.stdout.splitlines()[1:]]
+    assert "summary" not in roles and len(roles) > 4
+    twice = ctxdag(neo4j_server, tenant, "uncompact", summary)
+    assert twice.returncode == 2
+    assert twice.stderr == f"error: CONFLICT: summary {summary} was already uncompacted\n"
+
 
 def test_errors_are_coded_and_readable(neo4j_server, neo4j_driver, tenant):
     missing = ctxdag(neo4j_server, tenant, "render", "ses_missing")

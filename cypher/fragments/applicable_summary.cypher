@@ -1,0 +1,83 @@
+// fragment applicable_summary: which summary head `h` of session `s` renders, as one row
+// {summary, tail, chain}. The body of a `CALL (s, h) { ... }`; `h` is a live turn.
+// summary: the summary standing in for its segment, or null (the chain renders verbatim).
+// tail:    with a summary, the turns below its segment down to `h`, in chain order.
+// chain:   when the whole chain from ROOT to `h` had to be walked, that chain (index = depth).
+// Which summaries count is the session's strategy (README, "Summary strategies"):
+// rolling — the active summary alone, when its segment's last turn is on `h`'s chain;
+// branch  — every live, unretired summary whose segment's last turn is on `h`'s chain and
+//           whose compacted chain holds every turn of `h`'s chain below that segment that
+//           existed when it was written; the deepest segment wins, then the newest summary.
+// The common case walks only the retained tail: up from `h` to the first turn that ends a
+// candidate's segment. Only when that turn's candidates all refuse `h` (a branch that
+// existed elsewhere when they were written) is the whole chain walked and every
+// candidate weighed.
+OPTIONAL MATCH (s)-[:ACTIVE_SUMMARY]->(pointer:Node)
+WITH s, h, coalesce(s.summary_strategy, 'rolling') AS strategy,
+  CASE WHEN pointer.deleted_at IS NULL AND pointer.retired_at IS NULL THEN pointer END AS active
+OPTIONAL CALL (h, active, strategy) {
+  WITH * WHERE strategy = 'rolling'
+  MATCH (last:Node {id: active.covers_last_id})
+  WITH * WHERE last.depth <= h.depth
+  // Up from the head, never deeper than the segment's last node (the predicate on every
+  // node of the walk prunes it); the shallowest node reached must be that last node.
+  MATCH up = (h)-[:PREDECESSOR*0..]->(x:Node)
+  WHERE all(n IN nodes(up) WHERE n.depth >= last.depth)
+  WITH DISTINCT active, last, x
+  ORDER BY x.depth
+  WITH active, last, collect(x) AS walked
+  WHERE walked[0] = last
+  RETURN active AS rolling_summary, walked[1..] AS rolling_tail
+}
+WITH s, h, strategy, rolling_summary, rolling_tail,
+  CASE WHEN strategy = 'branch' THEN COLLECT {
+    MATCH (c:Node {session_id: s.id, role: 'summary'})
+    WHERE c.deleted_at IS NULL AND c.retired_at IS NULL
+      AND c.depth + c.covers_count - 1 <= h.depth
+    RETURN c.depth + c.covers_count - 1 AS last_depth ORDER BY last_depth LIMIT 1
+  }[0] END AS floor
+OPTIONAL CALL (h, floor) {
+  WITH * WHERE floor IS NOT NULL
+  MATCH (h) ((a:Node)-[:PREDECESSOR]->(:Node)
+    WHERE a.depth > floor AND NOT EXISTS {
+      (a)<-[:COVERS]-(c:Node)
+      WHERE c.covers_last_id = a.id AND c.deleted_at IS NULL AND c.retired_at IS NULL
+    })* (x:Node)
+  WHERE EXISTS {
+    (x)<-[:COVERS]-(c:Node)
+    WHERE c.covers_last_id = x.id AND c.deleted_at IS NULL AND c.retired_at IS NULL
+  }
+  RETURN x AS stop, a AS below
+}
+WITH s, h, strategy, rolling_summary, rolling_tail, stop, below, COLLECT {
+  MATCH (stop)<-[:COVERS]-(c:Node)
+  WHERE c.covers_last_id = stop.id AND c.deleted_at IS NULL AND c.retired_at IS NULL
+    AND (c.retained_ids IS NULL OR all(n IN below WHERE n.seq > c.seq OR n.id IN c.retained_ids))
+  RETURN c ORDER BY c.seq DESC LIMIT 1
+}[0] AS nearest
+OPTIONAL CALL (s, h, stop, nearest) {
+  WITH * WHERE stop IS NOT NULL AND nearest IS NULL
+  // Rows of distinct ancestors, not a path value: a path of many thousand hops overflows
+  // the server's stack when it is encoded, and this form is expanded without keeping paths.
+  MATCH (h)-[:PREDECESSOR*0..]->(y:Node)
+  WITH DISTINCT s, h, y
+  ORDER BY y.depth
+  WITH s, h, collect(y) AS whole
+  RETURN whole, COLLECT {
+    MATCH (c:Node {session_id: s.id, role: 'summary'})
+    WHERE c.deleted_at IS NULL AND c.retired_at IS NULL
+      AND c.depth + c.covers_count - 1 <= h.depth
+      AND whole[c.depth + c.covers_count - 1].id = c.covers_last_id
+      AND (c.retained_ids IS NULL OR all(n IN whole[c.depth + c.covers_count..]
+                                         WHERE n.seq > c.seq OR n.id IN c.retained_ids))
+    RETURN c ORDER BY c.depth + c.covers_count DESC, c.seq DESC LIMIT 1
+  }[0] AS weighed
+}
+RETURN
+  CASE strategy WHEN 'rolling' THEN rolling_summary ELSE coalesce(nearest, weighed) END AS summary,
+  CASE
+    WHEN strategy = 'rolling' THEN rolling_tail
+    WHEN nearest IS NOT NULL THEN reverse(below)
+    WHEN weighed IS NOT NULL THEN whole[weighed.depth + weighed.covers_count..]
+  END AS tail,
+  whole AS chain

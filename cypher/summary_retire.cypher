@@ -1,0 +1,41 @@
+// name: summary_retire
+// returns: one row {problem, session_id, summary_id, restored_id}; no row when the summary does not exist
+// purpose: undoes a compaction: the summary stops applying anywhere (kept as a relic for provenance) and what applied before applies again; when it was the session's active summary, the pointer moves back to the one it replaced; HEAD untouched
+// params: summary_id, tenant, now
+// The active summary goes back along replaced_id (the active summary when each was
+// written; absorbed_id for summaries written before replaced_id was kept), past summaries
+// that are retired or deleted, to the first that still stands — or to none.
+MATCH (x:Node {id: $summary_id, tenant: $tenant, role: 'summary'})
+MATCH (s:Session {id: x.session_id, tenant: $tenant})
+// The first SET takes the session's write lock: a compaction racing this one is serialized.
+SET s.updated_at = $now
+WITH s, x
+OPTIONAL MATCH (s)-[pointer:ACTIVE_SUMMARY]->(active:Node)
+WITH s, x, pointer, active,
+  CASE
+    WHEN x.deleted_at IS NOT NULL THEN 'summary_deleted'
+    WHEN x.retired_at IS NOT NULL THEN 'summary_retired'
+  END AS problem
+OPTIONAL CALL (s, x, problem, pointer, active) {
+  WITH * WHERE problem IS NULL
+  SET x.retired_at = $now, x.superseded_summary = true,
+      s.summary_version = coalesce(s.summary_version, 0) + 1
+  WITH s, x, pointer, active
+  OPTIONAL CALL (s, x, pointer, active) {
+    WITH * WHERE active = x
+    OPTIONAL MATCH back = (x)-[:REPLACED*]->(earlier:Node)
+    WHERE earlier.deleted_at IS NULL AND earlier.retired_at IS NULL
+    WITH s, pointer, earlier ORDER BY length(back) LIMIT 1
+    DELETE pointer
+    WITH s, earlier
+    CALL (s, earlier) {
+      WITH * WHERE earlier IS NOT NULL
+      CREATE (s)-[:ACTIVE_SUMMARY]->(earlier)
+      SET earlier.superseded_summary = false
+    }
+    RETURN earlier AS restored
+  }
+  RETURN CASE WHEN active = x THEN restored WHEN active.deleted_at IS NULL THEN active END
+    AS now_active
+}
+RETURN problem, s.id AS session_id, x.id AS summary_id, now_active.id AS restored_id

@@ -1,0 +1,210 @@
+"""An independent model of the two summary strategies ('rolling' and 'branch').
+
+Written from the data model the change is specified by (which summary a head renders,
+the capsule contract, deleteBranch, uncompact), in plain Python over facts the tests read
+through the public API: node ids, roles, seqs, predecessors and callers, and each summary's
+immutable facts as its compaction returned them (coverage, retained ids, absorbed id,
+compacted head, seq, splice). Everything that changes — which nodes and summaries are
+deleted or retired, where HEAD and the active-summary pointer are — the model works out
+itself from the moves the scenario made. It imports nothing from the service.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Turn:
+    id: str
+    role: str            # 'system' | 'user' | 'assistant' | 'tool'
+    seq: int
+    predecessor: str | None
+    caller: str | None = None
+    side: bool = False   # on a spawned side branch
+    deleted: bool = False
+
+
+@dataclass
+class Summary:
+    id: str
+    seq: int
+    splice: str                      # its predecessor: the node before covers[0]
+    covers: tuple[str, ...]          # the whole segment, chain order
+    retained: tuple[str, ...] | None
+    absorbed: str | None
+    replaced: str | None             # the active-summary pointer when it was written
+    compacted_head: str
+    strategy: str
+    deleted: bool = False
+    retired: bool = False
+
+    @property
+    def last(self) -> str:
+        return self.covers[-1]
+
+
+@dataclass
+class SummaryModel:
+    root: str
+    strategy: str = "rolling"
+    head: str = ""
+    turns: dict[str, Turn] = field(default_factory=dict)
+    summaries: dict[str, Summary] = field(default_factory=dict)
+    # The session's ACTIVE_SUMMARY pointer. It may name a summary deleted with its branch
+    # (nothing in the data model moves it then); the API shows no active summary in that case.
+    pointer: str | None = None
+
+    def __post_init__(self) -> None:
+        self.head = self.head or self.root
+
+    # ---- facts -------------------------------------------------------------------------
+    def add_turn(self, turn: Turn) -> None:
+        known = self.turns.get(turn.id)
+        if known is not None:
+            assert (known.role, known.seq, known.predecessor, known.caller) == (
+                turn.role, turn.seq, turn.predecessor, turn.caller), (
+                f"node {turn.id} changed: {known} -> {turn}")
+            return
+        assert turn.predecessor is None or turn.predecessor in self.turns, (
+            f"node {turn.id} hangs off unknown {turn.predecessor}")
+        self.turns[turn.id] = turn
+
+    def live_turns(self) -> list[Turn]:
+        return [t for t in self.turns.values() if not t.deleted]
+
+    def live_summaries(self) -> list[Summary]:
+        return [s for s in self.summaries.values() if not s.deleted]
+
+    def candidate(self, sid: str | None) -> bool:
+        return sid is not None and not self.summaries[sid].deleted \
+            and not self.summaries[sid].retired
+
+    def seq_of(self, node: str) -> int:
+        return self.summaries[node].seq if node in self.summaries else self.turns[node].seq
+
+    # ---- the DAG -----------------------------------------------------------------------
+    def chain(self, head: str) -> list[str]:
+        """ROOT .. head along PREDECESSOR (real turns only: nothing points at a summary)."""
+        out = [head]
+        while self.turns[out[-1]].predecessor is not None:
+            out.append(self.turns[out[-1]].predecessor)
+        assert out[-1] == self.root, f"{head} does not reach ROOT"
+        return out[::-1]
+
+    def depth(self, node: str) -> int:
+        return len(self.chain(node)) - 1
+
+    def user_children(self, node: str) -> list[str]:
+        return [t.id for t in self.live_turns()
+                if t.predecessor == node and not t.side]
+
+    def tips(self) -> list[str]:
+        """Live user-branch tips in seq order (summaries are not in `turns`)."""
+        return sorted((t.id for t in self.live_turns()
+                       if not t.side and not self.user_children(t.id)),
+                      key=self.seq_of)
+
+    # ---- the rule ----------------------------------------------------------------------
+    def applies(self, sid: str, head: str) -> bool:
+        s = self.summaries[sid]
+        chain = self.chain(head)
+        if s.last not in chain:
+            return False
+        if self.strategy == "rolling" or s.retained is None:
+            return True
+        below = chain[chain.index(s.last) + 1:]
+        return all(n in s.retained or self.seq_of(n) > s.seq for n in below)
+
+    def applicable(self, head: str) -> str | None:
+        if self.strategy == "rolling":
+            return self.pointer if self.candidate(self.pointer) and \
+                self.applies(self.pointer, head) else None
+        found = [s for s in self.summaries.values()
+                 if self.candidate(s.id) and self.applies(s.id, head)]
+        if not found:
+            return None
+        return max(found, key=lambda s: (self.depth(s.last), s.seq)).id
+
+    def render(self, head: str) -> list[str]:
+        chain = self.chain(head)
+        sid = self.applicable(head)
+        if sid is None:
+            return chain
+        s = self.summaries[sid]
+        first, last = chain.index(s.splice) + 1, chain.index(s.last)
+        assert tuple(chain[first:last + 1]) == s.covers, (
+            f"{sid}'s coverage is not the chain segment after its splice {s.splice}")
+        return chain[:first] + [sid] + chain[last + 1:]
+
+    # ---- what the API shows ------------------------------------------------------------
+    def active(self) -> str | None:
+        """The active summary as the API names it (none when the pointer's one is deleted)."""
+        return self.pointer if self.pointer is not None and \
+            not self.summaries[self.pointer].deleted else None
+
+    def capsules(self) -> set[str]:
+        if self.strategy == "rolling":
+            return {self.pointer} if self.candidate(self.pointer) else set()
+        return {sid for sid in map(self.applicable, self.tips()) if sid is not None}
+
+    def callers(self, node: str) -> set[str]:
+        out, at = set(), self.turns[node].caller
+        while at is not None:
+            out.add(at)
+            at = self.turns[at].caller
+        return out
+
+    def capsule_covers(self, sid: str) -> list[str]:
+        """A capsule row's coversIds: each covered turn, then the live nodes whose CALLER chain
+        reaches it (seq order), minus deleted ids."""
+        out: list[str] = []
+        for turn in self.summaries[sid].covers:
+            if not self.turns[turn].deleted:
+                out.append(turn)
+            members = sorted((t.id for t in self.live_turns()
+                              if t.id != turn and turn in self.callers(t.id)), key=self.seq_of)
+            out += [m for m in members if m not in out]
+        return out
+
+    # ---- moves -------------------------------------------------------------------------
+    def compacted(self, summary: Summary) -> None:
+        summary.replaced = self.pointer
+        self.summaries[summary.id] = summary
+        self.pointer = summary.id
+
+    def delete_branch(self, tip: str) -> tuple[str, set[str]]:
+        """The branch's exclusive nodes (side branches below them included) and every
+        summary whose segment holds one of them; HEAD to the fork point if it was there.
+        Returns (fork point, deleted ids)."""
+        top = tip
+        while self.turns[top].predecessor != self.root and \
+                len(self.user_children(self.turns[top].predecessor)) == 1:
+            top = self.turns[top].predecessor
+        fork = self.turns[top].predecessor
+        doomed = {t.id for t in self.live_turns() if top in self.chain(t.id)}
+        for node in doomed:
+            self.turns[node].deleted = True
+        gone = {s.id for s in self.live_summaries() if doomed & set(s.covers)}
+        for sid in gone:
+            self.summaries[sid].deleted = True
+        if self.head in doomed:
+            self.head = fork
+        return fork, doomed | gone
+
+    def uncompact(self, sid: str) -> str | None:
+        """Retires `sid`; when it held the pointer, the pointer walks back. Returns the
+        summary the pointer moved to (None when it did not move or moved to none)."""
+        s = self.summaries[sid]
+        assert self.candidate(sid), f"{sid} cannot be uncompacted"
+        s.retired = True
+        if self.pointer != sid:
+            return None
+
+        def back(x: Summary) -> str | None:
+            return x.replaced if x.replaced is not None else x.absorbed
+
+        at = back(s)
+        while at is not None and not self.candidate(at):
+            at = back(self.summaries[at])
+        self.pointer = at
+        return at
