@@ -8,10 +8,11 @@
 // branch  — every live, unretired summary whose segment's last turn is on `h`'s chain and
 //           whose compacted chain holds every turn of `h`'s chain below that segment that
 //           existed when it was written; the deepest segment wins, then the newest summary.
-// The common case walks only the retained tail: up from `h` to the first turn that ends a
-// candidate's segment. Only when that turn's candidates all refuse `h` (a branch that
-// existed elsewhere when they were written) is the whole chain walked and every
-// candidate weighed.
+// The common case walks only the retained tail: up from `h` to the first turn that ends the
+// segment of a candidate `h` itself does not rule out (`h` existed when it was written and
+// was not on its compacted chain). Only when that turn's candidates all refuse a turn
+// between it and `h` (a branch that existed elsewhere when they were written and has grown
+// since) is the whole chain walked and every candidate weighed.
 OPTIONAL MATCH (s)-[:ACTIVE_SUMMARY]->(pointer:Node)
 WITH s, h, coalesce(s.summary_strategy, 'rolling') AS strategy,
   CASE WHEN pointer.deleted_at IS NULL AND pointer.retired_at IS NULL THEN pointer END AS active
@@ -42,10 +43,12 @@ OPTIONAL CALL (h, floor) {
     WHERE a.depth > floor AND NOT EXISTS {
       (a)<-[:COVERS]-(c:Node)
       WHERE c.covers_last_id = a.id AND c.deleted_at IS NULL AND c.retired_at IS NULL
+        AND (c.retained_ids IS NULL OR a = h OR h.seq > c.seq OR h.id IN c.retained_ids)
     })* (x:Node)
   WHERE EXISTS {
     (x)<-[:COVERS]-(c:Node)
     WHERE c.covers_last_id = x.id AND c.deleted_at IS NULL AND c.retired_at IS NULL
+      AND (c.retained_ids IS NULL OR x = h OR h.seq > c.seq OR h.id IN c.retained_ids)
   }
   RETURN x AS stop, a AS below
 }

@@ -52,6 +52,20 @@ async def snapshot(ledger: Ledger, session_id: str) -> tuple:
     return tuple(rows[0].values()) if rows else ()
 
 
+DELETE_SESSION = """
+MATCH (s:Session {id: $sid})
+OPTIONAL MATCH (n:Node {session_id: $sid})
+OPTIONAL MATCH (c:Call {session_id: $sid})
+DETACH DELETE s, n, c
+"""
+
+
+async def run_cypher(db, text, **params) -> list[dict]:
+    """Ad-hoc Cypher for a test's setup or inspection (the service's own lives in cypher/)."""
+    records, _, _ = await db.driver.execute_query(text, params)
+    return [r.data() for r in records]
+
+
 async def assert_sound(ledger: Ledger, session_id: str) -> None:
     found = await ledger.violations(session_id)
     assert found == [], found

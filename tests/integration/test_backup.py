@@ -12,8 +12,8 @@ from service.store.backup import FORMAT, INFORMATION_KEYS, export_session, impor
 from service.tokens import estimate_tokens
 from service.store.ids import utcnow
 from tests.integration.helpers import (
-    KEEP_FOUR, assert_sound, broken_sessions, chat, run_command, runtime_for, session_calls,
-    snapshot, turns as texts, two_compactions,
+    DELETE_SESSION, KEEP_FOUR, assert_sound, broken_sessions, chat, run_command, run_cypher,
+    runtime_for, session_calls, snapshot, turns as texts, two_compactions,
 )
 
 # Timestamps the ledger does not write itself (it writes UTC to the microsecond), set on
@@ -43,19 +43,6 @@ RAW_VALUES = """
 MATCH (n:Node {id: $node_id}), (s:Session {id: n.session_id})
 RETURN n.created_at AS created_at, s.updated_at AS updated_at
 """
-
-DELETE_SESSION = """
-MATCH (s:Session {id: $sid})
-OPTIONAL MATCH (n:Node {session_id: $sid})
-OPTIONAL MATCH (c:Call {session_id: $sid})
-DETACH DELETE s, n, c
-"""
-
-
-async def run_cypher(db, text, **params):
-    records, _, _ = await db.driver.execute_query(text, params)
-    return [r.data() for r in records]
-
 
 FOCUS = "Focus on the questions, in full."
 

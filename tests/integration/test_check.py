@@ -5,7 +5,8 @@ import pytest
 from service.errors import NotFound
 from service.store import Limits
 from tests.integration.helpers import (
-    KEEP_FOUR, broken_sessions, chat, run_command, runtime_for, turns as texts, two_compactions,
+    DELETE_SESSION, KEEP_FOUR, broken_sessions, chat, run_command, run_cypher, runtime_for,
+    turns as texts, two_compactions,
 )
 
 SECOND_HEAD = """
@@ -32,18 +33,6 @@ MATCH (:Call {id: $call_id})-[r:READ]->()
 WITH r ORDER BY r.position DESC LIMIT 1
 SET r.position = r.position + 1
 """
-
-DELETE_SESSION = """
-MATCH (s:Session {id: $sid})
-OPTIONAL MATCH (n:Node {session_id: $sid})
-OPTIONAL MATCH (c:Call {session_id: $sid})
-DETACH DELETE s, n, c
-"""
-
-
-async def run_cypher(db, text, **params):
-    await db.driver.execute_query(text, params)
-
 
 @pytest.fixture
 async def corrupted(db):

@@ -9,7 +9,9 @@ from service.store import Limits
 from service.store.ids import new_id
 from service.store.queries import load_migrations
 from service.tokens import estimate_tokens
-from tests.integration.helpers import broken_sessions, chat, rendered, turns as texts
+from tests.integration.helpers import (
+    DELETE_SESSION, broken_sessions, chat, rendered, run_cypher, turns as texts,
+)
 
 # A summary as the old compaction wrote it: spliced after the segment's predecessor,
 # COVERS in chain order to the WHOLE segment, the session's active summary moved onto it.
@@ -56,19 +58,6 @@ RETURN n.id AS id, properties(n) AS properties,
             r.order } AS edges
 ORDER BY n.seq
 """
-
-DELETE_SESSION = """
-MATCH (s:Session {id: $sid})
-OPTIONAL MATCH (n:Node {session_id: $sid})
-OPTIONAL MATCH (c:Call {session_id: $sid})
-DETACH DELETE s, n, c
-"""
-
-
-async def run_cypher(db, text, **params):
-    records, _, _ = await db.driver.execute_query(text, params)
-    return [r.data() for r in records]
-
 
 async def migrate(db):
     """Migration 003's statements, as apply_schema runs them (over the whole store)."""
