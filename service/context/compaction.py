@@ -88,9 +88,14 @@ class Compactor:
         return await self._run(view, session_id, trigger, keep_recent_tokens, instructions)
 
     async def compact_if_over_budget(self, session_id: str, pending_tokens: int = 0,
-                                     head_id: str | None = None) -> CompactionResult | None:
-        """Auto trigger: compacts when the prompt about to be sent reaches the threshold."""
-        view = await render_context(self.ledger, session_id, head_id)
+                                     head_id: str | None = None,
+                                     view: Rendered | None = None) -> CompactionResult | None:
+        """Auto trigger: compacts when the prompt about to be sent reaches the threshold.
+
+        `view`: the head's render, when the caller has it already (a turn renders once
+        and sends that render unless a compaction changed it)."""
+        if view is None:
+            view = await render_context(self.ledger, session_id, head_id)
         estimate = await self.estimator.count(view.nodes) + pending_tokens
         if not self.policy.needs_compaction(estimate):
             return None

@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..context.compaction import CompactionResult, Compactor
+from ..context.compaction import CompactionResult, CompactionStatus, Compactor
 from ..context.render import render_context
 from ..errors import BadInput, CtxdagError, ModelError
-from ..store import Call, CallRecord, Ledger, Node, Purpose, Role, validate
+from ..store import Call, CallRecord, Ledger, Node, Purpose, Rendered, Role, validate
 from ..store.ids import utcnow
 from .providers import ModelProvider
 from .writer import TurnWriter
@@ -101,13 +101,20 @@ class Turns:
                        retry_of: str | None = None, compact: bool = True) -> TurnResult:
         session_id = writer.session_id
         compaction = None
+        # One render serves the budget check and the prompt, unless a compaction changed it.
+        ready: Rendered | None = await render_context(self.ledger, session_id, prompt_head.id)
         if compact:
             compaction = await self.compactor.compact_if_over_budget(
-                session_id, head_id=prompt_head.id)
+                session_id, head_id=prompt_head.id, view=ready)
+            if compaction is not None and compaction.status is CompactionStatus.COMPACTED:
+                ready = None
         call_ids: list[str] = []
 
         async def call_model() -> Node:
-            return await self._call_model(writer, prompt_head, purpose, retry_of, call_ids)
+            nonlocal ready
+            view, ready = ready, None  # a retry after a passive compaction renders afresh
+            return await self._call_model(writer, prompt_head, purpose, retry_of, call_ids,
+                                          view)
 
         try:
             if compact:
@@ -122,8 +129,10 @@ class Turns:
         return TurnResult(prompt_head, reply, call_ids[-1], compaction)
 
     async def _call_model(self, writer: TurnWriter, prompt_head: Node, purpose: Purpose,
-                          retry_of: str | None, call_ids: list[str]) -> Node:
-        view = await render_context(self.ledger, writer.session_id, prompt_head.id)
+                          retry_of: str | None, call_ids: list[str],
+                          view: Rendered | None) -> Node:
+        if view is None:
+            view = await render_context(self.ledger, writer.session_id, prompt_head.id)
         started = utcnow()
         try:
             answer = await self.provider.complete(view.nodes)
