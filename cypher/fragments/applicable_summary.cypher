@@ -16,9 +16,9 @@
 OPTIONAL MATCH (s)-[:ACTIVE_SUMMARY]->(pointer:Node)
 WITH s, h, coalesce(s.summary_strategy, 'rolling') AS strategy,
   CASE WHEN pointer.deleted_at IS NULL AND pointer.retired_at IS NULL THEN pointer END AS active
-OPTIONAL CALL (h, active, strategy) {
-  WITH * WHERE strategy = 'rolling'
-  MATCH (last:Node {id: active.covers_last_id})
+// Bound before the walk (not inside it), so the planner prunes the walk by its depth.
+OPTIONAL MATCH (last:Node {id: CASE WHEN strategy = 'rolling' THEN active.covers_last_id END})
+OPTIONAL CALL (h, active, last) {
   WITH * WHERE last.depth <= h.depth
   // Up from the head, never deeper than the segment's last node (the predicate on every
   // node of the walk prunes it); the shallowest node reached must be that last node.

@@ -1,4 +1,6 @@
 """Spec §3: segment replacement, decided by stored data alone."""
+import pytest
+
 from tests.integration.helpers import KEEP_FOUR, chat, head_id, rendered, turns
 
 
@@ -112,3 +114,34 @@ async def test_a_very_long_verbatim_chain_renders(ledger):
     view = await rendered(ledger, session.id)
     assert len(view) == length + 1
     assert view[:2] == [session.root_id, f"{session.id}-1"] and view[-1] == f"{session.id}-{length}"
+
+
+async def render_db_hits(ledger, session_id) -> int:
+    """Neo4j's own count of the work a render of HEAD takes (PROFILE, so no timing)."""
+    query = ledger.db.queries["render_context"]
+    params = query.bind({"tenant": ledger.tenant,
+                         "requests": [{"session_id": session_id, "head_id": None}]})
+    async with ledger.db.driver.session() as session:
+        result = await session.run("PROFILE " + query.text, params)
+        profile = (await result.consume()).profile
+
+    def hits(plan) -> int:
+        return plan.get("dbHits", 0) + sum(hits(c) for c in plan.get("children", []))
+
+    return hits(profile)
+
+
+@pytest.mark.parametrize("strategy", ["rolling", "branch"])
+async def test_a_compacted_render_costs_the_same_at_ten_times_the_history(ledger, compactor,
+                                                                          strategy):
+    """The walk stops at the segment's last turn: 10× the covered history, same work."""
+    costs = []
+    for count in (40, 400):
+        session = await ledger.sessions.create("cost", "sys", summary_strategy=strategy)
+        await chat(ledger, session, *turns(count))
+        result = await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)
+        assert result.covered_count == count - 4
+        assert len(await rendered(ledger, session.id)) == 6
+        costs.append(await render_db_hits(ledger, session.id))
+    small, large = costs
+    assert large <= small * 1.1 + 20, costs
