@@ -25,6 +25,12 @@ class Sizes:
     compacted_turns: tuple[int, ...] = (100, 1_000, 10_000)
     compacted_tail: int = 40
     compacted_samples: int = 300
+    # Workload 1, branch strategy: branches × (nodes per branch, summaries per branch); each
+    # branch k > 0 edits a user turn this many nodes above branch k-1's head (0: no rows).
+    branch_count: int = 5
+    branch_nodes: int = 2_000
+    branch_summaries: int = 5
+    branch_fork_back: int = 300
     chain_nodes: tuple[int, ...] = (100, 1_000, 5_000, 10_000)
     chain_samples: tuple[tuple[int, int], ...] = ((100, 200), (1_000, 60), (5_000, 15),
                                                   (10_000, 5))
@@ -48,6 +54,7 @@ class Sizes:
     peer_every: int = 200  # summarize every this many turns
     peer_keep: int = 20  # messages kept verbatim by each summarization
     peer_read_samples: int = 30
+    peer_step_limit_s: float = 20.0  # a ctxdag turn or compaction slower than this stops workload 8
     floor_samples: int = 300
 
     def chain_samples_for(self, nodes: int) -> int:
@@ -56,6 +63,7 @@ class Sizes:
 
 QUICK = Sizes(
     compacted_turns=(100, 1_000), compacted_samples=100,
+    branch_nodes=500, branch_fork_back=150,
     chain_nodes=(100, 1_000, 2_000), chain_samples=((100, 60), (1_000, 20), (2_000, 10)),
     chain_limit_probe=0,
     append_samples=60, send_seconds=2.0, send_history=40,

@@ -25,7 +25,16 @@ The same job on both: "a conversation with forks that I can resume".
   `render_context`, at the main head and at the last fork's head. Then bytes stored
   per turn: the SQLite file (after a WAL checkpoint) vs the Neo4j store's growth
   (measured across clean restarts, which checkpoint; see bench/storage.py).
-- ctxdag only: compacting the fork, and what the main head renders afterwards.
+- ctxdag only, rolling: compacting a fork (a fourth one, off an earlier turn, so the
+  three forks above stay uncompacted), and what the main head renders afterwards.
+- ctxdag only, then the branch strategy on the same session
+  (`ledger.sessions.update(sid, summary_strategy="branch")`: only rendering changes):
+  the main head's and the last fork's context read, the fork compacted
+  (`Compactor.compact(head_id=fork head)`), and the main head read again — it must render
+  exactly what it rendered before (checked; the workload stops if not).
+- Storage: the session's COVERS and ABSORBED edges after the 25 compactions, and the
+  time of each compaction and of its persist (Ledger.summaries.persist, timed inside
+  Compactor.compact).
 """
 from __future__ import annotations
 
@@ -47,7 +56,7 @@ from .content import assistant_text, user_text
 from .core import Bench
 from .server import BenchNeo4j
 from .storage import checkpoint
-from .timing import Stats
+from .timing import Stats, measure_round_robin
 
 try:  # the bench extra: pip install -e '.[bench]'
     from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
@@ -222,6 +231,41 @@ async def warm_up(b: Bench, rounds: int = 5) -> None:
             raise RuntimeError(f"warm-up compaction did not run: {result.message}")
 
 
+class Stopped(RuntimeError):
+    """The ctxdag side gave up (a step slower than Sizes.peer_step_limit_s); `partial`
+    holds what it measured until then."""
+
+    def __init__(self, message: str, partial: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.partial = partial
+
+
+def time_persists(ledger: Any) -> list[tuple[int, float]]:
+    """Times each `Ledger.summaries.persist` that Compactor.compact makes (the one write
+    of a compaction), with the number of turns it newly covers: a wrapper on this
+    ledger's Summaries instance, bench-only."""
+    persisted: list[tuple[int, float]] = []
+    summaries = ledger.summaries
+    original = summaries.persist
+
+    async def persist(session_id: str, new_ids: Any, *args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        result = await original(session_id, new_ids, *args, **kwargs)
+        persisted.append((len(new_ids), time.perf_counter() - t0))
+        return result
+
+    summaries.persist = persist
+    return persisted
+
+
+def rolling_fork_point(n: int, every: int) -> int:
+    """The turn a fourth fork edits, to be compacted under rolling: far enough above the
+    forks at N/2 that its segment (all but the last messages) ends above the segment of
+    the summary those forks inherit under the branch strategy (written at the last
+    compaction before N/2, which keeps the turns after it)."""
+    return n // 2 - 3 * every // 4
+
+
 async def run_ctxdag(b: Bench, n: int, every: int, keep: int, points: tuple[int, ...],
                      window: int, read_samples: int) -> dict[str, Any]:
     """The turns inside the measured windows run through the service one by one; the
@@ -229,6 +273,7 @@ async def run_ctxdag(b: Bench, n: int, every: int, keep: int, points: tuple[int,
     append_message writes), so 5,000 turns fit the time budget. Every compaction
     runs through Compactor.compact."""
     ledger, compactor = b.ledger, b.runtime.compactor
+    persisted = time_persists(ledger)  # (turns newly covered, seconds) of every persist
     start = await checkpoint(b)
     chain = await b.loader.new_chain("bench peer")
     sid = chain.session_id
@@ -256,6 +301,20 @@ async def run_ctxdag(b: Bench, n: int, every: int, keep: int, points: tuple[int,
             user_ids[turn] = chain.ids[first + 2 * i]
         pending = None
 
+    def stop_if_slow(what: str, turn: int, seconds: float) -> None:
+        """5,000 turns cannot finish when one step takes minutes: stop, say where, and
+        hand back what was measured until then."""
+        if seconds > b.sizes.peer_step_limit_s:
+            raise Stopped(
+                f"{what} at turn {turn:,} took {seconds:.1f} s (more than "
+                f"{b.sizes.peer_step_limit_s:.0f} s) with {chain.messages:,} messages in the "
+                "session; the ctxdag side stopped there",
+                {"turn": windows(times, points, window),
+                 "compactions_ms": [round(c * 1000, 1) for c in compactions],
+                 "covered": covered,
+                 "persists_ms": [round(p[1] * 1000, 1) for p in persisted],
+                 "new_covered": [p[0] for p in persisted]})
+
     async def compact(head_id: str | None = None) -> Any:
         budget = sum(tokens[-keep:])  # keeps exactly the last `keep` messages
         result = await compactor.compact(sid, head_id=head_id, keep_recent_tokens=budget)
@@ -273,6 +332,7 @@ async def run_ctxdag(b: Bench, n: int, every: int, keep: int, points: tuple[int,
             await render_context(ledger, sid)  # the context the model reads
             await ledger.head.append_message(sid, "assistant", a, metadata=OFFLINE_META)
             times[t] = time.perf_counter() - t0
+            stop_if_slow("a turn (append + render + append)", t, times[t])
             user_ids[t] = user.node.id
             chain.messages += 2
             stale = True
@@ -283,6 +343,7 @@ async def run_ctxdag(b: Bench, n: int, every: int, keep: int, points: tuple[int,
             t0 = time.perf_counter()
             result = await compact()
             compactions.append(time.perf_counter() - t0)
+            stop_if_slow("Compactor.compact (render + summarize + persist)", t, compactions[-1])
             covered.append(result.covered_count)
             stale = True
         if t % 1000 == 0:
@@ -300,34 +361,73 @@ async def run_ctxdag(b: Bench, n: int, every: int, keep: int, points: tuple[int,
                                           samples=read_samples, warmup=3)
 
     fork_ms, fork_parts = [], []
+    fork_head = main_head
     for t in fork_points(n):
         t0 = time.perf_counter()
         await ledger.head.edit(user_ids[t], edited(t))
         t1 = time.perf_counter()
         await render_context(ledger, sid)
         t2 = time.perf_counter()
-        await ledger.head.append_message(sid, "assistant", reply_msg(t), metadata=OFFLINE_META)
+        reply = await ledger.head.append_message(sid, "assistant", reply_msg(t),
+                                                 metadata=OFFLINE_META)
         t3 = time.perf_counter()
+        fork_head = reply.node.id
         fork_ms.append((t3 - t0) * 1000)
         fork_parts.append(f"edit {(t1 - t0) * 1000:.0f} + render {(t2 - t1) * 1000:.0f} + "
                           f"reply {(t3 - t2) * 1000:.0f}")
-    fork_view = await render_context(ledger, sid)
+    fork_view = await render_context(ledger, sid, fork_head)
     fork_read, fork_floor = await b.timed(f"{S8} ctxdag fork read",
-                                          lambda: render_context(ledger, sid),
+                                          lambda: render_context(ledger, sid, fork_head),
                                           samples=max(5, read_samples // 3), warmup=2,
                                           max_seconds=15)
 
-    # Rolling compaction keeps one active summary per session: compacting the fork
-    # supersedes the main branch's summary.
+    # Rolling keeps one active summary per session: compacting a fork supersedes the
+    # main branch's summary. This runs on a fourth fork of its own, off an earlier turn
+    # (rolling_fork_point): its summary's segment ends above the one the forks above
+    # inherit under the branch strategy, so the branch rows below read the forks as
+    # if it did not exist.
+    t = rolling_fork_point(n, every)
+    await ledger.head.edit(user_ids[t], edited(t))
+    rolling_fork = (await ledger.head.append_message(sid, "assistant", reply_msg(t),
+                                                     metadata=OFFLINE_META)).node.id
+    rolling_fork_nodes = len((await render_context(ledger, sid, rolling_fork)).nodes)
     t0 = time.perf_counter()
-    await compact()
+    await compact(head_id=rolling_fork)
     fork_compact_s = time.perf_counter() - t0
-    fork_after = await render_context(ledger, sid)
+    fork_after = await render_context(ledger, sid, rolling_fork)
     main_after = await render_context(ledger, sid, main_head)
     main_after_read, after_floor = await b.timed(
         f"{S8} ctxdag main read after fork compaction",
         lambda: render_context(ledger, sid, main_head),
         samples=max(5, read_samples // 3), warmup=2, max_seconds=15)
+
+    # The branch strategy: the same session, only rendering changes.
+    await ledger.sessions.update(sid, summary_strategy="branch")
+    branch_main_view = await render_context(ledger, sid, main_head)
+    branch_fork_view = await render_context(ledger, sid, fork_head)
+    # The two heads are sampled in turn (one render of each per round), so their ratio
+    # is not the machine's load moving between two blocks of samples.
+    reads, branch_floor = await measure_round_robin(b.driver, {
+        "main": lambda: render_context(ledger, sid, main_head),
+        "fork": lambda: render_context(ledger, sid, fork_head)},
+        samples=read_samples, warmup=3)
+    b.floors.append({"around": f"{S8} ctxdag branch main + fork reads", **branch_floor.as_dict()})
+    branch_main_read, branch_fork_read = reads["main"], reads["fork"]
+    branch_main_floor = branch_fork_floor = branch_floor
+    t0 = time.perf_counter()
+    branch_compacted = await compact(head_id=fork_head)
+    branch_compact_s = time.perf_counter() - t0
+    branch_fork_after = await render_context(ledger, sid, fork_head)
+    branch_main_after = await render_context(ledger, sid, main_head)
+    if (branch_main_after.node_ids != branch_main_view.node_ids
+            or branch_main_after.summary_id != branch_main_view.summary_id):
+        raise RuntimeError(
+            "branch strategy: compacting the fork changed what the main head renders: "
+            f"{len(branch_main_view.nodes)} nodes with summary {branch_main_view.summary_id} "
+            f"before, {len(branch_main_after.nodes)} with {branch_main_after.summary_id} after")
+    branch_main_after_read, branch_after_floor = await b.timed(
+        f"{S8} ctxdag branch main read after fork compaction",
+        lambda: render_context(ledger, sid, main_head), samples=read_samples, warmup=3)
     violations = await ledger.violations(sid)
     if violations:
         raise RuntimeError(f"the peer session is unsound: {violations[:3]}")
@@ -335,15 +435,39 @@ async def run_ctxdag(b: Bench, n: int, every: int, keep: int, points: tuple[int,
     return {
         "turn": windows(times, points, window), "summarize": Stats.of(compactions),
         "compactions_ms": [round(c * 1000, 1) for c in compactions], "covered": covered,
+        "persists_ms": [round(p[1] * 1000, 1) for p in persisted[:len(compactions)]],
+        "new_covered": [p[0] for p in persisted[:len(compactions)]],
         "main_read": main_read, "main_floor": main_floor, "main_nodes": len(main_view.nodes),
         "fork_ms": fork_ms, "fork_parts": fork_parts,
         "fork_read": fork_read, "fork_floor": fork_floor,
         "fork_nodes": len(fork_view.nodes), "bytes": stored, "bytes_apparent": stored_apparent,
+        "rolling_fork_turn": t, "rolling_fork_nodes": rolling_fork_nodes,
         "fork_compact_ms": fork_compact_s * 1000, "fork_nodes_after": len(fork_after.nodes),
         "main_nodes_after": len(main_after.nodes), "main_after_read": main_after_read,
         "after_floor": after_floor,
+        "branch_main_read": branch_main_read, "branch_main_floor": branch_main_floor,
+        "branch_main_nodes": len(branch_main_view.nodes),
+        "branch_main_same_as_rolling": branch_main_view.node_ids == main_view.node_ids,
+        "branch_fork_read": branch_fork_read, "branch_fork_floor": branch_fork_floor,
+        "branch_fork_nodes": len(branch_fork_view.nodes),
+        "branch_fork_summary": branch_fork_view.summary_id,
+        "branch_fork_summary_covers": await covers_count(ledger, branch_fork_view.summary_id),
+        "branch_compact_ms": branch_compact_s * 1000,
+        "branch_compact_covers": len(branch_compacted.summary.covers_ids),
+        "branch_compact_new": persisted[-1][0],
+        "branch_compact_persist_ms": round(persisted[-1][1] * 1000, 1),
+        "branch_fork_nodes_after": len(branch_fork_after.nodes),
+        "branch_main_after_read": branch_main_after_read,
+        "branch_after_floor": branch_after_floor,
+        "branch_main_nodes_after": len(branch_main_after.nodes),
         "counts": count_row,
     }
+
+
+async def covers_count(ledger: Any, summary_id: str | None) -> int:
+    if summary_id is None:
+        return 0
+    return len((await ledger.summaries.get(summary_id)).covers_ids)
 
 
 async def on_fresh_neo4j(b: Bench, work: Callable[[Bench], Awaitable[dict[str, Any]]]
@@ -373,6 +497,45 @@ async def on_fresh_neo4j(b: Bench, work: Callable[[Bench], Awaitable[dict[str, A
         neo.stop()
 
 
+def stopped_rows(b: Bench, cd: dict[str, Any], lg: dict[str, Any], base: Stats,
+                 every: int) -> None:
+    """The rows of a run whose ctxdag side stopped early: what both sides measured,
+    and the stop itself as a failed row."""
+    s = b.sizes
+    for point in s.peer_points:
+        for name, side in (("ctxdag", cd), ("LangGraph", lg)):
+            if point in side["turn"]:
+                b.add(S8, f"{name}: append a turn at N={point:,}", side["turn"][point], base,
+                      note=f"turns {max(1, point - s.peer_window + 1)}–{point}, "
+                           "summarizing turns excluded")
+    comp, pers = cd["compactions_ms"], cd["persists_ms"]
+    if comp:
+        b.add(S8, f"ctxdag: summarize every {every} turns (until the stop)",
+              Stats.of([v / 1000 for v in comp]), base,
+              note=f"{len(comp)} compactions, in order, ms: "
+                   + ", ".join(f"{v:.0f}" for v in comp)
+                   + "; their persists: " + ", ".join(f"{v:.0f}" for v in pers),
+              compactions_ms=comp, persists_ms=pers, covered=cd["covered"],
+              new_covered=cd["new_covered"])
+    b.add(S8, f"LangGraph: summarize every {every} turns", lg["summarize"], base,
+          note="the invoke of a summarizing turn (respond + summarize nodes)")
+    n = s.peer_turns
+    b.add(S8, f"LangGraph: read head state at N={n:,}", lg["main_read"], base,
+          note=f"get_state → summary + {lg['main_messages']} messages")
+    b.add(S8, "LangGraph: fork at N/2 (invoke from a past checkpoint), 3 forks", None, base,
+          value=round(sorted(lg["fork_ms"])[1], 1), unit="ms (median)",
+          note="in order, ms: " + ", ".join(f"{v:.0f}" for v in lg["fork_ms"]),
+          fork_ms=lg["fork_ms"])
+    b.add(S8, "LangGraph: read the fork head's state", lg["fork_read"], base,
+          note=f"summary + {lg['fork_messages']} messages")
+    b.add(S8, f"LangGraph: bytes stored per turn (N={n:,})", None, None,
+          value=round(lg["bytes"] / n), unit="bytes/turn",
+          note=f"SQLite file {lg['bytes'] / 1e6:.1f} MB; {lg['checkpoints']:,} checkpoints, "
+               f"{lg['writes']:,} writes", sqlite_bytes=lg["bytes"])
+    b.add(S8, "ctxdag: the rest of the workload", None, base, status="failed", met=False,
+          note=cd["stopped"])
+
+
 async def peer(b: Bench) -> None:
     if LANGGRAPH_MISSING is not None:
         raise RuntimeError(f"LangGraph is not installed (the bench extra): {LANGGRAPH_MISSING}")
@@ -382,20 +545,46 @@ async def peer(b: Bench) -> None:
     lg = await asyncio.to_thread(run_langgraph, b.neo.home / "langgraph.sqlite", n, every, keep,
                                  s.peer_points, s.peer_window, s.peer_read_samples)
     b.log(f"{S8}: ctxdag, {n} turns, on a fresh Neo4j")
-    cd, base = await on_fresh_neo4j(b, lambda fresh: run_ctxdag(
-        fresh, n, every, keep, s.peer_points, s.peer_window, s.peer_read_samples))
+    async def ctxdag_side(fresh: Bench) -> dict[str, Any]:
+        try:
+            return await run_ctxdag(fresh, n, every, keep, s.peer_points, s.peer_window,
+                                    s.peer_read_samples)
+        except Stopped as stop:
+            return {"stopped": str(stop), **stop.partial}
+
+    cd, base = await on_fresh_neo4j(b, ctxdag_side)
+    if "stopped" in cd:
+        stopped_rows(b, cd, lg, base, every)
+        return
     for point in s.peer_points:
         for name, side in (("ctxdag", cd), ("LangGraph", lg)):
             if point in side["turn"]:
                 b.add(S8, f"{name}: append a turn at N={point:,}", side["turn"][point], base,
                       note=f"turns {max(1, point - s.peer_window + 1)}–{point}, "
                            "summarizing turns excluded")
+    comp, pers, new = cd["compactions_ms"], cd["persists_ms"], cd["new_covered"]
+    half = len(comp) // 2
+
+    def ms(values: list[float]) -> str:
+        return ", ".join(f"{v:.0f}" for v in values)
+
+    def median(values: list[float]) -> float:
+        return Stats.of([v / 1000 for v in values]).p50_ms
+
     b.add(S8, f"ctxdag: summarize every {every} turns", cd["summarize"], base,
-          note=f"Compactor.compact; the rolling summary's COVERS grow with each one "
-               f"(first covers {cd['covered'][0]:,} turns, last {cd['covered'][-1]:,}); "
-               f"first 3 took {', '.join(f'{c:.0f}' for c in cd['compactions_ms'][:3])} ms, "
-               f"last 3 {', '.join(f'{c:.0f}' for c in cd['compactions_ms'][-3:])} ms",
-          compactions_ms=cd["compactions_ms"], covered=cd["covered"])
+          note=f"Compactor.compact (render + summarize + persist); each summary's segment "
+               f"grows (first {cd['covered'][0]:,} messages, last {cd['covered'][-1]:,}) but it "
+               f"holds COVERS only to the messages it newly covers ({new[0]:,} first, then "
+               f"{min(new[1:] or new):,}–{max(new[1:] or new):,}); first 3 took "
+               f"{ms(comp[:3])} ms, last 3 {ms(comp[-3:])} ms; median of the first {half} "
+               f"{median(comp[:half]):.0f} ms, of the last {half} {median(comp[-half:]):.0f} ms",
+          compactions_ms=comp, covered=cd["covered"], new_covered=new)
+    b.add(S8, f"ctxdag: the persist of each compaction ({len(pers)})",
+          Stats.of([v / 1000 for v in pers]), base,
+          note=f"Ledger.summaries.persist inside Compactor.compact; first 3 {ms(pers[:3])} ms, "
+               f"last 3 {ms(pers[-3:])} ms; median of the first {half} "
+               f"{median(pers[:half]):.0f} ms, of the last {half} {median(pers[-half:]):.0f} ms",
+          persists_ms=pers, new_covered=new)
     b.add(S8, f"LangGraph: summarize every {every} turns", lg["summarize"], base,
           note="the invoke of a summarizing turn (respond + summarize nodes)")
     b.add(S8, f"ctxdag: read HEAD's context at N={n:,}", cd["main_read"], cd["main_floor"],
@@ -409,23 +598,59 @@ async def peer(b: Bench) -> None:
           value=round(sorted(lg["fork_ms"])[1], 1), unit="ms (median)",
           note="in order, ms: " + ", ".join(f"{v:.0f}" for v in lg["fork_ms"]),
           fork_ms=lg["fork_ms"])
-    b.add(S8, "ctxdag: read the fork head's context", cd["fork_read"], cd["fork_floor"],
-          note=f"{cd['fork_nodes']} nodes, verbatim: the session's one active summary "
+    b.add(S8, "ctxdag: read the fork head's context (rolling)", cd["fork_read"],
+          cd["fork_floor"],
+          note=f"{cd['fork_nodes']:,} nodes, verbatim: the session's one active summary "
                "covers main-branch turns the fork lacks")
     b.add(S8, "LangGraph: read the fork head's state", lg["fork_read"], base,
           note=f"summary + {lg['fork_messages']} messages (the fork inherits the summary "
                "of its checkpoint)")
-    b.add(S8, "ctxdag: compact the fork", None, base, value=round(cd["fork_compact_ms"], 1),
-          unit="ms", note=f"one sample; the fork then renders {cd['fork_nodes_after']} nodes; the main head "
-                          f"renders {cd['main_nodes_after']} (its summary was superseded)")
-    b.add(S8, "ctxdag: read the main head after the fork's compaction", cd["main_after_read"],
-          cd["after_floor"], note=f"{cd['main_nodes_after']} nodes")
+    b.add(S8, "ctxdag: compact a fork (rolling)", None, base,
+          value=round(cd["fork_compact_ms"], 1), unit="ms",
+          note=f"one sample, on a fourth fork of its own (an edit of turn "
+               f"{cd['rolling_fork_turn']:,}, so the branch rows' forks stay uncompacted), "
+               f"which rendered {cd['rolling_fork_nodes']:,} nodes verbatim; it then renders "
+               f"{cd['fork_nodes_after']} nodes; the main head renders "
+               f"{cd['main_nodes_after']:,} (its summary was superseded)")
+    b.add(S8, "ctxdag: read the main head after that compaction (rolling)",
+          cd["main_after_read"], cd["after_floor"], note=f"{cd['main_nodes_after']:,} nodes")
+    b.add(S8, "ctxdag, branch strategy: read the main head's context", cd["branch_main_read"],
+          cd["branch_main_floor"],
+          note=f"after sessions.update(summary_strategy='branch'): "
+               f"{cd['branch_main_nodes']} nodes (ROOT, summary, tail), "
+               + ("the same as under rolling" if cd["branch_main_same_as_rolling"]
+                  else "NOT the nodes it rendered under rolling")
+               + "; sampled in turn with the fork head's read")
+    fork_rendered = (f"ROOT + the summary written before the fork (its segment: "
+                     f"{cd['branch_fork_summary_covers']:,} messages) + the messages since"
+                     if cd["branch_fork_summary"] else "verbatim: NO summary applied")
+    b.add(S8, "ctxdag, branch strategy: read the fork head's context", cd["branch_fork_read"],
+          cd["branch_fork_floor"],
+          note=f"{cd['branch_fork_nodes']} nodes: {fork_rendered} (LangGraph: summary + "
+               f"{lg['fork_messages']} messages); sampled in turn with the main head's read")
+    fork_ratio = cd["branch_fork_read"].p50_ms / cd["branch_main_read"].p50_ms
+    b.add(S8, "ctxdag, branch strategy: fork head / main head read (p50 ratio)", None, None,
+          value=round(fork_ratio, 2), unit="×", target="≤ 2", met=fork_ratio <= 2,
+          note=f"{cd['branch_fork_nodes']} vs {cd['branch_main_nodes']} nodes, "
+               f"p50 {cd['branch_fork_read'].p50_ms:.1f} vs {cd['branch_main_read'].p50_ms:.1f} ms")
+    b.add(S8, "ctxdag, branch strategy: compact the fork", None, base,
+          value=round(cd["branch_compact_ms"], 1), unit="ms",
+          note=f"one sample: Compactor.compact(head_id=fork head); {cd['branch_compact_new']} "
+               f"messages newly covered (segment {cd['branch_compact_covers']:,}), persist "
+               f"{cd['branch_compact_persist_ms']:.0f} ms; the fork then renders "
+               f"{cd['branch_fork_nodes_after']} nodes")
+    b.add(S8, "ctxdag, branch strategy: read the main head after the fork's compaction",
+          cd["branch_main_after_read"], cd["branch_after_floor"],
+          target="renders what it rendered before", met=True,
+          note=f"{cd['branch_main_nodes_after']} nodes, the same ids and summary as before "
+               "the fork's compaction (checked; the run stops if not)")
     counts = cd["counts"]
     b.add(S8, f"ctxdag: bytes stored per turn (N={n:,})", None, None,
           value=round(cd["bytes"] / n), unit="bytes/turn",
           note=f"Neo4j store growth {cd['bytes'] / 1e6:.1f} MB allocated "
                f"({cd['bytes_apparent'] / 1e6:.1f} MB apparent); {counts['nodes']:,} nodes, "
-               f"{counts['covers']:,} COVERS and {counts['reads']:,} READ edges",
+               f"{counts['covers']:,} COVERS, {counts['absorbed']:,} ABSORBED and "
+               f"{counts['reads']:,} READ edges after {len(comp)} compactions",
           store_bytes=cd["bytes"], store_apparent_bytes=cd["bytes_apparent"], **counts)
     b.add(S8, f"LangGraph: bytes stored per turn (N={n:,})", None, None,
           value=round(lg["bytes"] / n), unit="bytes/turn",

@@ -108,6 +108,41 @@ async def measure_with_floor(driver: AsyncDriver, fn: Callable[[], Awaitable[Any
     return Stats.of(times), Stats.of(floors)
 
 
+async def measure_round_robin(driver: AsyncDriver, fns: dict[str, Callable[[], Awaitable[Any]]],
+                              *, samples: int, warmup: int, floor_block: int = 100
+                              ) -> tuple[dict[str, Stats], Stats]:
+    """Several operations sampled in turn — one call of each per round, the order rotated
+    every round — so that load drifting across the run hits them all alike and their
+    ratios compare like with like. Bracketed by two floor blocks as in
+    `measure_with_floor`; returns each operation's stats and the floor."""
+    async def ping() -> None:
+        await driver.execute_query(FLOOR_QUERY)
+
+    async def block() -> list[float]:
+        for _ in range(10):
+            await ping()
+        times = []
+        for _ in range(floor_block):
+            t0 = time.perf_counter()
+            await ping()
+            times.append(time.perf_counter() - t0)
+        return times
+
+    names = list(fns)
+    for _ in range(warmup):
+        for name in names:
+            await fns[name]()
+    floors = await block()
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(samples):
+        for name in names[i % len(names):] + names[:i % len(names)]:
+            t0 = time.perf_counter()
+            await fns[name]()
+            times[name].append(time.perf_counter() - t0)
+    floors += await block()
+    return {name: Stats.of(t) for name, t in times.items()}, Stats.of(floors)
+
+
 async def floor(driver: AsyncDriver, samples: int = 300, warmup: int = 50) -> Stats:
     async def ping() -> None:
         await driver.execute_query(FLOOR_QUERY)

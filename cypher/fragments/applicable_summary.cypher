@@ -30,13 +30,16 @@ OPTIONAL CALL (h, active, last) {
   WHERE walked[0] = last
   RETURN active AS rolling_summary, walked[1..] AS rolling_tail
 }
-WITH s, h, strategy, rolling_summary, rolling_tail,
-  CASE WHEN strategy = 'branch' THEN COLLECT {
-    MATCH (c:Node {session_id: s.id, role: 'summary'})
-    WHERE c.deleted_at IS NULL AND c.retired_at IS NULL
-      AND c.depth + c.covers_count - 1 <= h.depth
-    RETURN c.depth + c.covers_count - 1 AS last_depth ORDER BY last_depth LIMIT 1
-  }[0] END AS floor
+// The shallowest segment end a branch-strategy walk may stop at (null: no candidate).
+// The index is named: on a small store the planner may otherwise scan every node.
+OPTIONAL CALL (s, h, strategy) {
+  WITH * WHERE strategy = 'branch'
+  MATCH (c:Node {session_id: s.id, role: 'summary'})
+  USING INDEX c:Node(session_id, role)
+  WHERE c.deleted_at IS NULL AND c.retired_at IS NULL
+    AND c.depth + c.covers_count - 1 <= h.depth
+  RETURN min(c.depth + c.covers_count - 1) AS floor
+}
 OPTIONAL CALL (h, floor) {
   WITH * WHERE floor IS NOT NULL
   MATCH (h) ((a:Node)-[:PREDECESSOR]->(:Node)
@@ -68,6 +71,7 @@ OPTIONAL CALL (s, h, stop, nearest) {
   WITH s, h, collect(y) AS whole
   RETURN whole, COLLECT {
     MATCH (c:Node {session_id: s.id, role: 'summary'})
+    USING INDEX c:Node(session_id, role)
     WHERE c.deleted_at IS NULL AND c.retired_at IS NULL
       AND c.depth + c.covers_count - 1 <= h.depth
       AND whole[c.depth + c.covers_count - 1].id = c.covers_last_id
