@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from enum import Enum
 from typing import Any, Generic, Mapping, Sequence, TypeVar
 
@@ -115,6 +115,17 @@ def _native(value: Any) -> Any:
     return value.to_native() if hasattr(value, "to_native") else value
 
 
+def _instant(value: Any) -> datetime:
+    """A node's created_at as node_map sends it, [epoch seconds, nanosecond, offset
+    seconds], as the driver's own conversion would give it (nanoseconds truncated to
+    microseconds, the offset kept); a driver DateTime is converted as it is."""
+    if not isinstance(value, list):
+        return _native(value)
+    seconds, nanosecond, offset = value
+    return (datetime.fromtimestamp(seconds, timezone(timedelta(seconds=offset)))
+            + timedelta(microseconds=nanosecond // 1000))
+
+
 def session_from_row(row: Mapping[str, Any]) -> Session:
     active = row.get("active_summary") or {}
     return Session(
@@ -140,7 +151,7 @@ def node_from_row(row: Mapping[str, Any]) -> Node:
         session_id=row["session_id"],
         role=Role(row["role"]),
         content=row["content"],
-        created_at=_native(row["created_at"]),
+        created_at=_instant(row["created_at"]),
         tokens=row["tokens"],
         metadata=json.loads(row.get("metadata") or "{}"),
         seq=row["seq"],

@@ -1,6 +1,8 @@
 """The append rule: HEAD advances only when the new node extends HEAD, decided atomically."""
 import asyncio
 
+import pytest
+
 from service.store import Role
 from tests.integration.helpers import assert_sound, chat, head_id
 
@@ -107,3 +109,23 @@ async def test_content_is_stored_byte_for_byte(ledger):
     odd = "MATCH (n) DETACH DELETE n; // $param ' \" \\ \u0000 \u202e שלום 🧪 e\u0301"
     appended = await ledger.head.append_message(session.id, "user", odd)
     assert (await ledger.nodes.get(appended.node.id)).content == odd
+
+
+@pytest.mark.parametrize("stamp", [
+    "2026-03-29T01:59:59.999999900+01:00[Europe/Paris]",  # just before a zone change
+    "2026-12-01T05:35:23.123456789Z",
+    "1969-07-20T20:17:40.000000500-05:00",
+])
+async def test_created_at_reads_as_the_driver_would_convert_it(ledger, stamp):
+    """node_map sends created_at as numbers; the node reads back as the driver's own
+    conversion of the stored value (nanoseconds truncated, offset kept)."""
+    session = await ledger.sessions.create("stamps", "sys")
+    node = (await ledger.head.append_message(session.id, "user", "when?")).node
+    records, _, _ = await ledger.db.driver.execute_query(
+        "MATCH (n:Node {id: $id}) SET n.created_at = datetime($stamp) RETURN n.created_at AS at",
+        id=node.id, stamp=stamp)
+    expected = records[0]["at"].to_native()
+    read = await ledger.nodes.get(node.id)
+    assert read.created_at == expected
+    assert read.created_at.utcoffset() == expected.utcoffset()
+    assert read.created_at.isoformat() == expected.isoformat()
