@@ -30,14 +30,14 @@ TURN_COMPACTION = f"compaction {{ status summary {{ {SUMMARY} }} }} call {{ head
 EVENTS = ("subscription($s: ID!) { sessionEvents(sessionId: $s) { type sessionId"
           " ... on SummaryRetired { summaryId restoredSummaryId }"
           " ... on SummaryStrategyChanged { strategy } } }")
-STATE = f"""query($s: ID!) {{ session(id: $s) {{
+STATE = """query($s: ID!) { session(id: $s) {
   headId summaryStrategy activeSummaryId nodeCount
-  activeSummary {{ id superseded retired deleted }}
-  branches {{ tip {{ id }} isHead summaryId summary {{ id superseded retired deleted }} }}
-  graph {{ nodes {{ id role seq predecessorId callerId isHead coversIds supersededSummary
-    retired }} }}
-  render {{ headId nodeIds summaryId }}
-}} }}"""
+  activeSummary { id superseded retired deleted }
+  branches { tip { id } isHead summaryId summary { id superseded retired deleted } }
+  graph { nodes { id role seq predecessorId callerId isHead coversIds supersededSummary
+    retired } }
+  render { headId nodeIds summaryId }
+} }"""
 
 
 @pytest.fixture(scope="module")
@@ -719,7 +719,6 @@ async def test_compacting_at_an_interior_head(client, checked):
     for strategy in ("rolling", "branch"):
         d = await Dag.start(client, f"interior head {strategy}", strategy)
         checked.append(d.id)
-        m = d.model
         main = await d.chat(6)
         await d.rewind(main[7])
         await d.check(head=main[7])
