@@ -4,11 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..errors import BadInput
+from ..errors import BadInput, NotFound
+from ..events import EventBus, SummaryRetired
 from ..tokens import estimate_tokens
 from . import validate
-from ..events import EventBus, SummaryRetired
-from ..errors import NotFound
 from .batch import by_ids, the_one
 from .db import Database
 from .ids import new_id, utcnow
