@@ -11,7 +11,7 @@ MATCH (s)-[:HEAD]->(head:Node)
 OPTIONAL MATCH (pred:Node {id: coalesce($predecessor_id, head.id), tenant: $tenant})
 OPTIONAL MATCH (caller:Node {id: $caller_id, tenant: $tenant})
 // include: call_reads_check
-WITH s, seq, head, pred, caller, invalid_reads, null AS fork_id, $side_branch AS side_branch,
+WITH s, seq, head, pred, caller, call_reads, invalid_reads, null AS fork_id, $side_branch AS side_branch,
   coalesce($advance_head AND pred = head, false) AS moves_head,
   CASE
     WHEN pred IS NULL THEN 'predecessor_not_found'

@@ -10,7 +10,7 @@ OPTIONAL MATCH (s:Session {id: fork.session_id, tenant: $tenant})
 OPTIONAL MATCH (s)-[:HEAD]->(head:Node)
 OPTIONAL MATCH (fork)-[:PREDECESSOR]->(pred:Node)
 // include: call_reads_check
-WITH s, seq, head, pred, null AS caller, invalid_reads, fork.id AS fork_id,
+WITH s, seq, head, pred, null AS caller, call_reads, invalid_reads, fork.id AS fork_id,
   false AS side_branch, true AS moves_head,
   CASE
     WHEN fork IS NULL OR s IS NULL THEN 'fork_not_found'

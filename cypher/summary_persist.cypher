@@ -33,7 +33,7 @@ CALL (s) {
   }) AS retained
 }
 // include: call_reads_check
-WITH s, seq, active, absorbed, new_turns, retained, invalid_reads,
+WITH s, seq, active, absorbed, new_turns, retained, call_reads, invalid_reads,
   CASE
     WHEN coalesce(s.summary_version, 0) <> $expected_version THEN 'summary_changed'
     WHEN size(new_turns) = 0 THEN 'nothing_covered'
@@ -53,14 +53,15 @@ WITH s, seq, active, absorbed, new_turns, retained, invalid_reads,
       THEN 'retained_not_contiguous'
     WHEN size(invalid_reads) > 0 THEN 'read_invalid'
   END AS problem
-OPTIONAL CALL (s, seq, active, absorbed, new_turns, problem) {
+OPTIONAL CALL (s, seq, active, absorbed, new_turns, problem, call_reads) {
   WITH * WHERE problem IS NULL
-  WITH s, seq, active, absorbed, [e IN new_turns | e.node] AS covered
-  WITH s, seq, active, absorbed, covered, covered[0] AS first
+  WITH s, seq, active, absorbed, call_reads, [e IN new_turns | e.node] AS covered
+  WITH s, seq, active, absorbed, call_reads, covered, covered[0] AS first
   MATCH (first)-[:PREDECESSOR]->(first_predecessor:Node)
   // An absorbed summary already stands at the segment's splice point.
   OPTIONAL MATCH (absorbed)-[:PREDECESSOR]->(absorbed_splice:Node)
-  WITH s, seq, active, absorbed, covered, coalesce(absorbed_splice, first_predecessor) AS splice
+  WITH s, seq, active, absorbed, call_reads, covered,
+    coalesce(absorbed_splice, first_predecessor) AS splice
   CREATE (summary:Node {
     id: $summary_id, session_id: s.id, tenant: s.tenant, role: 'summary', content: $content,
     created_at: $now, tokens: $tokens, metadata: $metadata, seq: seq,
@@ -74,7 +75,7 @@ OPTIONAL CALL (s, seq, active, absorbed, new_turns, problem) {
     replaced_id: active.id
   })
   CREATE (summary)-[:PREDECESSOR]->(splice)
-  WITH s, active, absorbed, covered, summary
+  WITH s, active, absorbed, covered, summary, call_reads
   CALL (summary, covered) {
     UNWIND range(0, size(covered) - 1) AS i
     WITH summary, i, covered[i] AS c
@@ -94,7 +95,7 @@ OPTIONAL CALL (s, seq, active, absorbed, new_turns, problem) {
   }
   CREATE (s)-[:ACTIVE_SUMMARY]->(summary)
   SET s.summary_version = coalesce(s.summary_version, 0) + 1
-  WITH s, summary, summary AS produced
+  WITH s, summary, summary AS produced, call_reads
   // include: call_write
   RETURN summary AS n, COLLECT {
     MATCH (summary)-[:ABSORBED*0..]->(a:Node)-[c:COVERS]->(x:Node)

@@ -1,7 +1,7 @@
 // fragment call_write: records $call (if given) as a Call node with a READ edge, carrying its
 // position, to every node its prompt contained, and PRODUCED to `produced` (may be null).
-// Expects `s` and `produced` in scope; reads were checked by call_reads_check.
-CALL (s, produced) {
+// Expects `s`, `produced` and `call_reads` (from call_reads_check, all found) in scope.
+CALL (s, produced, call_reads) {
   WITH * WHERE $call IS NOT NULL
   CREATE (c:Call {
     id: $call.id, session_id: s.id, tenant: s.tenant, purpose: $call.purpose,
@@ -13,10 +13,10 @@ CALL (s, produced) {
   })
   FOREACH (p IN CASE WHEN produced IS NULL THEN [] ELSE [produced] END |
     CREATE (c)-[:PRODUCED]->(p))
-  WITH c
-  CALL (c) {
-    UNWIND range(0, size($call.read_ids) - 1) AS position
-    MATCH (r:Node {id: $call.read_ids[position], tenant: $tenant})
+  WITH c, call_reads
+  CALL (c, call_reads) {
+    UNWIND range(0, size(call_reads) - 1) AS position
+    WITH c, position, call_reads[position] AS r
     CREATE (c)-[:READ {position: position}]->(r)
   }
 }

@@ -3,9 +3,10 @@
 // and `fork_of` = `fork_id` when they are not null, on a side branch when `side_branch` or
 // `pred` is on one; moves HEAD onto it when `moves_head` (the including statement decides,
 // after session_lock); and records $call as the model call that produced it.
-// Expects s, seq, pred, caller, fork_id, side_branch, moves_head and problem in scope; binds
+// Expects s, seq, pred, caller, fork_id, side_branch, moves_head, problem and call_reads
+// (call_reads_check) in scope; binds
 // `n` and `head_moved` (both null when problem is set).
-OPTIONAL CALL (s, seq, pred, caller, fork_id, side_branch, moves_head, problem) {
+OPTIONAL CALL (s, seq, pred, caller, fork_id, side_branch, moves_head, problem, call_reads) {
   WITH * WHERE problem IS NULL
   CREATE (n:Node {
     id: $node_id, session_id: s.id, tenant: s.tenant, role: $role, content: $content,
@@ -14,14 +15,14 @@ OPTIONAL CALL (s, seq, pred, caller, fork_id, side_branch, moves_head, problem) 
   })
   CREATE (n)-[:PREDECESSOR]->(pred)
   FOREACH (c IN CASE WHEN caller IS NULL THEN [] ELSE [caller] END | CREATE (n)-[:CALLER]->(c))
-  WITH s, n, moves_head
+  WITH s, n, moves_head, call_reads
   CALL (s, n, moves_head) {
     WITH * WHERE moves_head
     MATCH (s)-[h:HEAD]->(:Node)
     DELETE h
     CREATE (s)-[:HEAD]->(n)
   }
-  WITH s, n, moves_head AS head_moved, n AS produced
+  WITH s, n, moves_head AS head_moved, n AS produced, call_reads
   // include: call_write
   RETURN n, head_moved
 }
