@@ -497,10 +497,8 @@ async def on_fresh_neo4j(b: Bench, work: Callable[[Bench], Awaitable[dict[str, A
         neo.stop()
 
 
-def stopped_rows(b: Bench, cd: dict[str, Any], lg: dict[str, Any], base: Stats,
-                 every: int) -> None:
-    """The rows of a run whose ctxdag side stopped early: what both sides measured,
-    and the stop itself as a failed row."""
+def turn_rows(b: Bench, cd: dict[str, Any], lg: dict[str, Any], base: Stats) -> None:
+    """Both sides' append-a-turn rows at each measured point."""
     s = b.sizes
     for point in s.peer_points:
         for name, side in (("ctxdag", cd), ("LangGraph", lg)):
@@ -508,6 +506,14 @@ def stopped_rows(b: Bench, cd: dict[str, Any], lg: dict[str, Any], base: Stats,
                 b.add(S8, f"{name}: append a turn at N={point:,}", side["turn"][point], base,
                       note=f"turns {max(1, point - s.peer_window + 1)}–{point}, "
                            "summarizing turns excluded")
+
+
+def stopped_rows(b: Bench, cd: dict[str, Any], lg: dict[str, Any], base: Stats,
+                 every: int) -> None:
+    """The rows of a run whose ctxdag side stopped early: what both sides measured,
+    and the stop itself as a failed row."""
+    s = b.sizes
+    turn_rows(b, cd, lg, base)
     comp, pers = cd["compactions_ms"], cd["persists_ms"]
     if comp:
         b.add(S8, f"ctxdag: summarize every {every} turns (until the stop)",
@@ -556,12 +562,7 @@ async def peer(b: Bench) -> None:
     if "stopped" in cd:
         stopped_rows(b, cd, lg, base, every)
         return
-    for point in s.peer_points:
-        for name, side in (("ctxdag", cd), ("LangGraph", lg)):
-            if point in side["turn"]:
-                b.add(S8, f"{name}: append a turn at N={point:,}", side["turn"][point], base,
-                      note=f"turns {max(1, point - s.peer_window + 1)}–{point}, "
-                           "summarizing turns excluded")
+    turn_rows(b, cd, lg, base)
     comp, pers, new = cd["compactions_ms"], cd["persists_ms"], cd["new_covered"]
     half = len(comp) // 2
 

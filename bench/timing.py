@@ -69,6 +69,19 @@ async def measure(fn: Callable[[], Awaitable[Any]], *, samples: int, warmup: int
     return Stats.of(times)
 
 
+async def floor_block_times(driver: AsyncDriver, count: int) -> list[float]:
+    """`count` floor round trips, timed back to back after 10 untimed ones (a ping right
+    after a heavier call measures some of that call's after-effects too, ~1 ms here)."""
+    for _ in range(10):
+        await driver.execute_query(FLOOR_QUERY)
+    times = []
+    for _ in range(count):
+        t0 = time.perf_counter()
+        await driver.execute_query(FLOOR_QUERY)
+        times.append(time.perf_counter() - t0)
+    return times
+
+
 async def measure_with_floor(driver: AsyncDriver, fn: Callable[[], Awaitable[Any]], *,
                              samples: int, warmup: int, max_seconds: float | None = None,
                              floor_block: int = 100) -> tuple[Stats, Stats]:
@@ -79,18 +92,8 @@ async def measure_with_floor(driver: AsyncDriver, fn: Callable[[], Awaitable[Any
     a heavier call measures some of that call's after-effects too, ~1 ms here); the two
     blocks follow the machine's load across the operation's samples.
     """
-    async def ping() -> None:
-        await driver.execute_query(FLOOR_QUERY)
-
     async def block() -> list[float]:
-        for _ in range(10):
-            await ping()
-        times = []
-        for _ in range(floor_block):
-            t0 = time.perf_counter()
-            await ping()
-            times.append(time.perf_counter() - t0)
-        return times
+        return await floor_block_times(driver, floor_block)
 
     for _ in range(warmup):
         await fn()
@@ -115,18 +118,8 @@ async def measure_round_robin(driver: AsyncDriver, fns: dict[str, Callable[[], A
     every round — so that load drifting across the run hits them all alike and their
     ratios compare like with like. Bracketed by two floor blocks as in
     `measure_with_floor`; returns each operation's stats and the floor."""
-    async def ping() -> None:
-        await driver.execute_query(FLOOR_QUERY)
-
     async def block() -> list[float]:
-        for _ in range(10):
-            await ping()
-        times = []
-        for _ in range(floor_block):
-            t0 = time.perf_counter()
-            await ping()
-            times.append(time.perf_counter() - t0)
-        return times
+        return await floor_block_times(driver, floor_block)
 
     names = list(fns)
     for _ in range(warmup):

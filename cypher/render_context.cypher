@@ -1,5 +1,5 @@
 // name: render_context
-// returns: one row {index, problem, head_id, summary_id, active_summary_id, strategy, summary_version, nodes} per request whose session exists; nodes in prompt order
+// returns: one row {index, problem, head_id, summary_id, strategy, summary_version, nodes} per request whose session exists; nodes in prompt order
 // purpose: what the model reads from a head: the chain from ROOT, with the summary that applies to the head (per the session's strategy) standing in for its segment
 // params: requests, tenant
 // $requests: [{session_id, head_id}] (head_id null: the session's HEAD).
@@ -22,7 +22,6 @@ WITH index, s, h,
     WHEN h.deleted_at IS NOT NULL THEN 'node_deleted'
     WHEN h.role = 'summary' THEN 'node_summary'
   END AS problem
-OPTIONAL MATCH (s)-[:ACTIVE_SUMMARY]->(active:Node)
 OPTIONAL CALL (s, h, problem) {
   WITH * WHERE problem IS NULL
   // include: applicable_summary
@@ -43,7 +42,7 @@ OPTIONAL CALL (h, summary, chain, problem) {
   RETURN collect(x) AS walked
 }
 RETURN index, problem, h.id AS head_id, summary.id AS summary_id,
-  active.id AS active_summary_id, s.summary_strategy AS strategy,
+  s.summary_strategy AS strategy,
   coalesce(s.summary_version, 0) AS summary_version,
   [n IN coalesce(compacted, CASE WHEN summary IS NULL THEN coalesce(chain, walked) END, []) |
     // include: node_map

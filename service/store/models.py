@@ -201,7 +201,6 @@ class Rendered:
     head_id: str
     nodes: tuple[Node, ...]
     summary_id: str | None  # the summary standing in for its segment, if the rule applied
-    active_summary_id: str | None  # the session's active summary, rendered here or not
     strategy: str = "rolling"  # the session's summary strategy the render followed
     summary_version: int = 0  # the session's summary version the render saw (compaction's race guard)
 

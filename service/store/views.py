@@ -56,8 +56,8 @@ class Views:
             else:
                 results.append(Rendered(row["head_id"],
                                         tuple(node_from_row(n) for n in row["nodes"]),
-                                        row["summary_id"], row["active_summary_id"],
-                                        row["strategy"] or "rolling", row["summary_version"]))
+                                        row["summary_id"], row["strategy"] or "rolling",
+                                        row["summary_version"]))
         return results
 
     async def graph_many(self, session_ids: Sequence[str]) -> dict[str, list[GraphRow]]:
