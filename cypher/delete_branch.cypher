@@ -4,7 +4,7 @@
 // params: session_id, tenant, tip_id, now
 // Nodes are flagged, never removed: calls that read them keep their READ edges.
 MATCH (s:Session {id: $session_id, tenant: $tenant})
-SET s.updated_at = $now
+// include: session_write_lock
 WITH s
 MATCH (s)-[h:HEAD]->(head:Node)
 OPTIONAL MATCH (tip:Node {id: $tip_id, tenant: $tenant})

@@ -4,10 +4,10 @@
 // params: session_id, tenant, title, set_title, extra_meta, expected_meta_version, summary_strategy, now
 // $summary_strategy null leaves it as it is; a change bumps summary_version, so a
 // compaction whose render followed the old strategy is refused when it persists.
-// The first SET takes the session's write lock, so meta_version is read after
-// any concurrent save has committed.
+// meta_version is read after session_write_lock, so after any concurrent save has
+// committed.
 MATCH (s:Session {id: $session_id, tenant: $tenant})
-SET s.updated_at = $now
+// include: session_write_lock
 WITH s,
   CASE WHEN coalesce(s.meta_version, 0) <> $expected_meta_version THEN 'meta_changed' END AS problem
 WITH s, problem, problem IS NULL AND $summary_strategy IS NOT NULL

@@ -3,7 +3,7 @@
 // purpose: the explicit HEAD move (checkout, or rewind when $require_ancestor) — no other statement moves HEAD onto an existing node
 // params: session_id, tenant, node_id, require_ancestor, now
 MATCH (s:Session {id: $session_id, tenant: $tenant})
-SET s.updated_at = $now
+// include: session_write_lock
 WITH s
 MATCH (s)-[h:HEAD]->(old:Node)
 OPTIONAL MATCH (n:Node {id: $node_id, tenant: $tenant})

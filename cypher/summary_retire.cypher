@@ -7,8 +7,8 @@
 // that are retired or deleted, to the first that still stands — or to none.
 MATCH (x:Node {id: $summary_id, tenant: $tenant, role: 'summary'})
 MATCH (s:Session {id: x.session_id, tenant: $tenant})
-// The first SET takes the session's write lock: a compaction racing this one is serialized.
-SET s.updated_at = $now
+// session_write_lock serializes a compaction racing this one.
+// include: session_write_lock
 WITH s, x
 OPTIONAL MATCH (s)-[pointer:ACTIVE_SUMMARY]->(active:Node)
 WITH s, x, pointer, active,

@@ -1,5 +1,6 @@
 """The append rule: HEAD advances only when the new node extends HEAD, decided atomically."""
 import asyncio
+import logging
 
 import pytest
 
@@ -71,6 +72,28 @@ async def test_twenty_concurrent_appends_at_head_form_one_chain(ledger):
     assert await head_id(ledger, session.id) == tip.id
     branches = await ledger.branches.list(session.id)
     assert [(b.tip.id, b.length, b.is_head) for b in branches] == [(tip.id, 21, True)]
+    await assert_sound(ledger, session.id)
+
+
+async def test_concurrent_writes_on_one_session_never_deadlock(ledger, caplog):
+    """Appends, checkouts and session updates racing on one session queue on its write lock;
+    none is refused as a deadlock and retried (the driver logs every retry)."""
+    session = await ledger.sessions.create()
+    (start,) = await chat(ledger, session, "start")
+
+    async def appender(i: int) -> None:
+        for j in range(10):
+            await ledger.head.append_message(session.id, "user", f"writer {i} message {j}")
+
+    async def mover() -> None:
+        for _ in range(10):
+            await ledger.head.set_head(session.id, start.id)
+            await ledger.sessions.update(session.id, title="moved", set_title=True)
+
+    with caplog.at_level(logging.WARNING, logger="neo4j"):
+        await asyncio.gather(*(appender(i) for i in range(7)), mover())
+    retries = [r.getMessage() for r in caplog.records if "will be retried" in r.getMessage()]
+    assert retries == []
     await assert_sound(ledger, session.id)
 
 
