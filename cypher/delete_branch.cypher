@@ -46,6 +46,9 @@ OPTIONAL CALL (s, h, head, tip, problem) {
     SET summary.deleted_at = $now
     RETURN collect(summary.id) AS summaries
   }
+  // The summaries that exist changed: a render or compaction that saw the old set is stale.
+  FOREACH (_ IN CASE WHEN size(summaries) > 0 THEN [1] ELSE [] END |
+    SET s.summary_version = coalesce(s.summary_version, 0) + 1)
   WITH s, h, head, fork, [d IN doomed | d.id] + summaries AS deleted_ids
   CALL (s, h, head, fork) {
     WITH * WHERE head.deleted_at IS NOT NULL

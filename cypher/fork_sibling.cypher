@@ -1,5 +1,5 @@
 // name: fork_sibling
-// returns: one row {problem, invalid_reads, session_id, head_moved, previous_head_id, node}; node is null when problem is set
+// returns: one row {problem, invalid_reads, session_id, head_moved, previous_head_id, summary_version, node}; node is null when problem is set
 // purpose: retry and edit — a new sibling of node $fork_of (same predecessor, same role, new content) in that node's session; HEAD moves onto it, and the model call that produced it is recorded
 // params: tenant, fork_of, node_id, role, content, tokens, metadata, now, call
 // $role names the move: 'assistant' retries a reply, 'user' edits a message. The session is
@@ -22,5 +22,6 @@ WITH s, seq, head, pred, null AS caller, call_reads, invalid_reads, fork.id AS f
   END AS problem
 // include: node_write
 RETURN problem, invalid_reads, s.id AS session_id, head_moved, head.id AS previous_head_id,
+  coalesce(s.summary_version, 0) AS summary_version,
   // include: node_map
   AS node

@@ -10,11 +10,16 @@
 UNWIND range(0, size($requests) - 1) AS index
 WITH index, $requests[index] AS request
 MATCH (s:Session {id: request.session_id, tenant: $tenant})
+// The summary version is read before the summaries are: under read committed a compaction
+// that commits during this read then leaves the render with the older version, which the
+// next write compares and finds moved (never a newer version beside an older summary).
+WITH index, request, s, coalesce(s.summary_version, 0) AS summary_version
 // Read committed: while an append swaps the HEAD edge, a reader may see neither edge.
 OPTIONAL MATCH (s)-[:HEAD]->(current:Node)
 OPTIONAL MATCH (given:Node {id: request.head_id, tenant: $tenant})
-WITH index, s, CASE WHEN request.head_id IS NULL THEN current ELSE given END AS h, request
-WITH index, s, h,
+WITH index, s, summary_version,
+  CASE WHEN request.head_id IS NULL THEN current ELSE given END AS h, request
+WITH index, s, summary_version, h,
   CASE
     WHEN h IS NULL AND request.head_id IS NULL THEN 'head_moving'
     WHEN h IS NULL THEN 'node_not_found'
@@ -42,8 +47,7 @@ OPTIONAL CALL (h, summary, chain, problem) {
   RETURN collect(x) AS walked
 }
 RETURN index, problem, h.id AS head_id, summary.id AS summary_id,
-  s.summary_strategy AS strategy,
-  coalesce(s.summary_version, 0) AS summary_version,
+  s.summary_strategy AS strategy, summary_version,
   [n IN coalesce(compacted, CASE WHEN summary IS NULL THEN coalesce(chain, walked) END, []) |
     // include: node_map
   ] AS nodes

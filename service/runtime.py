@@ -72,7 +72,8 @@ class Runtime:
             return TenantServices(self.ledger, self.compactor, self.turns)
         ledger = ledger_for(self.database, self.settings, self.events, tenant)
         compactor = Compactor(ledger, self.summarizer, self.policy, self.events, self.estimator)
-        return TenantServices(ledger, compactor, Turns(ledger, compactor, self.provider))
+        return TenantServices(ledger, compactor,
+                              Turns(ledger, compactor, self.provider, self.turns.renders))
 
     async def close(self) -> None:
         await self.database.driver.close()

@@ -15,10 +15,12 @@ follows the retained tail, not the covered history.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+from dataclasses import replace
 from typing import Sequence
 
 from ..errors import CtxdagError
-from ..store import Ledger, Rendered
+from ..store import Appended, Ledger, Rendered
 
 
 async def render_context(ledger: Ledger, session_id: str, head: str | None = None) -> Rendered:
@@ -29,3 +31,58 @@ async def render_many(ledger: Ledger, requests: Sequence[tuple[str, str | None]]
                       ) -> list[Rendered | CtxdagError]:
     """Several (session, head) renders in one statement; a failed one comes back as its error."""
     return await ledger.views.render_many(requests)
+
+
+# About 16 MB of text at four bytes a token: enough for the live tips of a few hundred
+# busy conversations.
+DEFAULT_MEMORY_TOKENS = 4_000_000
+
+
+class RenderMemory:
+    """Recent renders of conversation tips, so a turn's prompt extends the previous one.
+
+    Nodes are immutable and the rule above reads only stored data, so appending node N
+    after P changes nothing about P's chain: while the summaries that exist and the
+    session's strategy stay the same, render(N) is render(P) followed by N. Every write
+    that changes those (a compaction, an uncompact, a strategy change, a delete that
+    takes summaries) moves the session's `summary_version`; a render reads the version
+    before the summaries, and an append reports the version it saw under the session's
+    lock. So a remembered render is extended only when the append itself proves it
+    current. A moved head, another process's write or a restart leaves nothing to extend,
+    and the turn renders in full. Per process; least recently used tips are forgotten
+    first, beyond `capacity_tokens` (0 remembers nothing).
+    """
+
+    def __init__(self, capacity_tokens: int = DEFAULT_MEMORY_TOKENS) -> None:
+        self.capacity_tokens = capacity_tokens
+        self._tips: OrderedDict[tuple[str, str, str], Rendered] = OrderedDict()
+        self._tokens = 0
+        self.extended = 0  # renders served by extension, for tests and the benchmarks
+
+    def remember(self, tenant: str, session_id: str, rendered: Rendered) -> None:
+        key = (tenant, session_id, rendered.head_id)
+        self._forget(key)
+        size = rendered.tokens
+        if size > self.capacity_tokens:
+            return
+        self._tips[key] = rendered
+        self._tokens += size
+        while self._tokens > self.capacity_tokens:
+            self._forget(next(iter(self._tips)))
+
+    def extend(self, tenant: str, session_id: str, appended: Appended) -> Rendered | None:
+        """render(appended.node) from its predecessor's remembered render, if still current."""
+        node = appended.node
+        before = self._tips.get((tenant, session_id, node.predecessor_id or ""))
+        if before is None or before.summary_version != appended.summary_version:
+            return None
+        self._forget((tenant, session_id, before.head_id))
+        rendered = replace(before, head_id=node.id, nodes=before.nodes + (node,))
+        self.remember(tenant, session_id, rendered)
+        self.extended += 1
+        return rendered
+
+    def _forget(self, key: tuple[str, str, str]) -> None:
+        gone = self._tips.pop(key, None)
+        if gone is not None:
+            self._tokens -= gone.tokens

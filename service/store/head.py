@@ -139,4 +139,5 @@ class HeadMoves:
         node = node_from_row(row["node"])
         self._announce(node.session_id, row["previous_head_id"],
                        node.id if row["head_moved"] else row["previous_head_id"], node)
-        return Appended(node, bool(row["head_moved"]), row["previous_head_id"])
+        return Appended(node, bool(row["head_moved"]), row["previous_head_id"],
+                        row["summary_version"])

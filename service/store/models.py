@@ -73,6 +73,7 @@ class Appended:
     node: Node
     head_moved: bool
     previous_head_id: str | None = None
+    summary_version: int = 0  # the session's summary version the write saw, under its lock
 
 
 @dataclass(frozen=True)

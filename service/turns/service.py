@@ -2,6 +2,11 @@
 
 Every model call is recorded with a READ edge to every node of the prompt the
 provider received — the rendered list, ROOT and any summary stand-in included.
+
+A turn renders its prompt once. When the turn's opening node extends a tip whose render
+this process remembers (context/render.py: RenderMemory), the prompt is that render plus
+the new node, and the turn is two statements: the opening write and the reply with its
+call. Otherwise one full render sits between them.
 """
 from __future__ import annotations
 
@@ -9,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..context.compaction import CompactionResult, CompactionStatus, Compactor
-from ..context.render import render_context
+from ..context.render import RenderMemory, render_context
 from ..errors import BadInput, CtxdagError, ModelError
-from ..store import Call, CallRecord, Ledger, Node, Purpose, Rendered, Role, validate
+from ..store import Appended, Call, CallRecord, Ledger, Node, Purpose, Rendered, Role, validate
 from ..store.ids import utcnow
 from .providers import ModelProvider
 from .writer import TurnWriter
@@ -27,23 +32,24 @@ class TurnResult:
 
 
 class Turns:
-    def __init__(self, ledger: Ledger, compactor: Compactor, provider: ModelProvider) -> None:
+    def __init__(self, ledger: Ledger, compactor: Compactor, provider: ModelProvider,
+                 renders: RenderMemory | None = None) -> None:
         self.ledger = ledger
         self.compactor = compactor
         self.provider = provider
+        self.renders = RenderMemory() if renders is None else renders
 
     async def send_message(self, session_id: str, content: str) -> TurnResult:
         """The user's turn: the message at HEAD, then the model's reply after it."""
         writer = TurnWriter(self.ledger, session_id, advance_head=True)
-        user = await writer.open(content)
-        return await self._respond(writer, user, Purpose.CHAT)
+        return await self._respond_to(writer, await writer.open(content), Purpose.CHAT)
 
     async def edit(self, node_id: str, content: str) -> TurnResult:
         """A new version of a user message (a fork; HEAD moves to it), then the reply."""
         original = await self.ledger.nodes.get(node_id)
         writer = TurnWriter(self.ledger, original.session_id, advance_head=True)
-        user = await writer.open_edit(node_id, content)
-        return await self._respond(writer, user, Purpose.CHAT)
+        return await self._respond_to(writer, await writer.open_edit(node_id, content),
+                                      Purpose.CHAT)
 
     async def retry(self, node_id: str) -> TurnResult:
         """A new answer to the prompt that produced reply `node_id` (a fork; HEAD moves to it)."""
@@ -69,7 +75,7 @@ class Turns:
                             caller_id=from_node_id)
         root = await writer.open(prompt, predecessor_id=from_node_id,
                                  metadata={"spawned_from": from_node_id})
-        result = await self._respond(writer, root, Purpose.TASK, compact=False)
+        result = await self._respond_to(writer, root, Purpose.TASK, compact=False)
         if deliver_to is not None and result.reply is not None:
             await self.send_message(deliver_to, result.reply.content)
         return result
@@ -97,12 +103,20 @@ class Turns:
         await writer.reply(read_ids[-1], output, call, {"provider": "external", "model": model})
         return await self.ledger.calls.get(call.id)
 
+    async def _respond_to(self, writer: TurnWriter, opened: Appended, purpose: Purpose, *,
+                          compact: bool = True) -> TurnResult:
+        """The rest of a turn whose opening node was just written."""
+        ready = self.renders.extend(self.ledger.tenant, writer.session_id, opened)
+        return await self._respond(writer, opened.node, purpose, ready=ready, compact=compact)
+
     async def _respond(self, writer: TurnWriter, prompt_head: Node, purpose: Purpose, *,
-                       retry_of: str | None = None, compact: bool = True) -> TurnResult:
+                       ready: Rendered | None = None, retry_of: str | None = None,
+                       compact: bool = True) -> TurnResult:
         session_id = writer.session_id
         compaction = None
         # One render serves the budget check and the prompt, unless a compaction changed it.
-        ready: Rendered | None = await render_context(self.ledger, session_id, prompt_head.id)
+        if ready is None:
+            ready = await render_context(self.ledger, session_id, prompt_head.id)
         if compact:
             compaction = await self.compactor.compact_if_over_budget(
                 session_id, head_id=prompt_head.id, view=ready)
@@ -133,6 +147,7 @@ class Turns:
                           view: Rendered | None) -> Node:
         if view is None:
             view = await render_context(self.ledger, writer.session_id, prompt_head.id)
+        self.renders.remember(self.ledger.tenant, writer.session_id, view)
         started = utcnow()
         try:
             answer = await self.provider.complete(view.nodes)
@@ -147,8 +162,11 @@ class Turns:
                           output_tokens=answer.output_tokens)
         call_ids.append(call.id)
         if retry_of is not None:
-            return await writer.retry_reply(retry_of, answer.text, call, answer.metadata)
-        return await writer.reply(prompt_head.id, answer.text, call, answer.metadata)
+            reply = await writer.retry_reply(retry_of, answer.text, call, answer.metadata)
+        else:
+            reply = await writer.reply(prompt_head.id, answer.text, call, answer.metadata)
+        self.renders.extend(self.ledger.tenant, writer.session_id, reply)
+        return reply.node
 
 
 def _usage(usage: Mapping[str, Any] | None) -> dict[str, int]:

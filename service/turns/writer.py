@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..errors import BadInput
-from ..store import Call, CallRecord, Ledger, Node
+from ..store import Appended, Call, CallRecord, Ledger
 
 
 class TurnWriter:
@@ -28,34 +28,31 @@ class TurnWriter:
         self._caller_id = caller_id
 
     async def open(self, content: str, *, predecessor_id: str | None = None,
-                   metadata: Mapping[str, Any] | None = None) -> Node:
+                   metadata: Mapping[str, Any] | None = None) -> Appended:
         """The turn's opening user node: at HEAD, or under `predecessor_id`."""
-        appended = await self._ledger.head.append_message(
+        return await self._ledger.head.append_message(
             self.session_id, "user", content, predecessor_id=predecessor_id,
             caller_id=self._caller_id, metadata=metadata, side_branch=self._side_branch,
             advance_head=self.advance_head)
-        return appended.node
 
-    async def open_edit(self, node_id: str, content: str) -> Node:
+    async def open_edit(self, node_id: str, content: str) -> Appended:
         """Edit: the opening node is a new sibling of user message `node_id` (a user move)."""
         self._require_user_turn("edit")
-        return (await self._ledger.head.edit(node_id, content)).node
+        return await self._ledger.head.edit(node_id, content)
 
     async def reply(self, predecessor_id: str, content: str, call: CallRecord,
-                    metadata: Mapping[str, Any]) -> Node:
+                    metadata: Mapping[str, Any]) -> Appended:
         """The model's reply, written with the call that produced it, in one transaction."""
-        appended = await self._ledger.head.append_message(
+        return await self._ledger.head.append_message(
             self.session_id, "assistant", content, predecessor_id=predecessor_id,
             caller_id=self._caller_id, metadata=metadata, advance_head=self.advance_head,
             call=call)
-        return appended.node
 
     async def retry_reply(self, node_id: str, content: str, call: CallRecord,
-                          metadata: Mapping[str, Any]) -> Node:
+                          metadata: Mapping[str, Any]) -> Appended:
         """Retry: the new reply is a sibling of `node_id`, and HEAD moves onto it (a user move)."""
         self._require_user_turn("retry")
-        return (await self._ledger.head.retry(node_id, content, metadata=metadata,
-                                              call=call)).node
+        return await self._ledger.head.retry(node_id, content, metadata=metadata, call=call)
 
     async def failed(self, call: CallRecord) -> Call:
         """The error path: the failed call is recorded; no node is written, HEAD is untouched."""

@@ -48,21 +48,27 @@ async def test_send_message_appends_both_turns_and_records_what_the_model_read(l
     await assert_sound(ledger, session.id)
 
 
-async def test_a_turn_renders_once_in_three_round_trips(ledger, turns):
-    """Append the message, render (budget check and prompt alike), write the reply and its
-    call: two statements before the model answers, one after."""
+async def test_a_turn_renders_once_and_then_extends_its_last_render(ledger, turns):
+    """The first turn appends the message, renders (budget check and prompt alike), and
+    writes the reply with its call. The next turn extends that render by the new message:
+    one statement before the model answers, one after."""
     session = await ledger.sessions.create("trips", "sys")
-    await turns.send_message(session.id, "warm up")
-    before = dict(ledger.db.round_trips.by_name)
-    result = await turns.send_message(session.id, "Count the statements.")
-    sent = {name: count - before.get(name, 0)
-            for name, count in ledger.db.round_trips.by_name.items()
-            if count != before.get(name, 0)}
-    assert result.reply is not None
-    assert sent == {"append_message": 2, "render_context": 1}, sent
-    # The prompt that render produced is exactly what the call recorded as read.
-    call = await ledger.calls.get(result.call_id)
-    assert list(call.read_ids) == await rendered(ledger, session.id, result.user_node.id)
+
+    async def turn(text: str) -> dict[str, int]:
+        before = dict(ledger.db.round_trips.by_name)
+        result = await turns.send_message(session.id, text)
+        sent = {name: count - before.get(name, 0)
+                for name, count in ledger.db.round_trips.by_name.items()
+                if count != before.get(name, 0)}
+        assert result.reply is not None
+        # The prompt is exactly what a full render of its head gives, and what the call read.
+        call = await ledger.calls.get(result.call_id)
+        assert list(call.read_ids) == await rendered(ledger, session.id, result.user_node.id)
+        return sent
+
+    assert await turn("first") == {"append_message": 2, "render_context": 1}
+    assert await turn("second") == {"append_message": 2}
+    assert await turn("third") == {"append_message": 2}
 
 
 async def test_reads_are_the_rendered_prompt_with_the_summary_stand_in(ledger, compactor, turns):
