@@ -34,6 +34,8 @@ def create_app(settings: Settings, database: Database | None = None,
         runtime = (Runtime.assemble(settings, database) if database is not None
                    else await Runtime.open(settings))
         app.state.runtime = runtime
+        # Planned before the first request rather than during it.
+        await runtime.database.plan_statements()
         try:
             yield
         finally:

@@ -138,6 +138,27 @@ class Database:
         await self.write("schema_await_indexes")
         return current
 
+    async def plan_statements(self) -> list[str]:
+        """Has Neo4j plan every statement now, before a request waits for it (0.3-1 s each
+        on first use). Each runs once with null parameters in a transaction that is rolled
+        back: nothing it does is kept, and an error it raises on nulls does not matter, as
+        Neo4j plans a statement before running it. Parameters travel in one map, so one
+        plan per statement serves every call (queries.py). Returns the names planned."""
+        planned = []
+        async with translate_driver_errors():
+            async with self.driver.session(database=self.database) as session:
+                for query in self.queries.values():
+                    tx = await session.begin_transaction()
+                    try:
+                        await (await tx.run(query.text, query.bind(
+                            dict.fromkeys(query.params)))).consume()
+                    except neo4j.exceptions.ClientError:
+                        pass  # nulls where values belong: planned all the same
+                    finally:
+                        await tx.close()
+                    planned.append(query.name)
+        return planned
+
     def _prepare(self, name: str, params: Mapping[str, Any]) -> tuple[Query, dict[str, Any]]:
         query = self.queries[name]
         bound = query.bind(params)

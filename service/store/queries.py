@@ -11,6 +11,13 @@ The loader refuses a file whose name does not match its stem (so names are uniqu
 and a body that uses a parameter it does not declare (or declares one it never uses).
 Calls are checked too: a statement runs only with exactly its declared params.
 
+Statements run with their parameters in one map: `$content` as written is sent as
+`$args.content` (`Query.text`; `Query.source` is the file's). Neo4j keys cached plans by
+each parameter's type and a size bucket of every string and list parameter, so a message
+of a new length, or a batch of a new size, would otherwise plan the statement again
+(0.3-1 s each); the values inside a map are not part of the key, so each statement has
+one plan, and the service plans them all at start (service/warmup.py).
+
 A body line `// include: NAME` is replaced by cypher/fragments/NAME.cypher, so a
 clause or expression shared by several statements (how a model call is recorded, how a
 node is written, the map a node is returned as) is written once.
@@ -36,6 +43,8 @@ _HEADER = re.compile(r"^//\s*(\w+):\s*(.*?)\s*$")
 _INCLUDE = re.compile(r"^\s*//\s*include:\s*(\w+)\s*$")
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _STRING_OR_COMMENT = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|//[^\n]*")
+_PARAM_OUTSIDE_STRINGS = re.compile(_STRING_OR_COMMENT.pattern + r"|\$([A-Za-z_][A-Za-z0-9_]*)")
+ARGS = "args"  # the one map parameter statements are sent with
 
 
 class QueryFileError(ValueError):
@@ -45,18 +54,28 @@ class QueryFileError(ValueError):
 @dataclass(frozen=True)
 class Query:
     name: str
-    text: str
+    text: str  # as sent: every $name read from the one map parameter $args
     params: frozenset[str]
     returns: str
     purpose: str
+    source: str = ""  # as written, includes expanded
 
     def bind(self, params: Mapping[str, object]) -> dict[str, object]:
+        """The parameters to send with `text`: exactly the declared ones, in one map."""
         given = set(params)
         if given != self.params:
             missing = sorted(self.params - given)
             extra = sorted(given - self.params)
             raise TypeError(f"query {self.name}: missing params {missing}, unexpected {extra}")
-        return dict(params)
+        return {ARGS: dict(params)}
+
+
+def _from_one_map(body: str) -> str:
+    """`body` with every parameter outside strings and comments read from $args."""
+    def swap(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return match.group(0) if name is None else f"${ARGS}.{name}"
+    return _PARAM_OUTSIDE_STRINGS.sub(swap, body)
 
 
 @dataclass(frozen=True)
@@ -110,7 +129,8 @@ def parse_query(path: Path, fragments: Path = FRAGMENTS_DIR) -> Query:
         )
     if not body:
         raise QueryFileError(f"{path.name}: empty statement")
-    return Query(header["name"], body, frozenset(declared), header["returns"], header["purpose"])
+    return Query(header["name"], _from_one_map(body), frozenset(declared), header["returns"],
+                 header["purpose"], body)
 
 
 def load_queries(directory: Path = CYPHER_DIR) -> dict[str, Query]:

@@ -62,11 +62,26 @@ def test_fragments_may_include_fragments_but_not_themselves(tmp_path):
     path = write(tmp_path, "a", "// name: a\n// returns: x\n// purpose: y\n// params: a\n"
                                 "// include: outer")
     query = parse_query(path, fragments)
-    assert query.text.splitlines()[-2:] == ["WITH $a AS a", "RETURN a"]
+    assert query.source.splitlines()[-2:] == ["WITH $a AS a", "RETURN a"]
     assert query.params == {"a"}
     (fragments / "inner.cypher").write_text("// include: outer")
     with pytest.raises(QueryFileError, match="outer -> inner -> outer"):
         parse_query(path, fragments)
+
+
+def test_statements_read_their_parameters_from_one_map(tmp_path):
+    """Neo4j plans a statement once per parameter types and size buckets of its string and
+    list parameters, but not of the values inside a map: so every $name is sent as $args.name,
+    outside string literals and comments."""
+    path = write(tmp_path, "a", "// name: a\n// returns: x\n// purpose: y\n// params: a, b_2\n"
+                                "// $a in a comment\nWITH $a AS a, '$a' AS s, \"$b_2\" AS d\n"
+                                "RETURN [a, $b_2] AS x // $b_2")
+    query = parse_query(path)
+    assert query.text.splitlines() == [
+        "// $a in a comment", "WITH $args.a AS a, '$a' AS s, \"$b_2\" AS d",
+        "RETURN [a, $args.b_2] AS x // $b_2"]
+    assert query.bind({"a": "x" * 10_000, "b_2": list(range(500))}) == {
+        "args": {"a": "x" * 10_000, "b_2": list(range(500))}}
 
 
 def test_missing_header_is_refused(tmp_path):
@@ -78,7 +93,7 @@ def test_missing_header_is_refused(tmp_path):
 def test_a_query_runs_only_with_exactly_its_params():
     query = load_queries()["session_get_many"]
     params = {"session_ids": ["s"], "tenant": "t"}
-    assert query.bind(params) == params
+    assert query.bind(params) == {"args": params}
     with pytest.raises(TypeError, match="missing"):
         query.bind({"session_ids": ["s"]})
     with pytest.raises(TypeError, match="unexpected"):
@@ -99,7 +114,7 @@ def test_no_cypher_is_written_outside_cypher_dir():
 def test_statements_are_never_formatted():
     db_source = (SERVICE_DIR / "store" / "db.py").read_text()
     for call in re.findall(r"\.(?:run|execute_query)\(([^,)]*)", db_source):
-        assert call.strip() in ("text", "statement"), call
+        assert call.strip() in ("text", "statement", "query.text"), call
     assert "format(" not in db_source and 'f"MATCH' not in db_source
 
 
