@@ -5,10 +5,13 @@ The same job on both: "a conversation with forks that I can resume".
 - N turns, a turn being a user message and a deterministic assistant reply (no LLM:
   the text comes from bench/content.py on both sides). LangGraph: one `invoke` per
   turn of a one-node StateGraph whose state is a message list reduced by
-  `add_messages`, checkpointed by `SqliteSaver` to a file. ctxdag: `append_message`
-  (user), `render_context` (what the model reads, as the LangGraph node reads its
-  state), `append_message` (assistant). On ctxdag the turns outside the measured
-  windows are bulk loaded (the same nodes; see run_ctxdag), to fit the time budget.
+  `add_messages`, checkpointed by `SqliteSaver` to a file. ctxdag: the service's turn,
+  `Turns.send_message`, with a model (`PeerReplies`) that answers with the same
+  deterministic reply: the user message, the prompt's render (what the model reads, as
+  the LangGraph node reads its state; extended from the previous turn's render when it
+  can be), the reply with its call and READ edges. On ctxdag the turns outside the
+  measured windows are bulk loaded (the same nodes; see run_ctxdag), to fit the time
+  budget.
 - Summarize every `peer_every` turns, keeping the last `peer_keep` messages verbatim.
   LangGraph, as its docs show: a `summarize` node behind a conditional edge returns
   the new summary and a `RemoveMessage` for every older message. ctxdag:
@@ -49,6 +52,8 @@ from typing import Annotated, Any, Awaitable, Callable
 from service.context.render import render_context
 from service.context.summarizers import OfflineExtractiveSummarizer
 from service.store import Database, Node, Role, open_driver
+from service.turns.providers import ModelReply
+from service.turns.service import Turns
 from service.store.ids import utcnow
 from service.tokens import estimate_tokens
 
@@ -76,6 +81,21 @@ else:
 
 S8 = "8 peer: LangGraph + SqliteSaver vs ctxdag"
 OFFLINE_META = {"model": "offline-echo", "offline": True, "provider": "offline"}
+
+
+class PeerReplies:
+    """ctxdag's model in this workload: it answers with `next_text`, the reply LangGraph's
+    `respond` node writes for the same turn, so both sides store the same messages."""
+
+    name = "offline"
+    model = "offline-echo"
+
+    def __init__(self) -> None:
+        self.next_text = ""
+
+    async def complete(self, nodes: Any) -> ModelReply:
+        return ModelReply(self.next_text, self.model, sum(n.tokens for n in nodes),
+                          estimate_tokens(self.next_text), dict(OFFLINE_META))
 
 
 def user_msg(turn: int) -> str:
@@ -273,6 +293,8 @@ async def run_ctxdag(b: Bench, n: int, every: int, keep: int, points: tuple[int,
     append_message writes), so 5,000 turns fit the time budget. Every compaction
     runs through Compactor.compact."""
     ledger, compactor = b.ledger, b.runtime.compactor
+    replies = PeerReplies()
+    turns = Turns(ledger, compactor, replies)
     persisted = time_persists(ledger)  # (turns newly covered, seconds) of every persist
     start = await checkpoint(b)
     chain = await b.loader.new_chain("bench peer")
@@ -327,13 +349,14 @@ async def run_ctxdag(b: Bench, n: int, every: int, keep: int, points: tuple[int,
         tokens += [estimate_tokens(u), estimate_tokens(a)]
         if t in measured:
             await flush(t - 1)
+            replies.next_text = a
             t0 = time.perf_counter()
-            user = await ledger.head.append_message(sid, "user", u)
-            await render_context(ledger, sid)  # the context the model reads
-            await ledger.head.append_message(sid, "assistant", a, metadata=OFFLINE_META)
+            turn = await turns.send_message(sid, u)
             times[t] = time.perf_counter() - t0
-            stop_if_slow("a turn (append + render + append)", t, times[t])
-            user_ids[t] = user.node.id
+            if turn.reply is None:
+                raise RuntimeError(f"turn {t} produced no reply: {turn.error}")
+            stop_if_slow("a turn (Turns.send_message)", t, times[t])
+            user_ids[t] = turn.user_node.id
             chain.messages += 2
             stale = True
         elif pending is None:
@@ -503,8 +526,11 @@ def turn_rows(b: Bench, cd: dict[str, Any], lg: dict[str, Any], base: Stats) -> 
     for point in s.peer_points:
         for name, side in (("ctxdag", cd), ("LangGraph", lg)):
             if point in side["turn"]:
+                how = ("Turns.send_message: the message, the prompt (extended from the last "
+                       "turn's render, or rendered), the reply with its call and READ edges; "
+                       if name == "ctxdag" else "")
                 b.add(S8, f"{name}: append a turn at N={point:,}", side["turn"][point], base,
-                      note=f"turns {max(1, point - s.peer_window + 1)}–{point}, "
+                      note=f"{how}turns {max(1, point - s.peer_window + 1)}–{point}, "
                            "summarizing turns excluded")
 
 

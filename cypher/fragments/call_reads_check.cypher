@@ -2,10 +2,17 @@
 // (null where an id is not a node of session s), and `invalid_reads`, those ids (both
 // empty lists when there is no call). Each id is looked up once: call_write takes the
 // nodes from `call_reads`. Expects `s` in scope.
-WITH *, CASE WHEN $call IS NULL THEN [] ELSE [read_id IN $call.read_ids | COLLECT {
-  MATCH (r:Node {id: read_id, tenant: $tenant})
-  WHERE r.session_id = s.id
-  RETURN r
-}[0]] END AS call_reads
+// Each id is sought in the node id index, named: planned on a small store, a lookup left
+// to the planner went through the session's nodes (node_session) for every id, work
+// that grew with the session until Neo4j happened to replan.
+CALL (s) {
+  UNWIND range(0, size(coalesce($call.read_ids, [])) - 1) AS position
+  OPTIONAL MATCH (r:Node {id: $call.read_ids[position], tenant: $tenant})
+  USING INDEX r:Node(id)
+  WITH position, CASE WHEN r.session_id = s.id THEN r END AS r
+  ORDER BY position
+  RETURN collect({node: r}) AS found
+}
+WITH *, [f IN found | f.node] AS call_reads
 WITH *, [i IN range(0, size(call_reads) - 1) WHERE call_reads[i] IS NULL
          | $call.read_ids[i]] AS invalid_reads
