@@ -2,14 +2,20 @@
 // (null where an id is not a node of session s), and `invalid_reads`, those ids (both
 // empty lists when there is no call). Each id is looked up once: call_write takes the
 // nodes from `call_reads`. Expects `s` in scope.
-// Each id is sought in the node id index, named: planned on a small store, a lookup left
-// to the planner went through the session's nodes (node_session) for every id, work
-// that grew with the session until Neo4j happened to replan.
+// A call made from a render also names its reads by element id ($call.read_element_ids):
+// those nodes are found directly, and must carry the id named. Any other id is sought in
+// the node id index, named: planned on a small store, a lookup left to the planner went
+// through the session's nodes (node_session) for every id.
 CALL (s) {
   UNWIND range(0, size(coalesce($call.read_ids, [])) - 1) AS position
-  OPTIONAL MATCH (r:Node {id: $call.read_ids[position], tenant: $tenant})
-  USING INDEX r:Node(id)
-  WITH position, CASE WHEN r.session_id = s.id THEN r END AS r
+  WITH position, $call.read_ids[position] AS read_id
+  OPTIONAL MATCH (known:Node) WHERE elementId(known) = $call.read_element_ids[position]
+  OPTIONAL MATCH (sought:Node {
+    id: CASE WHEN known IS NULL OR known.id <> read_id THEN read_id END, tenant: $tenant
+  })
+  USING INDEX sought:Node(id)
+  WITH position, read_id, CASE WHEN known.id = read_id THEN known ELSE sought END AS r
+  WITH position, CASE WHEN r.tenant = $tenant AND r.session_id = s.id THEN r END AS r
   ORDER BY position
   RETURN collect({node: r}) AS found
 }

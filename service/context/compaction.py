@@ -21,10 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
-from typing import Awaitable, Callable, TypeVar
+from typing import Awaitable, Callable, Sequence, TypeVar
 
 from ..errors import BadInput, ContextOverflow, CtxdagError
-from ..store import CallRecord, Ledger, Purpose, Rendered, Role, Summary
+from ..store import CallRecord, Ledger, Node, Purpose, Rendered, Role, Summary
 from ..store import validate
 from ..store.ids import utcnow
 from .budget import BudgetPolicy
@@ -148,7 +148,7 @@ class Compactor:
 
         self.events.publish(CompactionStarted(session_id, trigger))
         # What enters the summarizer's prompt, in order: the relayed summary, then the turns.
-        read_ids = tuple(([previous.id] if previous else []) + [n.id for n in new_turns])
+        prompt = ([previous] if previous else []) + new_turns
         started = utcnow()
         written = None
         try:
@@ -162,7 +162,7 @@ class Compactor:
                 metadata={"summarizer": written.summarizer, "model": written.model,
                           "trigger": trigger, "input_tokens": written.input_tokens,
                           "output_tokens": written.output_tokens},
-                call=self._call(read_ids, started, written),
+                call=self._call(prompt, started, written),
                 instructions=instructions,
             )
         except CtxdagError as e:
@@ -171,7 +171,7 @@ class Compactor:
             # the recording's error is what the caller sees.
             try:
                 await self.ledger.calls.record(session_id,
-                                               self._call(read_ids, started, written, e))
+                                               self._call(prompt, started, written, e))
             finally:
                 self.events.publish(CompactionFailed(session_id, trigger, e.message, e.code))
             return CompactionResult(CompactionStatus.FAILED, session_id, trigger,
@@ -188,13 +188,11 @@ class Compactor:
         return CompactionResult(CompactionStatus.COMPACTED, session_id, trigger, summary,
                                 len(summary.covers_ids), view.tokens, tokens_after)
 
-    def _call(self, read_ids: tuple[str, ...], started: datetime, written: SummaryText | None,
+    def _call(self, prompt: Sequence[Node], started: datetime, written: SummaryText | None,
               error: CtxdagError | None = None) -> CallRecord:
-        return CallRecord(
-            purpose=Purpose.SUMMARIZE,
-            provider=written.summarizer if written else self.summarizer.name,
-            model=written.model if written else None, read_ids=read_ids,
-            started_at=started, finished_at=utcnow(),
+        return CallRecord.of_prompt(
+            Purpose.SUMMARIZE, written.summarizer if written else self.summarizer.name,
+            written.model if written else None, prompt, started, utcnow(),
             input_tokens=written.input_tokens if written else None,
             output_tokens=written.output_tokens if written else None,
             error_code=error.code if error else None,

@@ -62,6 +62,8 @@ class Node:
     side_branch: bool  # on a spawned side branch: never a user branch
     deleted_at: datetime | None
     fork_of: str | None = None  # the node this one was retried or edited from
+    # Neo4j's element id, as read: lets a call recorded from a render find its reads directly.
+    element_id: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def deleted(self) -> bool:
@@ -162,6 +164,7 @@ def node_from_row(row: Mapping[str, Any]) -> Node:
         side_branch=bool(row.get("side_branch")),
         deleted_at=_native(row.get("deleted_at")),
         fork_of=row.get("fork_of"),
+        element_id=row.get("element_id"),
     )
 
 
@@ -257,11 +260,24 @@ class CallRecord:
     error_code: str | None = None
     error_message: str | None = None
     id: str = field(default_factory=lambda: new_id("cal"))
+    # The reads' element ids when the prompt was a render (None where unknown): the write
+    # finds those nodes directly instead of through the id index, and checks their ids.
+    read_element_ids: tuple[str | None, ...] | None = None
+
+    @classmethod
+    def of_prompt(cls, purpose: Purpose, provider: str, model: str | None,
+                  nodes: Sequence[Node], started_at: datetime, finished_at: datetime,
+                  **fields: Any) -> "CallRecord":
+        """A call whose prompt was `nodes` (a render, or nodes read from the store)."""
+        return cls(purpose, provider, model, tuple(n.id for n in nodes), started_at,
+                   finished_at, read_element_ids=tuple(n.element_id for n in nodes), **fields)
 
     def as_param(self) -> dict[str, Any]:
         return {
             "id": self.id, "purpose": self.purpose.value, "provider": self.provider,
             "model": self.model, "read_ids": list(self.read_ids), "head_id": self.head_id,
+            "read_element_ids": (None if self.read_element_ids is None
+                                 else list(self.read_element_ids)),
             "started_at": self.started_at, "finished_at": self.finished_at,
             "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
             "error_code": self.error_code, "error_message": self.error_message,

@@ -287,6 +287,11 @@ def call_record(record: CallRecord, limits: Limits) -> None:
     name(record.provider, "provider")
     optional_name(record.model, "model")
     read_ids(record.read_ids, limits, purpose)
+    if record.read_element_ids is not None:
+        if len(record.read_element_ids) != len(record.read_ids):
+            raise BadInput("a call's read element ids must match its read ids one for one")
+        for element_id in record.read_element_ids:
+            optional_identifier(element_id, "each read element id")
     optional_identifier(record.head_id, "head id")
     optional_count(record.input_tokens, "input_tokens")
     optional_count(record.output_tokens, "output_tokens")

@@ -152,14 +152,15 @@ class Turns:
         try:
             answer = await self.provider.complete(view.nodes)
         except ModelError as error:
-            failed = CallRecord(purpose, self.provider.name, self.provider.model, view.node_ids,
-                                started, utcnow(), head_id=view.head_id,
-                                error_code=error.code, error_message=error.message)
+            failed = CallRecord.of_prompt(purpose, self.provider.name, self.provider.model,
+                                          view.nodes, started, utcnow(), head_id=view.head_id,
+                                          error_code=error.code, error_message=error.message)
             call_ids.append((await writer.failed(failed)).id)
             raise
-        call = CallRecord(purpose, self.provider.name, answer.model, view.node_ids, started,
-                          utcnow(), head_id=view.head_id, input_tokens=answer.input_tokens,
-                          output_tokens=answer.output_tokens)
+        call = CallRecord.of_prompt(purpose, self.provider.name, answer.model, view.nodes,
+                                    started, utcnow(), head_id=view.head_id,
+                                    input_tokens=answer.input_tokens,
+                                    output_tokens=answer.output_tokens)
         call_ids.append(call.id)
         if retry_of is not None:
             reply = await writer.retry_reply(retry_of, answer.text, call, answer.metadata)

@@ -136,3 +136,39 @@ async def test_calls_keep_their_reads_when_the_branch_they_read_is_deleted(ledge
     call = await ledger.calls.get(doomed.call_id)
     assert call.output_id == doomed.reply.id
     assert (await replay(ledger, doomed.call_id)).differs is None
+
+
+async def test_reads_named_by_element_id_must_be_the_nodes_named_by_id(ledger):
+    """A call made from a render names its reads by element id too, and those nodes are
+    found directly. An element id that names another node (or none) never links the wrong
+    node: the id decides, through the id index; an id of no node of the session is refused."""
+    from dataclasses import replace
+
+    from service.errors import BadInput
+    from service.store import CallRecord
+    from service.store.ids import utcnow
+
+    session = await ledger.sessions.create("eid", "sys")
+    await chat(ledger, session, *texts(4))
+    other = await ledger.sessions.create("other", "sys")
+    (foreign,) = await chat(ledger, other, "elsewhere")
+    view = await ledger.views.render(session.id)
+    assert all(n.element_id for n in view.nodes)
+    now = utcnow()
+    direct = CallRecord.of_prompt(Purpose.EXTERNAL, "external", "m", view.nodes, now, now)
+    recorded = await ledger.calls.record(session.id, direct)
+    assert recorded.read_ids == view.node_ids
+    # Element ids shifted by one, and one of another session's node: the ids still decide.
+    shifted = view.nodes[1:] + view.nodes[:1]
+    wrong = replace(direct, id=f"{direct.id}x",
+                    read_element_ids=tuple(n.element_id for n in shifted[:-1])
+                    + (foreign.element_id,))
+    recorded = await ledger.calls.record(session.id, wrong)
+    assert [n.id for n in await ledger.calls.reads(recorded.id)] == list(view.node_ids)
+    # A read id of another session is refused, even with that node's own element id.
+    stray = replace(direct, id=f"{direct.id}y", read_ids=view.node_ids[:-1] + (foreign.id,),
+                    read_element_ids=tuple(n.element_id for n in view.nodes[:-1])
+                    + (foreign.element_id,))
+    with pytest.raises(BadInput, match=foreign.id):
+        await ledger.calls.record(session.id, stray)
+    assert len(await session_calls(ledger, session.id)) == 2
