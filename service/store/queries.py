@@ -16,7 +16,7 @@ Statements run with their parameters in one map: `$content` as written is sent a
 each parameter's type and a size bucket of every string and list parameter, so a message
 of a new length, or a batch of a new size, would otherwise plan the statement again
 (0.3-1 s each); the values inside a map are not part of the key, so each statement has
-one plan, and the service plans them all at start (service/warmup.py).
+one plan, and the service plans them all at start (Database.plan_statements).
 
 A body line `// include: NAME` is replaced by cypher/fragments/NAME.cypher, so a
 clause or expression shared by several statements (how a model call is recorded, how a
