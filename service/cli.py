@@ -56,7 +56,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000)
     serve.set_defaults(run=_serve)
     demo = commands.add_parser("demo", help="load a demo conversation through the running API")
-    demo.add_argument("--url", default="http://127.0.0.1:8000")
+    demo.add_argument("--url", default="http://127.0.0.1:8000",
+                      help="the service's address, or its /graphql endpoint")
     demo.add_argument("--token", help="a bearer token, when the service requires one")
     demo.set_defaults(run=_demo)
     trace = commands.add_parser("trace", help="print what a model call read, as a table")

@@ -26,19 +26,40 @@ FOLLOW_UPS = [
 ]
 
 
+def base_url(url: str) -> str:
+    """The service's address from either form a user may give: http://host:port, or its
+    GraphQL endpoint http://host:port/graphql (a trailing slash is fine)."""
+    return url.rstrip("/").removesuffix("/graphql")
+
+
 class Demo:
+    """Posts GraphQL to the service; any failure ends the demo with one line, no traceback."""
+
     def __init__(self, url: str, token: str | None) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.endpoint = f"{url}/graphql"
         self.http = httpx.Client(base_url=url, headers=headers, timeout=120)
 
     def __call__(self, query: str, **variables):
-        body = self.http.post("/graphql", json={"query": query, "variables": variables}).json()
+        try:
+            answer = self.http.post("/graphql", json={"query": query, "variables": variables})
+        except httpx.HTTPError as e:
+            raise SystemExit(f"demo failed: cannot reach {self.endpoint} ({e}); is "
+                             "`ctxdag serve` running there?") from None
+        try:
+            body = answer.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or ("data" not in body and "errors" not in body):
+            raise SystemExit(f"demo failed: {self.endpoint} answered HTTP {answer.status_code}, "
+                             f"not GraphQL: {answer.text[:200]!r}")
         if body.get("errors"):
-            raise SystemExit(f"demo failed: {body['errors'][0]['message']}")
+            raise SystemExit(f"demo failed: {body['errors'][0].get('message')}")
         return body["data"]
 
 
 def run_demo(url: str, token: str | None = None, out=print) -> str:
+    url = base_url(url)
     gql = Demo(url, token)
     session = gql("mutation { createSession(title: \"Trip planning (demo)\", systemPrompt: "
                   "\"You are a careful travel planner.\") { id } }")["createSession"]["id"]

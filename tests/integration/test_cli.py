@@ -158,8 +158,14 @@ def test_serve_then_demo_shows_capsules_and_trace_prints_a_call(neo4j_server, ne
                     break
             except httpx.HTTPError:
                 time.sleep(0.2)
-        demo = ctxdag(neo4j_server, tenant, "demo", "--url", url)
+        # The GraphQL endpoint's URL works as well as the base URL.
+        demo = ctxdag(neo4j_server, tenant, "demo", "--url", f"{url}/graphql/")
         assert demo.returncode == 0, demo.stderr + demo.stdout
+        # A wrong path is one line naming what answered, not a traceback.
+        wrong = ctxdag(neo4j_server, tenant, "demo", "--url", f"{url}/nothing")
+        assert wrong.returncode == 1
+        assert f"demo failed: {url}/nothing/graphql answered HTTP 404" in wrong.stderr
+        assert "Traceback" not in wrong.stderr
         assert "2 branches" in demo.stdout and "folds" in demo.stdout
         session = re.search(r"demo session (ses_\w+)", demo.stdout).group(1)
         body = httpx.post(f"{url}/graphql", json={"query": "query($s: ID!) { session(id: $s) {"
@@ -172,6 +178,16 @@ def test_serve_then_demo_shows_capsules_and_trace_prints_a_call(neo4j_server, ne
         server.terminate()
         output, _ = server.communicate(timeout=30)
     assert "GraphiQL: http://127.0.0.1:" in output and "Application shutdown complete" in output
+
+
+def test_demo_without_a_service_is_one_line(neo4j_server, tenant):
+    from service.neo4j_local import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"
+    result = ctxdag(neo4j_server, tenant, "demo", "--url", url)
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"demo failed: cannot reach {url}/graphql")
+    assert "`ctxdag serve`" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_serve_refuses_a_public_address_without_tokens(tenant):
