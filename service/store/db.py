@@ -86,9 +86,7 @@ class Database:
 
     async def read(self, query_name: str, /, **params: Any) -> Rows:
         query, bound = self._prepare(query_name, params)
-        async with translate_driver_errors():
-            async with self.driver.session(database=self.database) as session:
-                return await session.execute_read(_run, query.text, bound, None)
+        return await self._execute(query, bound, neo4j.RoutingControl.READ, None)
 
     async def read_untorn(self, query_name: str, /, torn: Callable[[Rows], bool],
                           attempts: int = 5, **params: Any) -> Rows:
@@ -111,9 +109,26 @@ class Database:
         the whole write back, so bad input leaves nothing behind.
         """
         query, bound = self._prepare(query_name, params)
+        return await self._execute(query, bound, neo4j.RoutingControl.WRITE, check)
+
+    async def _execute(self, query: Query, bound: dict[str, Any],
+                       routing: neo4j.RoutingControl, check: RowCheck | None) -> Rows:
+        """One managed transaction (retried on transient errors) through `execute_query`,
+        which sends BEGIN with the statement: two round trips to Neo4j where a session's
+        `execute_read`/`execute_write` waits for BEGIN first and takes three."""
+        async def rows(result: neo4j.AsyncResult) -> Rows:
+            # Rows as the driver decoded them. Record.data() would walk every value again
+            # to turn graph objects into dicts (a third of a long render's client time);
+            # statements here return maps, lists and scalars only.
+            found = [dict(zip(record.keys(), record)) async for record in result]
+            if check is not None:
+                check(found)  # inside the transaction: an error rolls it back
+            return found
+
         async with translate_driver_errors():
-            async with self.driver.session(database=self.database) as session:
-                return await session.execute_write(_run, query.text, bound, check)
+            return await self.driver.execute_query(
+                query.text, bound, routing_=routing, database_=self.database,
+                bookmark_manager_=None, result_transformer_=rows)
 
     async def ping(self) -> str:
         """Returns the server agent, e.g. 'Neo4j/5.26.31'."""
@@ -165,14 +180,3 @@ class Database:
         self.round_trips.add(name)
         return query, bound
 
-
-async def _run(tx: neo4j.AsyncManagedTransaction, text: str, params: dict[str, Any],
-               check: RowCheck | None) -> Rows:
-    result = await tx.run(text, params)
-    # Rows as the driver decoded them. Record.data() would walk every value again to turn
-    # graph objects into dicts (a third of a long render's client time); statements here
-    # return maps, lists and scalars only.
-    rows = [dict(zip(record.keys(), record)) async for record in result]
-    if check is not None:
-        check(rows)
-    return rows
