@@ -3,7 +3,8 @@
 A request body that cannot be decoded (malformed, or nested deeper than the decoder
 can follow) is refused with a coded error, and so is a query document longer than
 MAX_QUERY_CHARS — before it is parsed, on both transports. HTTP refusals carry the
-same JSON error shape as GraphQL errors.
+same JSON error shape as GraphQL errors. Over HTTP a query may also be sent as its
+persisted hash (persisted.py).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWS
 
 from .errors import error_body
 from .limits import MAX_QUERY_CHARS
+from .persisted import PersistedQueries
 
 
 def query_too_long(query: Any) -> str | None:
@@ -68,6 +70,10 @@ class Router(GraphQLRouter):
     graphql_transport_ws_handler_class = TransportWSHandler
     graphql_ws_handler_class = LegacyWSHandler
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.persisted_queries = PersistedQueries()
+
     def decode_json(self, data: str | bytes) -> object:
         try:
             return json.loads(data)
@@ -80,11 +86,13 @@ class Router(GraphQLRouter):
             refused = query_too_long(item.query)
             if refused is not None:
                 raise HTTPException(400, refused)
+            item.query = self.persisted_queries.resolve(item.query, item.extensions)
         return data
 
     async def run(self, request: Any, **kwargs: Any) -> Any:
         try:
             return await super().run(request, **kwargs)
         except HTTPException as e:
-            return JSONResponse(error_body(e.reason), status_code=e.status_code)
+            return JSONResponse(error_body(e.reason, getattr(e, "code", "BAD_INPUT")),
+                                status_code=e.status_code)
 

@@ -185,3 +185,46 @@ async def test_a_subscription_to_another_tenants_session_is_refused(api):
         {"s": mine["id"]}, 1)
     assert payloads[0]["errors"][0]["extensions"]["code"] == "NOT_FOUND", payloads
     assert payloads[0]["errors"][0]["message"] == f"session '{mine['id']}' does not exist"
+
+
+async def test_automatic_persisted_queries_follow_apollos_protocol(api):
+    """Apollo's link sends the hash alone first; on PERSISTED_QUERY_NOT_FOUND it sends hash
+    and query, and from then on the hash alone runs the query (POST or GET)."""
+    import hashlib
+    import json
+
+    import httpx
+
+    session = (await new_session(api.client, title="apq"))["id"]
+    query = "query Title($id: ID!) { session(id: $id) { id title } }"
+    digest = hashlib.sha256(query.encode()).hexdigest()
+    persisted = {"persistedQuery": {"version": 1, "sha256Hash": digest}}
+    variables = {"id": session}
+    async with httpx.AsyncClient(base_url=api.url, headers=api.client.headers,
+                                 timeout=30) as http:
+        miss = await http.post("/graphql", json={"variables": variables,
+                                                 "extensions": persisted})
+        assert miss.status_code == 200
+        (error,) = miss.json()["errors"]
+        assert error["message"] == "PersistedQueryNotFound"
+        assert error["extensions"]["code"] == "PERSISTED_QUERY_NOT_FOUND"
+
+        both = await http.post("/graphql", json={"query": query, "variables": variables,
+                                                 "extensions": persisted})
+        assert both.json()["data"]["session"]["id"] == session
+        by_hash = await http.post("/graphql", json={"variables": variables,
+                                                    "extensions": persisted})
+        assert by_hash.json() == both.json()
+        by_get = await http.get("/graphql", headers={"Accept": "application/json"}, params={
+            "variables": json.dumps(variables), "extensions": json.dumps(persisted)})
+        assert by_get.json() == both.json()
+
+        wrong = await http.post("/graphql", json={
+            "query": query.replace("title", "headId"), "variables": variables,
+            "extensions": persisted})
+        assert wrong.status_code == 400
+        assert wrong.json()["errors"][0]["extensions"]["code"] == "BAD_INPUT"
+        old = await http.post("/graphql", json={
+            "query": query, "variables": variables,
+            "extensions": {"persistedQuery": {"version": 2, "sha256Hash": digest}}})
+        assert old.json()["errors"][0]["extensions"]["code"] == "PERSISTED_QUERY_NOT_SUPPORTED"
