@@ -23,8 +23,9 @@ STRATEGY_HELP = ('"rolling" (default: the active summary alone, one at a time) o
 
 @strawberry.type
 class Query:
-    @strawberry.field
-    async def session(self, info: Info, id: strawberry.ID) -> Session:
+    @strawberry.field(description="Null, with a NOT_FOUND error at its path, when the id "
+                                  "names no session: the rest of the response stands.")
+    async def session(self, info: Info, id: strawberry.ID) -> Optional[Session]:
         return session_out(await info.context.loaders.sessions.load(str(id)))
 
     @strawberry.field(description="Sessions, newest first, in pages.")
@@ -37,12 +38,12 @@ class Query:
                                  page_info=PageInfo(end_cursor=page.end_cursor,
                                                     has_next_page=page.has_next))
 
-    @strawberry.field
-    async def node(self, info: Info, id: strawberry.ID) -> Node:
+    @strawberry.field(description="Null, with a NOT_FOUND error, when the id names no node.")
+    async def node(self, info: Info, id: strawberry.ID) -> Optional[Node]:
         return node_out(await info.context.loaders.nodes.load(str(id)))
 
-    @strawberry.field
-    async def call(self, info: Info, id: strawberry.ID) -> ModelCall:
+    @strawberry.field(description="Null, with a NOT_FOUND error, when the id names no call.")
+    async def call(self, info: Info, id: strawberry.ID) -> Optional[ModelCall]:
         return call_out(await info.context.loaders.calls.load(str(id)))
 
     @strawberry.field(description="The calls whose prompts contained a node, newest first.")

@@ -228,3 +228,18 @@ async def test_automatic_persisted_queries_follow_apollos_protocol(api):
             "query": query, "variables": variables,
             "extensions": {"persistedQuery": {"version": 2, "sha256Hash": digest}}})
         assert old.json()["errors"][0]["extensions"]["code"] == "PERSISTED_QUERY_NOT_SUPPORTED"
+
+
+async def test_one_missing_id_in_an_aliased_query_nulls_only_its_field(api):
+    """Root lookups are nullable: a missing id is a NOT_FOUND error at its path, and the
+    other aliases' data stands."""
+    session = (await new_session(api.client, title="aliases"))["id"]
+    body = await api.client.post(
+        "query($a: ID!, $b: ID!) { found: session(id: $a) { id } missing: session(id: $b) { id }"
+        " node: node(id: $b) { id } call: call(id: $b) { id } }",
+        {"a": session, "b": "ses_missing"})
+    assert body["data"] == {"found": {"id": session}, "missing": None, "node": None,
+                            "call": None}
+    by_path = {tuple(e["path"]): e["extensions"]["code"] for e in body["errors"]}
+    assert by_path == {("missing",): "NOT_FOUND", ("node",): "NOT_FOUND",
+                       ("call",): "NOT_FOUND"}

@@ -16,8 +16,8 @@ def test_schema_file_matches_the_code():
 def test_the_contract_names_are_present():
     text = SCHEMA_FILE.read_text()
     for expected in [
-        "session(id: ID!): Session!", "sessions(first: Int! = 20, after: String = null)",
-        "node(id: ID!): Node!", "call(id: ID!): ModelCall!", "callsReading(nodeId: ID!",
+        "session(id: ID!): Session\n", "sessions(first: Int! = 20, after: String = null)",
+        "node(id: ID!): Node\n", "call(id: ID!): ModelCall\n", "callsReading(nodeId: ID!",
         "createSession(title: String = null, systemPrompt: String = null",
         "sendMessage(sessionId: ID!, content: String!): Turn!",
         "appendMessage(sessionId: ID!, role: Role!, content: String!, predecessorId: ID = null,"
