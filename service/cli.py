@@ -63,6 +63,10 @@ def _parser() -> argparse.ArgumentParser:
     trace = commands.add_parser("trace", help="print what a model call read, as a table")
     trace.add_argument("call")
     trace.set_defaults(job=_trace)
+    diff = commands.add_parser("diff", help="how call B's prompt differs from call A's")
+    diff.add_argument("first", metavar="A")
+    diff.add_argument("second", metavar="B")
+    diff.set_defaults(job=_diff)
     admin_cli.add_commands(commands)
     return parser
 
@@ -160,6 +164,24 @@ async def _trace(runtime: Runtime, args: argparse.Namespace) -> int:
               f"-{list(replayed.dropped)}")
     else:
         print(f"today's render of {call.head_id} is the same prompt")
+    return 0
+
+
+async def _diff(runtime: Runtime, args: argparse.Namespace) -> int:
+    from .store.calls import diff_reads
+
+    first = await runtime.ledger.calls.get(args.first)
+    second = await runtime.ledger.calls.get(args.second)
+    diff = diff_reads(first.read_ids or (), second.read_ids or ())
+    nodes = {n.id: n for n in await runtime.ledger.nodes.get_many(
+        list(dict.fromkeys(diff.added + diff.dropped + diff.moved)))}
+    print(f"{second.id} against {first.id}: {len(diff.added)} added, {len(diff.dropped)} "
+          f"removed, {len(diff.moved)} moved, {len(diff.kept)} in both")
+    for mark, ids in (("+", diff.added), ("-", diff.dropped), ("~", diff.moved)):
+        for node_id in ids:
+            node = nodes[node_id]
+            text = " ".join(node.content.split())
+            print(f"{mark} {node.id:36}  {node.role.value:9}  {text[:60]}")
     return 0
 
 

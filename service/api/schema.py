@@ -13,8 +13,9 @@ from .errors import coded_stream, with_codes
 from .events import EVENT_TYPES, SessionEvent, event_out
 from .limits import MAX_TOKENS, BoundedValidation, OperationDeadline
 from .types import (
-    Compaction, ModelCall, Node, PageInfo, Role, Session, SessionConnection, Turn,
-    Uncompaction, call_out, compaction_out, node_out, session_out, summary_out, turn_out,
+    CallDiff, Compaction, ModelCall, Node, PageInfo, Role, Session, SessionConnection, Turn,
+    Uncompaction, call_diff_out, call_out, compaction_out, node_out, session_out, summary_out,
+    turn_out,
 )
 
 STRATEGY_HELP = ('"rolling" (default: the active summary alone, one at a time) or "branch" '
@@ -45,6 +46,14 @@ class Query:
     @strawberry.field(description="Null, with a NOT_FOUND error, when the id names no call.")
     async def call(self, info: Info, id: strawberry.ID) -> Optional[ModelCall]:
         return call_out(await info.context.loaders.calls.load(str(id)))
+
+    @strawberry.field(description="How call `second`'s prompt differs from call `first`'s: "
+                                  "nodes added, removed, and moved. Null, with a NOT_FOUND "
+                                  "error, when an id names no call.")
+    async def call_diff(self, info: Info, first: strawberry.ID,
+                        second: strawberry.ID) -> Optional[CallDiff]:
+        a, b = await info.context.loaders.calls.load_many([str(first), str(second)])
+        return call_diff_out(a, b)
 
     @strawberry.field(description="The calls whose prompts contained a node, newest first.")
     async def calls_reading(self, info: Info, node_id: strawberry.ID,

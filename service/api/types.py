@@ -10,6 +10,7 @@ from strawberry.types import Info
 from .. import store
 from ..context import compaction
 from ..context.compaction import CompactionResult
+from ..store.calls import diff_reads
 from ..store.views import GraphRow
 from ..turns.service import TurnResult
 
@@ -198,6 +199,44 @@ class ModelCall:
         if self.output_id is None:
             return None
         return node_out(await info.context.loaders.nodes.load(str(self.output_id)))
+
+
+@strawberry.type(description="How two calls' prompts differ, node by node (the second "
+                                    "against the first).")
+class CallDiff:
+    first: ModelCall
+    second: ModelCall
+    added_ids: list[strawberry.ID] = strawberry.field(
+        description="In the second prompt only, in its order.")
+    removed_ids: list[strawberry.ID] = strawberry.field(
+        description="In the first prompt only, in its order.")
+    moved_ids: list[strawberry.ID] = strawberry.field(
+        description="In both, but placed differently among the nodes both hold "
+                    "(the second prompt's order).")
+
+    @strawberry.field
+    async def added(self, info: Info) -> list[Node]:
+        return await _nodes(info, self.added_ids)
+
+    @strawberry.field
+    async def removed(self, info: Info) -> list[Node]:
+        return await _nodes(info, self.removed_ids)
+
+    @strawberry.field
+    async def moved(self, info: Info) -> list[Node]:
+        return await _nodes(info, self.moved_ids)
+
+
+async def _nodes(info: Info, ids: list[strawberry.ID]) -> list[Node]:
+    return [node_out(n) for n in await info.context.loaders.nodes.load_many(
+        [str(i) for i in ids])]
+
+
+def call_diff_out(first: store.Call, second: store.Call) -> CallDiff:
+    diff = diff_reads(first.read_ids or (), second.read_ids or ())
+    return CallDiff(first=call_out(first), second=call_out(second),
+                    added_ids=list(diff.added), removed_ids=list(diff.dropped),
+                    moved_ids=list(diff.moved))
 
 
 def call_out(c: store.Call) -> ModelCall:

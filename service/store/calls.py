@@ -27,16 +27,21 @@ class ReadsDiff:
     added: tuple[str, ...]  # in the second prompt only, in its order
     dropped: tuple[str, ...]  # in the first prompt only, in its order
     kept: tuple[str, ...]  # in both, in the second prompt's order
+    # kept, whose place among the kept nodes differs between the prompts (second's order)
+    moved: tuple[str, ...] = ()
 
 
 def diff_reads(first: Sequence[str], second: Sequence[str]) -> ReadsDiff:
     """What the second prompt (node ids in prompt order) holds that the first does not,
-    and the reverse."""
+    the reverse, and which nodes both hold in another order."""
     in_first, in_second = set(first), set(second)
+    kept = tuple(i for i in second if i in in_first)
+    kept_in_first_order = [i for i in first if i in in_second]
     return ReadsDiff(
         added=tuple(i for i in second if i not in in_first),
         dropped=tuple(i for i in first if i not in in_second),
-        kept=tuple(i for i in second if i in in_first),
+        kept=kept,
+        moved=tuple(i for i, was in zip(kept, kept_in_first_order) if i != was),
     )
 
 

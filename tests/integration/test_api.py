@@ -152,6 +152,19 @@ async def test_spawn_task_and_record_call_and_provenance_queries(api):
                           id=sid))["session"]["calls"]
     assert [c["purpose"] for c in calls] == ["CHAT", "TASK", "EXTERNAL"]
 
+    # How the external call's prompt differs from the chat call's: the reply was added.
+    diff = (await client("query($a: ID!, $b: ID!) { callDiff(first: $a, second: $b) {"
+                         " first { id } second { id } addedIds added { id role } removedIds"
+                         " movedIds moved { id } } }", a=turn["call"]["id"],
+                         b=recorded["id"]))["callDiff"]
+    assert (diff["first"]["id"], diff["second"]["id"]) == (turn["call"]["id"], recorded["id"])
+    assert diff["addedIds"] == [turn["reply"]["id"]]
+    assert diff["added"] == [{"id": turn["reply"]["id"], "role": "ASSISTANT"}]
+    assert diff["removedIds"] == diff["movedIds"] == [] and diff["moved"] == []
+    errors = await client.errors("query($a: ID!) { callDiff(first: $a, second: \"cal_missing\")"
+                                 " { addedIds } }", a=recorded["id"])
+    assert errors[0]["extensions"]["code"] == "NOT_FOUND"
+
 
 async def test_compaction_through_the_api_and_the_capsule_contract(api):
     client = api.client

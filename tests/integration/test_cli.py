@@ -238,3 +238,21 @@ async def test_admin_commands_use_the_configured_limits(neo4j_server, ledger, tu
     assert check.returncode == 1, check.stderr
     assert (f"{session.id}: property: node {turn.user_node.id}: content is 43 bytes; the limit "
             "is 8 bytes of UTF-8\n") in check.stdout
+
+
+async def test_diff_prints_what_a_later_call_read_differently(neo4j_server, ledger, turns,
+                                                             compactor, tenant):
+    from tests.integration.helpers import KEEP_FOUR, chat, turns as texts
+
+    session = await ledger.sessions.create("diff", "sys")
+    first = await turns.send_message(session.id, "First question.")
+    await chat(ledger, session, *texts(8))
+    summary = (await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)).summary
+    second = await turns.send_message(session.id, "Second question.")
+    diff = ctxdag(neo4j_server, tenant, "diff", first.call_id, second.call_id)
+    assert diff.returncode == 0, diff.stderr
+    lines = diff.stdout.splitlines()
+    assert lines[0].startswith(f"{second.call_id} against {first.call_id}: ")
+    assert f"+ {summary.id}" in diff.stdout and f"- {first.user_node.id}" in diff.stdout
+    missing = ctxdag(neo4j_server, tenant, "diff", first.call_id, "cal_missing")
+    assert_one_error_line(missing, "NOT_FOUND: call 'cal_missing' does not exist")
