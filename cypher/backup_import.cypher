@@ -21,7 +21,9 @@ WITH taken_sessions, taken,
 OPTIONAL CALL (problem) {
   WITH * WHERE problem IS NULL
   CREATE (s:Session)
-  SET s = $session.properties, s.tenant = $tenant
+  SET s = $session.properties, s.tenant = $tenant,
+    s.meta_version = coalesce($session.properties.meta_version, 0),
+    s.summary_version = coalesce($session.properties.summary_version, 0)
   WITH s
   CALL (s) {
     UNWIND $nodes AS row

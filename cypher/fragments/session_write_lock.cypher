@@ -6,6 +6,8 @@
 // and not on the session node: Neo4j's lock manager reported false deadlocks when writers
 // queued on the session node's lock while its holder created or deleted a relationship on
 // that node (HEAD, ACTIVE_SUMMARY). `s` may be null (the including statement reports why).
+// A property read after the lock must exist from the session's creation on (migration 005):
+// a read positioned on `s` before a concurrent write committed can miss one that write added.
 OPTIONAL MATCH (s)-[write_lock:ROOT]->(:Node)
 SET write_lock.last_write_at = $now
 SET s.updated_at = $now
