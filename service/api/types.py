@@ -191,8 +191,7 @@ class ModelCall:
     @strawberry.field(description="The nodes the prompt contained, in prompt order.")
     async def reads(self, info: Info) -> list[Node]:
         call = await info.context.loaders.calls.load(str(self.id))
-        nodes = await info.context.loaders.nodes.load_many(list(call.read_ids or ()))
-        return [node_out(n) for n in nodes]
+        return await _nodes(info, list(call.read_ids or ()))
 
     @strawberry.field
     async def output(self, info: Info) -> Optional[Node]:
@@ -227,7 +226,7 @@ class CallDiff:
         return await _nodes(info, self.moved_ids)
 
 
-async def _nodes(info: Info, ids: list[strawberry.ID]) -> list[Node]:
+async def _nodes(info: Info, ids: list[str] | list[strawberry.ID]) -> list[Node]:
     return [node_out(n) for n in await info.context.loaders.nodes.load_many(
         [str(i) for i in ids])]
 

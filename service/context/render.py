@@ -55,34 +55,42 @@ class RenderMemory:
 
     def __init__(self, capacity_tokens: int = DEFAULT_MEMORY_TOKENS) -> None:
         self.capacity_tokens = capacity_tokens
-        self._tips: OrderedDict[tuple[str, str, str], Rendered] = OrderedDict()
+        # (tenant, session, head) -> the head's render and its tokens, least recent first
+        self._tips: OrderedDict[tuple[str, str, str], tuple[Rendered, int]] = OrderedDict()
         self._tokens = 0
         self.extended = 0  # renders served by extension, for tests and the benchmarks
 
     def remember(self, tenant: str, session_id: str, rendered: Rendered) -> None:
         key = (tenant, session_id, rendered.head_id)
-        self._forget(key)
-        size = rendered.tokens
-        if size > self.capacity_tokens:
+        held = self._tips.get(key)
+        if held is not None and held[0] is rendered:
+            self._tips.move_to_end(key)
             return
-        self._tips[key] = rendered
-        self._tokens += size
-        while self._tokens > self.capacity_tokens:
-            self._forget(next(iter(self._tips)))
+        self._store(key, rendered, rendered.tokens)
 
     def extend(self, tenant: str, session_id: str, appended: Appended) -> Rendered | None:
         """render(appended.node) from its predecessor's remembered render, if still current."""
         node = appended.node
-        before = self._tips.get((tenant, session_id, node.predecessor_id or ""))
-        if before is None or before.summary_version != appended.summary_version:
+        held = self._tips.get((tenant, session_id, node.predecessor_id or ""))
+        if held is None or held[0].summary_version != appended.summary_version:
             return None
+        before, tokens = held
         self._forget((tenant, session_id, before.head_id))
         rendered = replace(before, head_id=node.id, nodes=before.nodes + (node,))
-        self.remember(tenant, session_id, rendered)
+        self._store((tenant, session_id, node.id), rendered, tokens + node.tokens)
         self.extended += 1
         return rendered
+
+    def _store(self, key: tuple[str, str, str], rendered: Rendered, tokens: int) -> None:
+        self._forget(key)
+        if tokens > self.capacity_tokens:
+            return
+        self._tips[key] = (rendered, tokens)
+        self._tokens += tokens
+        while self._tokens > self.capacity_tokens:
+            self._forget(next(iter(self._tips)))
 
     def _forget(self, key: tuple[str, str, str]) -> None:
         gone = self._tips.pop(key, None)
         if gone is not None:
-            self._tokens -= gone.tokens
+            self._tokens -= gone[1]
