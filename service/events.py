@@ -9,9 +9,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass, field
+import uuid
+from datetime import datetime, timezone
 from typing import AsyncIterator, Literal
 
+
 CompactionTrigger = Literal["manual", "auto", "passive"]
+
+
+def _event_id() -> str:
+    return f"evt_{uuid.uuid4().hex}"
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -19,6 +30,8 @@ class CompactionStarted:
     session_id: str
     trigger: CompactionTrigger
     type: str = field(default="compaction_started", init=False)
+    id: str = field(default_factory=_event_id, compare=False)
+    at: datetime = field(default_factory=_now, compare=False)
 
 
 @dataclass(frozen=True)
@@ -30,6 +43,8 @@ class CompactionFinished:
     tokens_before: int
     tokens_after: int
     type: str = field(default="compaction_finished", init=False)
+    id: str = field(default_factory=_event_id, compare=False)
+    at: datetime = field(default_factory=_now, compare=False)
 
     @property
     def token_delta(self) -> int:
@@ -43,6 +58,8 @@ class CompactionFailed:
     reason: str
     code: str
     type: str = field(default="compaction_failed", init=False)
+    id: str = field(default_factory=_event_id, compare=False)
+    at: datetime = field(default_factory=_now, compare=False)
 
 
 @dataclass(frozen=True)
@@ -52,6 +69,8 @@ class NodeAppended:
     role: str
     predecessor_id: str | None
     type: str = field(default="node_appended", init=False)
+    id: str = field(default_factory=_event_id, compare=False)
+    at: datetime = field(default_factory=_now, compare=False)
 
 
 @dataclass(frozen=True)
@@ -60,6 +79,8 @@ class HeadMoved:
     previous_head_id: str
     head_id: str
     type: str = field(default="head_moved", init=False)
+    id: str = field(default_factory=_event_id, compare=False)
+    at: datetime = field(default_factory=_now, compare=False)
 
 
 @dataclass(frozen=True)
@@ -68,6 +89,8 @@ class SummaryRetired:
     summary_id: str
     restored_summary_id: str | None  # the session's active summary now
     type: str = field(default="summary_retired", init=False)
+    id: str = field(default_factory=_event_id, compare=False)
+    at: datetime = field(default_factory=_now, compare=False)
 
 
 @dataclass(frozen=True)
@@ -75,6 +98,8 @@ class SummaryStrategyChanged:
     session_id: str
     strategy: str
     type: str = field(default="summary_strategy_changed", init=False)
+    id: str = field(default_factory=_event_id, compare=False)
+    at: datetime = field(default_factory=_now, compare=False)
 
 
 SessionEvent = (CompactionStarted | CompactionFinished | CompactionFailed | NodeAppended

@@ -1,10 +1,12 @@
 """Session events as GraphQL types: an interface with one type per kind."""
 import enum
+from datetime import datetime
 from typing import Optional
 
 import strawberry
 
 from .. import events
+from .types import Role
 
 
 @strawberry.enum
@@ -18,20 +20,29 @@ class EventType(enum.Enum):
     SUMMARY_STRATEGY_CHANGED = "summary_strategy_changed"
 
 
-@strawberry.interface
+@strawberry.enum(description="What started a compaction.")
+class CompactionTrigger(enum.Enum):
+    MANUAL = "manual"
+    AUTO = "auto"
+    PASSIVE = "passive"
+
+
+@strawberry.interface(description="Something that happened to a session.")
 class SessionEvent:
+    id: strawberry.ID = strawberry.field(description="Unique to this event.")
     type: EventType
     session_id: strawberry.ID
+    at: datetime = strawberry.field(description="When it was published.")
 
 
 @strawberry.type
 class CompactionStarted(SessionEvent):
-    trigger: str
+    trigger: CompactionTrigger
 
 
 @strawberry.type
 class CompactionFinished(SessionEvent):
-    trigger: str
+    trigger: CompactionTrigger
     summary_id: strawberry.ID
     covered_count: int
     tokens_before: int
@@ -41,7 +52,7 @@ class CompactionFinished(SessionEvent):
 
 @strawberry.type
 class CompactionFailed(SessionEvent):
-    trigger: str
+    trigger: CompactionTrigger
     reason: str
     code: str
 
@@ -55,7 +66,7 @@ class HeadMoved(SessionEvent):
 @strawberry.type
 class NodeAppended(SessionEvent):
     node_id: strawberry.ID
-    role: str
+    role: Role
     predecessor_id: Optional[strawberry.ID]
 
 
@@ -76,28 +87,26 @@ EVENT_TYPES = (CompactionStarted, CompactionFinished, CompactionFailed, HeadMove
 
 
 def event_out(e: events.SessionEvent) -> SessionEvent:
-    kind = EventType(e.type)
+    common = {"id": e.id, "type": EventType(e.type), "session_id": e.session_id, "at": e.at}
     match e:
         case events.CompactionStarted():
-            return CompactionStarted(type=kind, session_id=e.session_id, trigger=e.trigger)
+            return CompactionStarted(**common, trigger=CompactionTrigger(e.trigger))
         case events.CompactionFinished():
-            return CompactionFinished(type=kind, session_id=e.session_id, trigger=e.trigger,
+            return CompactionFinished(**common, trigger=CompactionTrigger(e.trigger),
                                       summary_id=e.summary_id, covered_count=e.covered_count,
                                       tokens_before=e.tokens_before,
                                       tokens_after=e.tokens_after, token_delta=e.token_delta)
         case events.CompactionFailed():
-            return CompactionFailed(type=kind, session_id=e.session_id, trigger=e.trigger,
+            return CompactionFailed(**common, trigger=CompactionTrigger(e.trigger),
                                     reason=e.reason, code=e.code)
         case events.HeadMoved():
-            return HeadMoved(type=kind, session_id=e.session_id,
-                             previous_head_id=e.previous_head_id, head_id=e.head_id)
+            return HeadMoved(**common, previous_head_id=e.previous_head_id, head_id=e.head_id)
         case events.NodeAppended():
-            return NodeAppended(type=kind, session_id=e.session_id, node_id=e.node_id,
-                                role=e.role, predecessor_id=e.predecessor_id)
+            return NodeAppended(**common, node_id=e.node_id, role=Role(e.role),
+                                predecessor_id=e.predecessor_id)
         case events.SummaryRetired():
-            return SummaryRetired(type=kind, session_id=e.session_id, summary_id=e.summary_id,
+            return SummaryRetired(**common, summary_id=e.summary_id,
                                   restored_summary_id=e.restored_summary_id)
         case events.SummaryStrategyChanged():
-            return SummaryStrategyChanged(type=kind, session_id=e.session_id,
-                                          strategy=e.strategy)
+            return SummaryStrategyChanged(**common, strategy=e.strategy)
     raise TypeError(f"unknown event {e!r}")

@@ -9,7 +9,8 @@ from strawberry.dataloader import DataLoader
 
 from ..context.render import render_many
 from ..errors import NotFound
-from ..store import Branch, Call, Ledger, Node, Rendered, Session, Summary
+from ..store import Branch, Call, Ledger, Node, Page, Rendered, Session, Summary, Window
+from ..store.calls import CallReading
 from ..store.views import GraphRow
 
 K = TypeVar("K", bound=Hashable)
@@ -23,6 +24,23 @@ def _by_key(fetch: Callable[[list[K]], Awaitable[Sequence[V]]], key: Callable[[V
     async def load(keys: list[K]) -> list[V | BaseException]:
         found = {key(item): item for item in await fetch(keys)}
         return [found.get(k, NotFound(kind, str(k))) for k in keys]
+
+    return DataLoader(load)
+
+
+def _paged(fetch: Callable[[list[str], Window], Awaitable[dict[str, Page[V]]]]
+           ) -> DataLoader[tuple[str, Window], Page[V]]:
+    """Pages of many lists; one statement per distinct window (a query's siblings share one)."""
+
+    async def load(keys: list[tuple[str, Window]]) -> list[Page[V]]:
+        by_window: dict[Window, list[str]] = {}
+        for list_id, win in keys:
+            by_window.setdefault(win, []).append(list_id)
+        pages = {}
+        for win, ids in by_window.items():
+            for list_id, page in (await fetch(list(dict.fromkeys(ids)), win)).items():
+                pages[list_id, win] = page
+        return [pages[k] for k in keys]
 
     return DataLoader(load)
 
@@ -45,7 +63,9 @@ class Loaders:
     branches: DataLoader[str, list[Branch]]
     renders: DataLoader[tuple[str, str | None], Rendered]
     graphs: DataLoader[str, list[GraphRow]]
-    session_calls: DataLoader[str, list[Call]]
+    session_calls: DataLoader[tuple[str, Window], Page[Call]]
+    readers: DataLoader[tuple[str, Window], Page[CallReading]]
+    covering: DataLoader[str, list[str]]
 
     @classmethod
     def for_request(cls, ledger: Ledger) -> "Loaders":
@@ -61,5 +81,7 @@ class Loaders:
             branches=_grouped(ledger.branches.list_many),
             renders=DataLoader(renders),
             graphs=_grouped(ledger.views.graph_many),
-            session_calls=_grouped(ledger.calls.in_sessions),
+            session_calls=_paged(ledger.calls.session_pages),
+            readers=_paged(ledger.calls.readers_pages),
+            covering=_grouped(ledger.summaries.covering_many),
         )

@@ -1,5 +1,6 @@
 """The GraphQL schema: queries, mutations, the live event subscription. schema.graphql at the
 repository root is generated from here (`make schema`) and a test fails when it drifts."""
+import asyncio
 from typing import AsyncGenerator, Optional
 
 import strawberry
@@ -7,15 +8,18 @@ from strawberry.extensions import MaxTokensLimiter
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
+from ..errors import BadInput
+from ..store.paging import window
 from ..store.validate import MAX_INSTRUCTIONS_LENGTH
 from .context import LoadersPerOperation
 from .errors import coded_stream, with_codes
 from .events import EVENT_TYPES, SessionEvent, event_out
 from .limits import MAX_TOKENS, BoundedValidation, OperationDeadline
+from .nodes import MAX_NODES_PER_LOOKUP, resolve_node
 from .types import (
-    CallDiff, Compaction, ModelCall, Node, PageInfo, Role, Session, SessionConnection, Turn,
-    Uncompaction, call_diff_out, call_out, compaction_out, node_out, session_out, summary_out,
-    turn_out,
+    CallDiff, Compaction, Message, ModelCall, Node, Role, Session, SessionConnection, Turn,
+    Uncompaction, call_diff_out, call_out, compaction_out, connection_out, message_out,
+    session_out, summary_out, turn_out,
 )
 
 STRATEGY_HELP = ('"rolling" (default: the active summary alone, one at a time) or "branch" '
@@ -30,18 +34,30 @@ class Query:
         return session_out(await info.context.loaders.sessions.load(str(id)))
 
     @strawberry.field(description="Sessions, newest first, in pages.")
-    async def sessions(self, info: Info, first: int = 20,
-                       after: Optional[str] = None) -> SessionConnection:
-        page = await info.context.services.ledger.sessions.list(first=first, after=after)
+    async def sessions(self, info: Info, first: Optional[int] = None,
+                       after: Optional[str] = None, last: Optional[int] = None,
+                       before: Optional[str] = None) -> SessionConnection:
+        sessions = info.context.services.ledger.sessions
+        page = await sessions.list(first=first, after=after, last=last, before=before)
         for item in page.items:
             info.context.loaders.sessions.prime(item.id, item)
-        return SessionConnection(nodes=[session_out(s) for s in page.items],
-                                 page_info=PageInfo(end_cursor=page.end_cursor,
-                                                    has_next_page=page.has_next))
+        return connection_out(page, session_out, count=sessions.count)
 
-    @strawberry.field(description="Null, with a NOT_FOUND error, when the id names no node.")
+    @strawberry.field(description=(
+        "The session, message or model call with this id. Null, with a NOT_FOUND error at "
+        "its path, when the id names nothing."))
     async def node(self, info: Info, id: strawberry.ID) -> Optional[Node]:
-        return node_out(await info.context.loaders.nodes.load(str(id)))
+        return await resolve_node(info, str(id))
+
+    @strawberry.field(description=(
+        f"Objects by id, in the order asked (at most {MAX_NODES_PER_LOOKUP}); null for an id "
+        "that names nothing."))
+    async def nodes(self, info: Info, ids: list[strawberry.ID]) -> list[Optional[Node]]:
+        if len(ids) > MAX_NODES_PER_LOOKUP:
+            raise BadInput(f"ids holds {len(ids)} ids; at most {MAX_NODES_PER_LOOKUP} "
+                           "are looked up at once")
+        return list(await asyncio.gather(*(resolve_node(info, str(i), missing=None)
+                                           for i in ids)))
 
     @strawberry.field(description="Null, with a NOT_FOUND error, when the id names no call.")
     async def call(self, info: Info, id: strawberry.ID) -> Optional[ModelCall]:
@@ -55,12 +71,14 @@ class Query:
         a, b = await info.context.loaders.calls.load_many([str(first), str(second)])
         return call_diff_out(a, b)
 
-    @strawberry.field(description="The calls whose prompts contained a node, newest first.")
+    @strawberry.field(description="The calls whose prompts contained a node, newest first.",
+                      deprecation_reason="Use readBy on the node (`node(id)`): it pages.")
     async def calls_reading(self, info: Info, node_id: strawberry.ID,
                             first: int = 100) -> list[ModelCall]:
         await info.context.loaders.nodes.load(str(node_id))
-        readings = await info.context.services.ledger.calls.reading(str(node_id), first)
-        return [call_out(r.call) for r in readings]
+        page = await info.context.loaders.readers.load(
+            (str(node_id), window(first, maximum=1000)))
+        return [call_out(r.call) for r in page.items]
 
 
 def _optional(id: Optional[strawberry.ID]) -> Optional[str]:
@@ -105,12 +123,12 @@ class Mutation:
     async def append_message(self, info: Info, session_id: strawberry.ID, role: Role,
                              content: str, predecessor_id: Optional[strawberry.ID] = None,
                              caller_id: Optional[strawberry.ID] = None,
-                             metadata: Optional[JSON] = None) -> Node:
+                             metadata: Optional[JSON] = None) -> Message:
         appended = await info.context.services.ledger.head.append_message(
             str(session_id), role.value, content,
             predecessor_id=_optional(predecessor_id), caller_id=_optional(caller_id),
             metadata=metadata)
-        return node_out(appended.node)
+        return message_out(appended.node)
 
     @strawberry.mutation(description="A new answer to the prompt of an assistant reply; "
                                      "HEAD moves to it.")

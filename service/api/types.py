@@ -1,7 +1,7 @@
 """The GraphQL types. Each is built from a store record by one function; resolvers that
 need more data go through the request's DataLoaders (service/api/loaders.py)."""
 from datetime import datetime
-from typing import Optional
+from typing import Any, Awaitable, Callable, Generic, Optional, TypeVar
 
 import strawberry
 from strawberry.scalars import JSON
@@ -11,7 +11,9 @@ from .. import store
 from ..context import compaction
 from ..context.compaction import CompactionResult
 from ..store.calls import diff_reads
+from ..store.paging import Page, Window, window
 from ..store.views import GraphRow
+from ..turns.replay import Replay, compared_head, replayed
 from ..turns.service import TurnResult
 
 
@@ -20,9 +22,17 @@ Purpose = strawberry.enum(store.Purpose, description="Why a model was called.")
 CompactionStatus = strawberry.enum(compaction.CompactionStatus)
 
 
-@strawberry.type(description="One turn of a conversation. Nodes are immutable.")
+@strawberry.interface(description=(
+    "An object with a globally unique id (Relay's object identification): `node(id)` "
+    "returns it. Sessions, messages and model calls are nodes."))
 class Node:
     id: strawberry.ID
+
+
+@strawberry.type(description=(
+    "One node of a session's conversation DAG: a turn, the system prompt (ROOT) or a "
+    "summary. Immutable."))
+class Message(Node):
     session_id: strawberry.ID
     role: Role
     content: str
@@ -40,12 +50,39 @@ class Node:
     metadata: JSON
 
     @strawberry.field(description="Live nodes whose predecessor is this one.")
-    async def children(self, info: Info) -> list["Node"]:
-        return [node_out(n) for n in await info.context.loaders.children.load(str(self.id))]
+    async def children(self, info: Info) -> list["Message"]:
+        return [message_out(n) for n in await info.context.loaders.children.load(str(self.id))]
+
+    @strawberry.field(description=(
+        "The summaries whose covered segment contains this node, newest first (relics, "
+        "retired and deleted ones included, each marked as such; `isActive` names the "
+        "session's active summary)."))
+    async def covered_by(self, info: Info) -> list["Summary"]:
+        loaders = info.context.loaders
+        ids = await loaders.covering.load(str(self.id))
+        return [summary_out(s) for s in await loaders.summaries.load_many(ids)]
+
+    @strawberry.field(description="The calls whose prompts contained this node, newest first.")
+    async def read_by(self, info: Info, first: Optional[int] = None,
+                      after: Optional[str] = None, last: Optional[int] = None,
+                      before: Optional[str] = None) -> "CallReadingConnection":
+        win = window(first, after, last, before, maximum=1000)
+        page = await info.context.loaders.readers.load((str(self.id), win))
+        return CallReadingConnection(
+            edges=[CallReadingEdge(cursor=c, node=call_out(r.call), position=r.position)
+                   for r, c in zip(page.items, page.cursors)],
+            nodes=[call_out(r.call) for r in page.items], page_info=page_info_out(page),
+            total_count=page.total)
+
+    @strawberry.field(description="This summary's record, when the node is a summary.")
+    async def summary(self, info: Info) -> Optional["Summary"]:
+        if self.role != Role.SUMMARY:
+            return None
+        return summary_out(await info.context.loaders.summaries.load(str(self.id)))
 
 
-def node_out(n: store.Node) -> Node:
-    return Node(id=n.id, session_id=n.session_id, role=n.role, content=n.content,
+def message_out(n: store.Node) -> Message:
+    return Message(id=n.id, session_id=n.session_id, role=n.role, content=n.content,
                 predecessor_id=n.predecessor_id, caller_id=n.caller_id, fork_of=n.fork_of,
                 tokens=n.tokens, created_at=n.created_at, seq=n.seq, depth=n.depth,
                 side_branch=n.side_branch, deleted=n.deleted, metadata=dict(n.metadata))
@@ -53,7 +90,7 @@ def node_out(n: store.Node) -> Node:
 
 @strawberry.type
 class Branch:
-    tip: Node
+    tip: Message
     is_head: bool = strawberry.field(description="HEAD is this branch's tip.")
     holds_head: bool = strawberry.field(description="HEAD lies on this branch's chain.")
     length: int = strawberry.field(description="Nodes from ROOT to the tip, both included.")
@@ -68,7 +105,7 @@ class Branch:
 
 
 def branch_out(b: store.Branch) -> Branch:
-    return Branch(tip=node_out(b.tip), is_head=b.is_head, holds_head=b.holds_head,
+    return Branch(tip=message_out(b.tip), is_head=b.is_head, holds_head=b.holds_head,
                   length=b.length, summary_id=b.summary_id)
 
 
@@ -76,7 +113,7 @@ def branch_out(b: store.Branch) -> Branch:
 class RenderedContext:
     head_id: strawberry.ID
     node_ids: list[strawberry.ID]
-    nodes: list[Node]
+    nodes: list[Message]
     summary_id: Optional[strawberry.ID] = strawberry.field(
         description="The summary standing in for its covered segment, if the rule applied.")
     tokens: int
@@ -84,7 +121,7 @@ class RenderedContext:
 
 def rendered_out(r: store.Rendered) -> RenderedContext:
     return RenderedContext(head_id=r.head_id, node_ids=list(r.node_ids),
-                           nodes=[node_out(n) for n in r.nodes], summary_id=r.summary_id,
+                           nodes=[message_out(n) for n in r.nodes], summary_id=r.summary_id,
                            tokens=sum(n.tokens for n in r.nodes))
 
 
@@ -122,6 +159,12 @@ class Summary:
             return self.stored_superseded
         branches = await info.context.loaders.branches.load(str(self.session_id))
         return all(b.summary_id != str(self.id) for b in branches)
+
+    @strawberry.field(description="The session's active summary (the latest compaction that "
+                                  "still applies).")
+    async def is_active(self, info: Info) -> bool:
+        session = await info.context.loaders.sessions.load(str(self.session_id))
+        return session.active_summary_id == str(self.id)
 
 
 def summary_out(s: store.Summary) -> Summary:
@@ -166,8 +209,7 @@ def graph_out(rows: list[GraphRow]) -> SessionGraph:
 
 
 @strawberry.type(description="A recorded model call and what its prompt contained.")
-class ModelCall:
-    id: strawberry.ID
+class ModelCall(Node):
     session_id: strawberry.ID
     purpose: Purpose
     provider: str
@@ -189,15 +231,27 @@ class ModelCall:
         return list(call.read_ids or ())
 
     @strawberry.field(description="The nodes the prompt contained, in prompt order.")
-    async def reads(self, info: Info) -> list[Node]:
+    async def reads(self, info: Info) -> list[Message]:
         call = await info.context.loaders.calls.load(str(self.id))
         return await _nodes(info, list(call.read_ids or ()))
 
     @strawberry.field
-    async def output(self, info: Info) -> Optional[Node]:
+    async def output(self, info: Info) -> Optional[Message]:
         if self.output_id is None:
             return None
-        return node_out(await info.context.loaders.nodes.load(str(self.output_id)))
+        return message_out(await info.context.loaders.nodes.load(str(self.output_id)))
+
+    @strawberry.field(description=(
+        "The prompt rebuilt from the call's reads, and how today's render of the same head "
+        "differs from it."))
+    async def replay(self, info: Info) -> "CallReplay":
+        loaders = info.context.loaders
+        call = await loaders.calls.load(str(self.id))
+        nodes = await loaders.nodes.load_many(list(call.read_ids or ()))
+        head_id, today = compared_head(call), None
+        if head_id is not None and not (await loaders.nodes.load(head_id)).deleted:
+            today = (await loaders.renders.load((call.session_id, head_id))).node_ids
+        return replay_out(replayed(call, nodes, today))
 
 
 @strawberry.type(description="How two calls' prompts differ, node by node (the second "
@@ -214,20 +268,20 @@ class CallDiff:
                     "(the second prompt's order).")
 
     @strawberry.field
-    async def added(self, info: Info) -> list[Node]:
+    async def added(self, info: Info) -> list[Message]:
         return await _nodes(info, self.added_ids)
 
     @strawberry.field
-    async def removed(self, info: Info) -> list[Node]:
+    async def removed(self, info: Info) -> list[Message]:
         return await _nodes(info, self.removed_ids)
 
     @strawberry.field
-    async def moved(self, info: Info) -> list[Node]:
+    async def moved(self, info: Info) -> list[Message]:
         return await _nodes(info, self.moved_ids)
 
 
-async def _nodes(info: Info, ids: list[str] | list[strawberry.ID]) -> list[Node]:
-    return [node_out(n) for n in await info.context.loaders.nodes.load_many(
+async def _nodes(info: Info, ids: list[str] | list[strawberry.ID]) -> list[Message]:
+    return [message_out(n) for n in await info.context.loaders.nodes.load_many(
         [str(i) for i in ids])]
 
 
@@ -236,6 +290,38 @@ def call_diff_out(first: store.Call, second: store.Call) -> CallDiff:
     return CallDiff(first=call_out(first), second=call_out(second),
                     added_ids=list(diff.added), removed_ids=list(diff.dropped),
                     moved_ids=list(diff.moved))
+
+
+@strawberry.type(description="A call's prompt rebuilt from the nodes it read (nodes are "
+                                    "immutable, so it is the prompt that was sent), compared "
+                                    "with today's render of the head it was rendered from.")
+class CallReplay:
+    system: str = strawberry.field(description="The system text the prompt carried.")
+    messages: JSON = strawberry.field(description=(
+        "The prompt's messages in the Messages API shape ({role, content})."))
+    current_ids: Optional[list[strawberry.ID]] = strawberry.field(description=(
+        "Today's render of the call's head; null when the prompt was not a render "
+        "(summaries, external calls) or the head was deleted since."))
+    differs: Optional[bool] = strawberry.field(description=(
+        "Today's render differs from the prompt; null when there is nothing to compare."))
+    added_ids: list[strawberry.ID] = strawberry.field(
+        description="In today's render only, in its order.")
+    removed_ids: list[strawberry.ID] = strawberry.field(
+        description="In the call's prompt only, in its order.")
+
+    @strawberry.field
+    async def added(self, info: Info) -> list[Message]:
+        return await _nodes(info, self.added_ids)
+
+    @strawberry.field
+    async def removed(self, info: Info) -> list[Message]:
+        return await _nodes(info, self.removed_ids)
+
+
+def replay_out(r: Replay) -> CallReplay:
+    return CallReplay(system=r.system, messages=list(r.messages),
+                      current_ids=None if r.current_ids is None else list(r.current_ids),
+                      differs=r.differs, added_ids=list(r.added), removed_ids=list(r.dropped))
 
 
 def call_out(c: store.Call) -> ModelCall:
@@ -248,8 +334,7 @@ def call_out(c: store.Call) -> ModelCall:
 
 
 @strawberry.type
-class Session:
-    id: strawberry.ID
+class Session(Node):
     title: Optional[str]
     created_at: datetime
     updated_at: datetime
@@ -265,12 +350,12 @@ class Session:
     active_summary_id: strawberry.ID | None = strawberry.field(default=None)
 
     @strawberry.field
-    async def head(self, info: Info) -> Node:
-        return node_out(await info.context.loaders.nodes.load(str(self.head_id)))
+    async def head(self, info: Info) -> Message:
+        return message_out(await info.context.loaders.nodes.load(str(self.head_id)))
 
     @strawberry.field
-    async def root(self, info: Info) -> Node:
-        return node_out(await info.context.loaders.nodes.load(str(self.root_id)))
+    async def root(self, info: Info) -> Message:
+        return message_out(await info.context.loaders.nodes.load(str(self.root_id)))
 
     @strawberry.field
     async def active_summary(self, info: Info) -> Optional[Summary]:
@@ -294,8 +379,18 @@ class Session:
         return graph_out(await info.context.loaders.graphs.load(str(self.id)))
 
     @strawberry.field(description="The session's model calls, oldest first.")
+    async def model_calls(self, info: Info, first: Optional[int] = None,
+                          after: Optional[str] = None, last: Optional[int] = None,
+                          before: Optional[str] = None) -> "ModelCallConnection":
+        win = window(first, after, last, before, maximum=1000)
+        page = await info.context.loaders.session_calls.load((str(self.id), win))
+        return connection_out(page, call_out, total_count=page.total)
+
+    @strawberry.field(description="The session's first 1,000 model calls, oldest first.",
+                      deprecation_reason="Use modelCalls: it pages.")
     async def calls(self, info: Info) -> list[ModelCall]:
-        return [call_out(c) for c in await info.context.loaders.session_calls.load(str(self.id))]
+        page = await info.context.loaders.session_calls.load((str(self.id), Window(1000)))
+        return [call_out(c) for c in page.items]
 
 
 def session_out(s: store.Session) -> Session:
@@ -305,16 +400,74 @@ def session_out(s: store.Session) -> Session:
                    active_summary_id=s.active_summary_id)
 
 
-@strawberry.type
+@strawberry.type(description="Where a page lies in its list (Relay's cursor connections).")
 class PageInfo:
+    start_cursor: Optional[str]
     end_cursor: Optional[str]
-    has_next_page: bool
+    has_next_page: bool = strawberry.field(description=(
+        "Items lie after this page. When paging backwards (`last`), true when a `before` "
+        "cursor was given."))
+    has_previous_page: bool = strawberry.field(description=(
+        "Items lie before this page. When paging forwards (`first`), true when an `after` "
+        "cursor was given."))
+
+
+def page_info_out(page: Page) -> PageInfo:
+    return PageInfo(start_cursor=page.start_cursor, end_cursor=page.end_cursor,
+                    has_next_page=page.has_next, has_previous_page=page.has_previous)
+
+
+Item = TypeVar("Item")
 
 
 @strawberry.type
-class SessionConnection:
-    nodes: list[Session]
+class Edge(Generic[Item]):
+    cursor: str
+    node: Item
+
+
+@strawberry.type(description="A page of a list that grows: `first`/`after` page forwards, "
+                             "`last`/`before` backwards.")
+class Connection(Generic[Item]):
+    edges: list[Edge[Item]]
+    nodes: list[Item] = strawberry.field(description="The edges' nodes, without cursors.")
     page_info: PageInfo
+    counted: strawberry.Private[Callable[[], Awaitable[int]]]
+
+    @strawberry.field(description="The length of the whole list.")
+    async def total_count(self) -> int:
+        return await self.counted()
+
+
+SessionConnection = Connection[Session]
+ModelCallConnection = Connection[ModelCall]
+
+
+def connection_out(page: Page, out: Callable[[Any], Item], *, total_count: int | None = None,
+                   count: Callable[[], Awaitable[int]] | None = None) -> Connection[Item]:
+    """A page as a connection; `count` is awaited only when totalCount is asked for."""
+    nodes = [out(i) for i in page.items]
+
+    async def counted() -> int:
+        return total_count if count is None else await count()
+
+    return Connection(edges=[Edge(cursor=c, node=n) for n, c in zip(nodes, page.cursors)],
+                      nodes=nodes, page_info=page_info_out(page), counted=counted)
+
+
+@strawberry.type(description="A call that read a node, with where the node was in its prompt.")
+class CallReadingEdge:
+    cursor: str
+    node: ModelCall
+    position: int = strawberry.field(description="The node's place in the prompt, from 0.")
+
+
+@strawberry.type(description="A page of the calls that read a node.")
+class CallReadingConnection:
+    edges: list[CallReadingEdge]
+    nodes: list[ModelCall]
+    page_info: PageInfo
+    total_count: int = strawberry.field(description="How many calls read the node.")
 
 
 @strawberry.type
@@ -349,8 +502,8 @@ def compaction_out(c: CompactionResult) -> Compaction:
 
 @strawberry.type(description="A turn: its opening node, the reply, and the call behind it.")
 class Turn:
-    user_node: Optional[Node]
-    reply: Optional[Node]
+    user_node: Optional[Message]
+    reply: Optional[Message]
     call_id: Optional[strawberry.ID]
     compaction: Optional[Compaction]
     error: Optional[str] = strawberry.field(description="Why there is no reply.")
@@ -364,8 +517,8 @@ class Turn:
 
 
 def turn_out(t: TurnResult) -> Turn:
-    return Turn(user_node=node_out(t.user_node) if t.user_node else None,
-                reply=node_out(t.reply) if t.reply else None, call_id=t.call_id,
+    return Turn(user_node=message_out(t.user_node) if t.user_node else None,
+                reply=message_out(t.reply) if t.reply else None, call_id=t.call_id,
                 compaction=compaction_out(t.compaction) if t.compaction else None,
                 error=t.error.message if t.error else None,
                 error_code=t.error.code if t.error else None)

@@ -6,12 +6,14 @@ and today's render of its head, in service/turns/replay.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Sequence
 
 from . import validate
-from .batch import by_ids, grouped, the_one
+from .batch import by_ids, the_one
 from .db import Database
 from .models import Call, CallRecord, Node, call_from_row, node_from_row
+from .paging import Page, Window, page_of
 from .problems import single_row
 from .validate import Limits
 
@@ -84,15 +86,40 @@ class Calls:
     async def reading(self, node_id: str, limit: int = 100) -> list[CallReading]:
         """Which calls read `node_id`, newest first."""
         validate.identifier(node_id, "node id")
-        limit = validate.page_size(limit, maximum=1000)
-        rows = await self._db.read("calls_reading", node_id=node_id, tenant=self._tenant,
-                                   limit=limit)
-        return [CallReading(call_from_row(r["call"]), r["position"]) for r in rows]
+        win = Window(validate.page_size(limit, maximum=1000))
+        return list((await self.readers_pages([node_id], win))[node_id].items)
+
+    async def readers_pages(self, node_ids: Sequence[str],
+                            win: Window) -> dict[str, Page[CallReading]]:
+        """A page of the calls that read each node, newest first; an unknown node reads
+        as no calls."""
+        for node_id in node_ids:
+            validate.identifier(node_id, "node id")
+        rows = await self._db.read("node_readers_page", node_ids=list(node_ids),
+                                   tenant=self._tenant, **win.params())
+        found = {row["node_id"]: page_of(
+            [CallReading(call_from_row(r["call"]), r["position"]) for r in row["readings"]],
+            win, _reading_key, row["total"]) for row in rows}
+        return {i: found.get(i) or page_of([], win, _reading_key, 0) for i in node_ids}
 
     async def in_sessions(self, session_ids: Sequence[str],
                           limit: int = 1000) -> dict[str, list[Call]]:
-        """Each session's calls, oldest first (read_ids not loaded)."""
-        return await grouped(self._db, "session_calls_many", session_ids, param="session_ids",
-                             what="session", group="session_id",
-                             build=lambda r: call_from_row(r["call"]), tenant=self._tenant,
-                             limit=validate.page_size(limit, maximum=10_000))
+        """Each session's first calls, oldest first (read_ids not loaded)."""
+        win = Window(validate.page_size(limit, maximum=10_000))
+        pages = await self.session_pages(session_ids, win)
+        return {session_id: list(page.items) for session_id, page in pages.items()}
+
+    async def session_pages(self, session_ids: Sequence[str],
+                            win: Window) -> dict[str, Page[Call]]:
+        """A page of each session's calls, oldest first (read_ids not loaded)."""
+        for session_id in session_ids:
+            validate.identifier(session_id, "session id")
+        rows = await self._db.read("session_calls_page", session_ids=list(session_ids),
+                                   tenant=self._tenant, **win.params())
+        return {row["session_id"]: page_of([call_from_row(c) for c in row["calls"]], win,
+                                           lambda c: (c.started_at, c.id), row["total"])
+                for row in rows}
+
+
+def _reading_key(reading: CallReading) -> tuple[datetime, str]:
+    return reading.call.started_at, reading.call.id

@@ -5,11 +5,9 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from enum import Enum
-from typing import Any, Generic, Mapping, Sequence, TypeVar
+from typing import Any, Mapping, Sequence
 
 from .ids import new_id
-
-T = TypeVar("T")
 
 
 class Role(str, Enum):
@@ -105,13 +103,6 @@ class DeletedBranch:
     fork_point_id: str
     deleted_ids: tuple[str, ...]
     head: HeadMove
-
-
-@dataclass(frozen=True)
-class Page(Generic[T]):
-    items: tuple[T, ...]
-    end_cursor: str | None
-    has_next: bool
 
 
 def _native(value: Any) -> Any:

@@ -1,24 +1,21 @@
 """Sessions: create (with ROOT), get, list in pages, title and the user's extra_meta."""
 from __future__ import annotations
 
-import base64
-import json
-from datetime import datetime
 from typing import Any, Mapping, Sequence
 
-from ..errors import BadInput, Conflict
+from ..errors import Conflict
 from ..tokens import estimate_tokens
 from . import validate
 from .batch import by_ids, the_one
 from .db import Database
 from .ids import new_id, utcnow
 from ..events import EventBus, SummaryStrategyChanged
-from .models import Page, Session, SummaryStrategy, session_from_row
+from .models import Session, SummaryStrategy, session_from_row
+from .paging import Page, page_of, window
 from .problems import Stale, single_row
 from .validate import Limits
 
 _META_RETRIES = 5
-_MAX_CURSOR_LENGTH = 4096  # a cursor holds a timestamp and an id of at most 128 characters
 
 
 class Sessions:
@@ -53,17 +50,16 @@ class Sessions:
                             torn=lambda rows: any(r["session"]["head_id"] is None
                                                   for r in rows))
 
-    async def list(self, first: int = 20, after: str | None = None) -> Page[Session]:
-        first = validate.page_size(first)
-        after_created_at, after_id = (None, None) if after is None else _decode_cursor(after)
-        rows = await self._db.read(
-            "session_list", tenant=self._tenant, after_created_at=after_created_at,
-            after_id=after_id, limit=first + 1,
-        )
-        sessions = [session_from_row(r["session"]) for r in rows]
-        page, has_next = sessions[:first], len(sessions) > first
-        end = _encode_cursor(page[-1]) if page else None
-        return Page(tuple(page), end, has_next)
+    async def list(self, first: int | None = None, after: str | None = None,
+                   last: int | None = None, before: str | None = None) -> Page[Session]:
+        """A page of the tenant's sessions, newest first (Relay's first/after/last/before)."""
+        win = window(first, after, last, before)
+        rows = await self._db.read("session_list", tenant=self._tenant, **win.params())
+        return page_of([session_from_row(r["session"]) for r in rows], win,
+                       lambda s: (s.created_at, s.id))
+
+    async def count(self) -> int:
+        return (await self._db.read("session_count", tenant=self._tenant))[0]["total"]
 
     async def update(self, session_id: str, *, title: str | None = None, set_title: bool = False,
                      extra_meta: Mapping[str, Any] | None = None,
@@ -106,24 +102,3 @@ class Sessions:
 
 def _strategy(value: str | None) -> str | None:
     return None if value is None else validate.summary_strategy(value)
-
-
-def _encode_cursor(session: Session) -> str:
-    raw = json.dumps([session.created_at.isoformat(), session.id]).encode()
-    return base64.urlsafe_b64encode(raw).decode()
-
-
-def _decode_cursor(cursor: object) -> tuple[datetime, str]:
-    """The (created_at, id) a cursor of `_encode_cursor` holds; BadInput for anything else."""
-    try:
-        if not isinstance(cursor, str) or len(cursor) > _MAX_CURSOR_LENGTH:
-            raise ValueError("not a cursor")
-        fields = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
-        if not (isinstance(fields, list) and len(fields) == 2 and isinstance(fields[0], str)):
-            raise ValueError("not a cursor")
-        stamp = datetime.fromisoformat(fields[0])
-        if stamp.tzinfo is None:
-            raise ValueError("not a cursor")
-        return stamp, validate.identifier(fields[1], "cursor id")
-    except (ValueError, RecursionError, BadInput):
-        raise BadInput("the 'after' cursor is not one this service issued") from None

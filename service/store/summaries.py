@@ -8,7 +8,7 @@ from ..errors import BadInput, NotFound
 from ..events import EventBus, SummaryRetired
 from ..tokens import estimate_tokens
 from . import validate
-from .batch import by_ids, the_one
+from .batch import by_ids, grouped, the_one
 from .db import Database
 from .ids import new_id, utcnow
 from .models import CallRecord, Summary, SummaryStrategy, summary_from_row
@@ -108,6 +108,12 @@ class Summaries:
 
     async def get(self, summary_id: str) -> Summary:
         return the_one(await self.get_many([summary_id]), "summary", summary_id)
+
+    async def covering_many(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The ids of the summaries whose segments contain each node, newest first."""
+        return await grouped(self._db, "summaries_covering_many", node_ids, param="node_ids",
+                             what="node", group="node_id", build=lambda r: r["summary_id"],
+                             tenant=self._tenant)
 
     async def get_many(self, summary_ids: Sequence[str]) -> list[Summary]:
         return await by_ids(self._db, "summary_get_many", summary_ids, param="summary_ids",

@@ -307,7 +307,7 @@ def enum_value(kind: type[E], value: object, what: str) -> E:
         raise BadInput(f"{what} {shown(value)} is not one of: {allowed}") from None
 
 
-def page_size(first: object, maximum: int = 100) -> int:
+def page_size(first: object, maximum: int = 100, name: str = "first") -> int:
     if not isinstance(first, int) or isinstance(first, bool) or not 1 <= first <= maximum:
-        raise BadInput(f"first must be an integer from 1 to {maximum}")
+        raise BadInput(f"{name} must be an integer from 1 to {maximum}")
     return first

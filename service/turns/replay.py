@@ -8,6 +8,7 @@ today's render of the call's head differs is the store's one prompt comparison
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from ..context.render import render_context
 from ..store import Call, Ledger, Node, Purpose
@@ -28,17 +29,30 @@ class Replay:
     dropped: tuple[str, ...] = ()  # in the call's prompt, not in today's render
 
 
+def compared_head(call: Call) -> str | None:
+    """The head whose render of today a replay compares with the call's prompt; None
+    when the prompt was not a render (summaries, external calls)."""
+    if call.head_id is None or call.purpose not in (Purpose.CHAT, Purpose.TASK):
+        return None
+    return call.head_id
+
+
+def replayed(call: Call, nodes: Sequence[Node], today: Sequence[str] | None) -> Replay:
+    """The replay of `call` from the nodes it read and today's render of its compared
+    head (None: no head to compare, or the head was deleted since)."""
+    system, messages = to_messages(nodes)
+    if today is None:
+        return Replay(call, tuple(nodes), system, tuple(messages), None, None)
+    read, today = call.read_ids or (), tuple(today)
+    diff = diff_reads(read, today)
+    return Replay(call, tuple(nodes), system, tuple(messages), today, today != tuple(read),
+                  added=diff.added, dropped=diff.dropped)
+
+
 async def replay(ledger: Ledger, call_id: str) -> Replay:
     call = await ledger.calls.get(call_id)
-    nodes = tuple(await ledger.calls.reads(call_id))
-    system, messages = to_messages(nodes)
-    if call.head_id is None or call.purpose not in (Purpose.CHAT, Purpose.TASK):
-        return Replay(call, nodes, system, tuple(messages), None, None)
-    head = await ledger.nodes.get(call.head_id)
-    if head.deleted:
-        return Replay(call, nodes, system, tuple(messages), None, None)
-    today = (await render_context(ledger, call.session_id, call.head_id)).node_ids
-    read = call.read_ids or ()
-    diff = diff_reads(read, today)
-    return Replay(call, nodes, system, tuple(messages), today, today != read,
-                  added=diff.added, dropped=diff.dropped)
+    nodes = await ledger.calls.reads(call_id)
+    head_id, today = compared_head(call), None
+    if head_id is not None and not (await ledger.nodes.get(head_id)).deleted:
+        today = (await render_context(ledger, call.session_id, head_id)).node_ids
+    return replayed(call, nodes, today)

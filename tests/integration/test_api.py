@@ -103,7 +103,7 @@ async def test_moves_through_the_api(api):
     assert deleted["headId"] == t1["reply"]["id"]
     assert edit["reply"]["id"] not in {b["tip"]["id"] for b in deleted["branches"]}
     # node and children
-    data = await client("query($n: ID!) { node(id: $n) { id children { id role } } }",
+    data = await client("query($n: ID!) { node(id: $n) { id ... on Message { children { id role } } } }",
                         n=t2["userNode"]["id"])
     assert {c["id"] for c in data["node"]["children"]} == {
         t2["reply"]["id"], retry["reply"]["id"], node["id"]}

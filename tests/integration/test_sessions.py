@@ -30,9 +30,33 @@ async def test_list_pages_newest_first_without_gaps_or_repeats(ledger):
     assert seen == [s.id for s in reversed(created)]
 
 
+async def test_list_pages_backwards_from_any_cursor(ledger):
+    created = [(await ledger.sessions.create(f"s{i}")).id for i in range(7)]
+    newest_first = list(reversed(created))
+    last = await ledger.sessions.list(last=3)
+    assert [s.id for s in last.items] == newest_first[-3:]
+    assert (last.has_previous, last.has_next) == (True, False)
+    seen, before = list(last.items), last.start_cursor
+    while True:
+        page = await ledger.sessions.list(last=3, before=before)
+        assert page.has_next
+        seen[:0] = page.items
+        if not page.has_previous:
+            break
+        before = page.start_cursor
+    assert [s.id for s in seen] == newest_first
+    between = await ledger.sessions.list(after=last.cursors[0], before=last.cursors[2])
+    assert [s.id for s in between.items] == [newest_first[-2]]
+    assert await ledger.sessions.count() == 7
+
+
 async def test_list_rejects_a_forged_cursor_and_bad_page_size(ledger):
     with pytest.raises(BadInput):
         await ledger.sessions.list(after="not-a-cursor")
+    with pytest.raises(BadInput, match="'before' cursor"):
+        await ledger.sessions.list(last=2, before="not-a-cursor")
+    with pytest.raises(BadInput, match="first or last"):
+        await ledger.sessions.list(first=2, last=2)
     for first in (0, -1, 101, "3"):
         with pytest.raises(BadInput):
             await ledger.sessions.list(first=first)

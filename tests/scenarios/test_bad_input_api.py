@@ -89,7 +89,8 @@ def catalogue(w):
     yield "a forged page cursor", "BAD_INPUT", q(
         "query { sessions(after: \"bm90IGEgY3Vyc29y\") { nodes { id } } }")
     yield "deeply nested query", "BAD_INPUT", q(
-        "query($n: ID!) { node(id: $n) { " + "children { " * 20 + "id" + " }" * 20 + " } }",
+        "query($n: ID!) { node(id: $n) { ... on Message { " + "children { " * 20 + "id"
+        + " }" * 20 + " } } }",
         n=ids[0])
     yield "too many aliases", "BAD_INPUT", q(
         "query { " + " ".join(f"a{i}: sessions {{ nodes {{ id }} }}" for i in range(40)) + " }")
@@ -177,5 +178,5 @@ async def test_odd_text_is_stored_and_returned_byte_for_byte(client, world):
                              " role: USER, content: $c) { id content } }",
                              s=c.id, c=text))["appendMessage"]
         assert node["content"] == text
-        read = await client("query($n: ID!) { node(id: $n) { content } }", n=node["id"])
+        read = await client("query($n: ID!) { node(id: $n) { ... on Message { content } } }", n=node["id"])
         assert read["node"]["content"].encode("utf-8") == text.encode("utf-8")

@@ -78,7 +78,7 @@ async def test_a_spawned_task_runs_while_the_user_keeps_chatting(client, checked
     more = await c.chat(2, start=1)
     task_root, task_reply = await spawn
     await c.expect(head=more[-1])                             # the task never took HEAD
-    data = await client("query($n: ID!) { node(id: $n) { callerId sideBranch } }", n=task_reply)
+    data = await client("query($n: ID!) { node(id: $n) { ... on Message { callerId sideBranch } } }", n=task_reply)
     assert data["node"] == {"callerId": first[1], "sideBranch": True}
 
 

@@ -306,7 +306,7 @@ class Dag:
         for i in range(0, len(ids), CHUNK):
             part = ids[i:i + CHUNK]
             args = ", ".join(f"$n{j}: ID!" for j in range(len(part)))
-            body = " ".join(f"n{j}: node(id: $n{j}) {{ {NODE} }}" for j in range(len(part)))
+            body = " ".join(f"n{j}: node(id: $n{j}) {{ ... on Message {{ {NODE} }} }}" for j in range(len(part)))
             data = await self.client(f"query({args}) {{ {body} }}",
                                      **{f"n{j}": n for j, n in enumerate(part)})
             out |= {n: data[f"n{j}"] for j, n in enumerate(part)}
