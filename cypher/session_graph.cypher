@@ -1,7 +1,7 @@
 // name: session_graph
-// returns: one row {session_id, nodes} per session of the tenant; nodes in seq order
+// returns: one row {session_id, nodes} per session of the tenant; nodes in seq order (deleted ones only when $include_deleted)
 // purpose: the capsule contract: every live node; each capsule's row carries its coverage plus the caller subtrees of covered turns, minus ids that no longer exist; relics are flagged and carry none
-// params: session_ids, tenant
+// params: session_ids, tenant, include_deleted, preview_length
 // Capsules: under the rolling strategy the active summary (spec §6); under the branch
 // strategy every summary some live branch tip renders. Coverage restates COVERS only (a
 // summary's own and, through ABSORBED, its absorbed summaries'): no seq arithmetic,
@@ -10,7 +10,7 @@ UNWIND $session_ids AS session_id
 MATCH (s:Session {id: session_id, tenant: $tenant})-[:HEAD]->(head:Node)
 OPTIONAL MATCH (s)-[:ACTIVE_SUMMARY]->(active:Node)
 WITH s, head, coalesce(s.summary_strategy, 'rolling') = 'rolling' AS rolling,
-  CASE WHEN active.retired_at IS NULL THEN active.id END AS active_id
+  CASE WHEN active.retired_at IS NULL AND active.deleted_at IS NULL THEN active.id END AS active_id
 CALL (s, rolling) {
   WITH * WHERE NOT rolling
   // include: branch_tips
@@ -24,9 +24,12 @@ WITH s, head, rolling,
   CASE WHEN rolling THEN [x IN [active_id] WHERE x IS NOT NULL] ELSE rendered END AS capsule_ids
 CALL (s, head, rolling, capsule_ids) {
   MATCH (n:Node {session_id: s.id})
-  WHERE n.deleted_at IS NULL
+  WHERE n.deleted_at IS NULL OR $include_deleted
   RETURN collect(n {
-    .id, .role, .seq,
+    .id, .role, .seq, .tokens, .fork_of,
+    preview: left(n.content, $preview_length),
+    side_branch: coalesce(n.side_branch, false),
+    deleted: n.deleted_at IS NOT NULL,
     predecessor_id: [(n)-[:PREDECESSOR]->(p:Node) | p.id][0],
     caller_id: [(n)-[:CALLER]->(c:Node) | c.id][0],
     is_head: n = head,

@@ -60,7 +60,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="the service's address, or its /graphql endpoint")
     demo.add_argument("--token", help="a bearer token, when the service requires one")
     demo.set_defaults(run=_demo)
-    trace = commands.add_parser("trace", help="print what a model call read, as a table")
+    trace = commands.add_parser("trace", aliases=["replay"],
+                                help="print what a model call read, as a table, and how "
+                                     "today's render of its head differs")
     trace.add_argument("call")
     trace.set_defaults(job=_trace)
     diff = commands.add_parser("diff", help="how call B's prompt differs from call A's")

@@ -15,6 +15,7 @@ from ..store.views import GraphRow
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
+A = TypeVar("A", bound=Hashable)
 
 
 def _by_key(fetch: Callable[[list[K]], Awaitable[Sequence[V]]], key: Callable[[V], K],
@@ -28,19 +29,20 @@ def _by_key(fetch: Callable[[list[K]], Awaitable[Sequence[V]]], key: Callable[[V
     return DataLoader(load)
 
 
-def _paged(fetch: Callable[[list[str], Window], Awaitable[dict[str, Page[V]]]]
-           ) -> DataLoader[tuple[str, Window], Page[V]]:
-    """Pages of many lists; one statement per distinct window (a query's siblings share one)."""
+def _per_argument(fetch: Callable[[list[str], A], Awaitable[dict[str, V]]]
+                  ) -> DataLoader[tuple[str, A], V]:
+    """Keys (id, argument) — a page window, a flag — fetched with one statement per
+    distinct argument (sibling fields in a query share one)."""
 
-    async def load(keys: list[tuple[str, Window]]) -> list[Page[V]]:
-        by_window: dict[Window, list[str]] = {}
-        for list_id, win in keys:
-            by_window.setdefault(win, []).append(list_id)
-        pages = {}
-        for win, ids in by_window.items():
-            for list_id, page in (await fetch(list(dict.fromkeys(ids)), win)).items():
-                pages[list_id, win] = page
-        return [pages[k] for k in keys]
+    async def load(keys: list[tuple[str, A]]) -> list[V]:
+        by_argument: dict[A, list[str]] = {}
+        for record_id, argument in keys:
+            by_argument.setdefault(argument, []).append(record_id)
+        found = {}
+        for argument, ids in by_argument.items():
+            for record_id, value in (await fetch(list(dict.fromkeys(ids)), argument)).items():
+                found[record_id, argument] = value
+        return [found[k] for k in keys]
 
     return DataLoader(load)
 
@@ -62,7 +64,7 @@ class Loaders:
     calls: DataLoader[str, Call]
     branches: DataLoader[str, list[Branch]]
     renders: DataLoader[tuple[str, str | None], Rendered]
-    graphs: DataLoader[str, list[GraphRow]]
+    graphs: DataLoader[tuple[str, bool], list[GraphRow]]
     session_calls: DataLoader[tuple[str, Window], Page[Call]]
     readers: DataLoader[tuple[str, Window], Page[CallReading]]
     covering: DataLoader[str, list[str]]
@@ -80,8 +82,8 @@ class Loaders:
             calls=_by_key(ledger.calls.get_many, lambda c: c.id, "call"),
             branches=_grouped(ledger.branches.list_many),
             renders=DataLoader(renders),
-            graphs=_grouped(ledger.views.graph_many),
-            session_calls=_paged(ledger.calls.session_pages),
-            readers=_paged(ledger.calls.readers_pages),
+            graphs=_per_argument(ledger.views.graph_many),
+            session_calls=_per_argument(ledger.calls.session_pages),
+            readers=_per_argument(ledger.calls.readers_pages),
             covering=_grouped(ledger.summaries.covering_many),
         )

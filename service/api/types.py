@@ -11,6 +11,7 @@ from .. import store
 from ..context import compaction
 from ..context.compaction import CompactionResult
 from ..store.calls import diff_reads
+from ..store.capsules import fold
 from ..store.paging import Page, Window, window
 from ..store.views import GraphRow
 from ..turns.replay import Replay, compared_head, replayed
@@ -177,6 +178,9 @@ def summary_out(s: store.Summary) -> Summary:
                    retained_ids=None if s.retained_ids is None else list(s.retained_ids))
 
 
+PREVIEW_CHARACTERS = 120
+
+
 @strawberry.type(description="A row of the session graph (the capsule contract).")
 class GraphNode:
     id: strawberry.ID
@@ -184,7 +188,16 @@ class GraphNode:
     seq: int
     predecessor_id: Optional[strawberry.ID]
     caller_id: Optional[strawberry.ID]
+    fork_of: Optional[strawberry.ID] = strawberry.field(
+        description="The node this one was retried or edited from.")
     is_head: bool
+    tokens: int = strawberry.field(description="Estimated tokens of the content.")
+    preview: str = strawberry.field(description=(
+        f"The content's start, whitespace collapsed, at most {PREVIEW_CHARACTERS} characters "
+        "(… when cut); the whole content is on Message."))
+    side_branch: bool = strawberry.field(description="On a spawned side branch.")
+    deleted: bool = strawberry.field(description=(
+        "Deleted with its branch (rows only with `includeDeleted`)."))
     covers_ids: Optional[list[strawberry.ID]] = strawberry.field(description=(
         "On capsules only (rolling: the active summary; branch: every summary a live "
         "branch renders): its coverage plus the caller subtrees of covered turns, minus "
@@ -192,6 +205,12 @@ class GraphNode:
     superseded_summary: bool = strawberry.field(description=(
         "A relic summary: shown as such, folds nothing."))
     retired: bool = strawberry.field(description="A summary undone by uncompact.")
+    folded_into: Optional[strawberry.ID] = strawberry.field(description=(
+        "The capsule this row folds into (the one whose coversIds hold it; of several, the "
+        "one with the fewest ids, the newest among equals); null when the row is drawn."))
+    drawn_from_id: Optional[strawberry.ID] = strawberry.field(description=(
+        "Where to draw the edge into this row from: its predecessor when that is drawn, "
+        "otherwise the capsule the predecessor folds into; null for ROOT."))
 
 
 @strawberry.type
@@ -199,12 +218,21 @@ class SessionGraph:
     nodes: list[GraphNode]
 
 
+def preview_of(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= PREVIEW_CHARACTERS else flat[:PREVIEW_CHARACTERS - 1] + "…"
+
+
 def graph_out(rows: list[GraphRow]) -> SessionGraph:
+    placed = fold(rows)
     return SessionGraph(nodes=[
         GraphNode(id=r.id, role=Role(r.role), seq=r.seq, predecessor_id=r.predecessor_id,
-                  caller_id=r.caller_id, is_head=r.is_head,
+                  caller_id=r.caller_id, fork_of=r.fork_of, is_head=r.is_head,
+                  tokens=r.tokens, preview=preview_of(r.preview), side_branch=r.side_branch,
+                  deleted=r.deleted,
                   covers_ids=list(r.covers_ids) if r.covers_ids is not None else None,
-                  superseded_summary=r.superseded_summary, retired=r.retired)
+                  superseded_summary=r.superseded_summary, retired=r.retired,
+                  folded_into=placed[r.id].folded_into, drawn_from_id=placed[r.id].drawn_from)
         for r in rows])
 
 
@@ -374,9 +402,12 @@ class Session(Node):
         key = (str(self.id), str(head_id) if head_id is not None else None)
         return rendered_out(await info.context.loaders.renders.load(key))
 
-    @strawberry.field
-    async def graph(self, info: Info) -> SessionGraph:
-        return graph_out(await info.context.loaders.graphs.load(str(self.id)))
+    @strawberry.field(description=(
+        "Every live node, for drawing: one request however large the session. With "
+        "`includeDeleted`, the nodes deleted with their branches too (marked `deleted`)."))
+    async def graph(self, info: Info, include_deleted: bool = False) -> SessionGraph:
+        rows = await info.context.loaders.graphs.load((str(self.id), include_deleted))
+        return graph_out(rows)
 
     @strawberry.field(description="The session's model calls, oldest first.")
     async def model_calls(self, info: Info, first: Optional[int] = None,

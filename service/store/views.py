@@ -12,6 +12,9 @@ from .models import Rendered, node_from_row
 from .problems import error_for
 
 
+PREVIEW_LENGTH = 160
+
+
 @dataclass(frozen=True)
 class GraphRow:
     id: str
@@ -23,6 +26,11 @@ class GraphRow:
     superseded_summary: bool  # a relic: no live branch renders it (rolling: not the active one)
     covers_ids: tuple[str, ...] | None  # only on capsules' rows
     retired: bool = False
+    tokens: int = 0
+    preview: str = ""  # the content's start, at most PREVIEW_LENGTH characters
+    side_branch: bool = False
+    deleted: bool = False
+    fork_of: str | None = None
 
 
 class Views:
@@ -60,12 +68,15 @@ class Views:
                                         row["summary_version"]))
         return results
 
-    async def graph_many(self, session_ids: Sequence[str]) -> dict[str, list[GraphRow]]:
-        """Each session's graph rows in seq order (empty for sessions not of this tenant)."""
+    async def graph_many(self, session_ids: Sequence[str], include_deleted: bool = False
+                         ) -> dict[str, list[GraphRow]]:
+        """Each session's graph rows in seq order (empty for sessions not of this tenant);
+        nodes deleted with their branch only when `include_deleted`."""
         for session_id in session_ids:
             validate.identifier(session_id, "session id")
         rows = await self._db.read("session_graph", session_ids=list(session_ids),
-                                   tenant=self._tenant)
+                                   tenant=self._tenant, include_deleted=include_deleted,
+                                   preview_length=PREVIEW_LENGTH)
         graphs: dict[str, list[GraphRow]] = {session_id: [] for session_id in session_ids}
         for row in rows:
             graphs[row["session_id"]] = sorted(
@@ -78,4 +89,6 @@ def _graph_row(n: dict) -> GraphRow:
     if covers is not None:
         covers = tuple(dict.fromkeys(covers))  # a covered tool turn is also in a caller subtree
     return GraphRow(n["id"], n["role"], n["seq"], n.get("predecessor_id"), n.get("caller_id"),
-                    n["is_head"], n["superseded_summary"], covers, n["retired"])
+                    n["is_head"], n["superseded_summary"], covers, n["retired"],
+                    tokens=n["tokens"], preview=n["preview"], side_branch=n["side_branch"],
+                    deleted=n["deleted"], fork_of=n.get("fork_of"))

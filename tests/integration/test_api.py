@@ -209,7 +209,8 @@ async def test_compaction_through_the_api_and_the_capsule_contract(api):
 
     data = await client("query($id: ID!) { session(id: $id) { headId activeSummary { id"
                         " superseded } extraMeta graph { nodes { id role predecessorId callerId"
-                        " isHead coversIds supersededSummary } } render { nodeIds summaryId } } }",
+                        " isHead coversIds supersededSummary foldedInto drawnFromId sideBranch"
+                        " preview tokens deleted } } render { nodeIds summaryId } } }",
                         id=sid)
     s = data["session"]
     rows = {r["id"]: r for r in s["graph"]["nodes"]}
@@ -227,6 +228,22 @@ async def test_compaction_through_the_api_and_the_capsule_contract(api):
     assert [i for i, r in rows.items() if r["isHead"]] == [s["headId"]] == [more[-1]]
     assert s["render"]["nodeIds"] == [session["rootId"], active, *more]
     assert s["render"]["summaryId"] == active
+    # Drawing: exactly the capsule's coversIds fold into it; the first turn kept below
+    # its segment hangs from it; everything else hangs from its own predecessor.
+    assert {i for i, r in rows.items() if r["foldedInto"] == active} == set(
+        rows[active]["coversIds"])
+    assert all(r["foldedInto"] in (None, active) for r in rows.values())
+    hangs = {i: r["drawnFromId"] for i, r in rows.items() if r["foldedInto"] is None}
+    assert hangs[more[0]] == active and hangs[active] == hangs[relic] == session["rootId"]
+    assert all(hangs[i] == rows[i]["predecessorId"] for i in hangs if i != more[0])
+    assert rows[task["reply"]["id"]]["sideBranch"] and not rows[m0]["sideBranch"]
+    assert rows[m0]["preview"] and rows[m0]["tokens"] > 0 and not rows[m0]["deleted"]
+
+    ghosts = (await client("query($id: ID!) { session(id: $id) { graph(includeDeleted: true)"
+                           " { nodes { id deleted foldedInto } } } }", id=sid))["session"]
+    ghost_rows = {r["id"]: r for r in ghosts["graph"]["nodes"]}
+    assert ghost_rows[stray]["deleted"] and ghost_rows[fork["userNode"]["id"]]["deleted"]
+    assert {i for i, r in ghost_rows.items() if not r["deleted"]} == set(rows)
 
 
 COMPACT = ("mutation($s: ID!, $i: String) { compact(sessionId: $s, keepRecentTokens: 100,"

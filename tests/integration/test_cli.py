@@ -174,6 +174,7 @@ def test_serve_then_demo_shows_capsules_and_trace_prints_a_call(neo4j_server, ne
         trace = ctxdag(neo4j_server, tenant, "trace", chat)
         assert trace.returncode == 0, trace.stderr
         assert "summary" in trace.stdout and "today's render" in trace.stdout
+        assert ctxdag(neo4j_server, tenant, "replay", chat).stdout == trace.stdout
     finally:
         server.terminate()
         output, _ = server.communicate(timeout=30)
