@@ -25,6 +25,7 @@ schema: $(STAMP)
 	$(BIN)/strawberry export-schema service.api.schema:schema -o schema.graphql
 
 test: $(STAMP)
+	.ci/browser
 	$(BIN)/python -m pytest
 
 neo4j-up: $(STAMP)

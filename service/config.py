@@ -16,12 +16,15 @@ Two rules are decided here and nowhere else:
 """
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, TypeVar
+from urllib.parse import urlsplit
 
 from .errors import ConfigurationError
 
@@ -95,6 +98,9 @@ class Settings:
     max_connections: int
     max_websockets: int
     max_subscriptions_per_socket: int
+    # Browser pages on these origins may call the API (CORS) and open websockets
+    # (service/api/guards.py): exact origins, normalized by `normalize_origin`.
+    cors_origins: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
@@ -151,6 +157,7 @@ class Settings:
             max_websockets=_integer(env, "CTXDAG_MAX_WEBSOCKETS", 32, 1),
             max_subscriptions_per_socket=_integer(env, "CTXDAG_MAX_SUBSCRIPTIONS_PER_SOCKET", 8,
                                                   1),
+            cors_origins=_cors_origins(env),
         )
 
     @property
@@ -221,6 +228,57 @@ def _float(env: Mapping[str, str], name: str, default: float, minimum: float,
         span = low + (f" and at most {maximum:g}" if maximum is not None else "")
         raise ConfigurationError(f"{name} must be a number {span}, got {raw!r}", variable=name)
     return value
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_LABEL = r"[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?"
+_HOST_NAME = re.compile(rf"{_LABEL}(?:\.{_LABEL})*")
+
+
+def normalize_origin(text: str) -> str | None:
+    """`text` as a browser sends it in an Origin header — scheme://host[:port], lowercase,
+    without the scheme's default port — or None when it is not an http(s) origin (a path,
+    query, user, wildcard or malformed host; "null"). A lone trailing "/" is dropped."""
+    try:
+        parts = urlsplit(text.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    host = parts.hostname  # lowercased, IPv6 without brackets
+    if (scheme not in _DEFAULT_PORTS or not host or parts.username is not None
+            or parts.path not in ("", "/") or parts.query or parts.fragment
+            or "?" in text or "#" in text):
+        return None
+    if ":" in host:
+        try:
+            host = f"[{ipaddress.IPv6Address(host).compressed}]"
+        except ValueError:
+            return None
+    elif not _HOST_NAME.fullmatch(host):
+        return None
+    return f"{scheme}://{host}" + ("" if port in (None, _DEFAULT_PORTS[scheme]) else f":{port}")
+
+
+def _cors_origins(env: Mapping[str, str]) -> tuple[str, ...]:
+    """CTXDAG_CORS_ORIGINS="http://localhost:5173,https://app.example.com": exact origins."""
+    name = "CTXDAG_CORS_ORIGINS"
+    origins: list[str] = []
+    for entry in filter(None, (e.strip() for e in env.get(name, "").split(","))):
+        if "*" in entry:
+            raise ConfigurationError(
+                f"{name} must name each origin it allows; a wildcard ({entry!r}) is refused: "
+                "it would let every web page a user opens read the API's answers (in "
+                "loopback mode, which needs no token, every conversation)", variable=name)
+        origin = normalize_origin(entry)
+        if origin is None:
+            raise ConfigurationError(
+                f"{name} must be a comma-separated list of origins like "
+                "http://localhost:5173 or https://app.example.com (http or https, a host, "
+                f"an optional port, no path), got {entry!r}", variable=name)
+        if origin not in origins:
+            origins.append(origin)
+    return tuple(origins)
 
 
 def _api_tokens(env: Mapping[str, str]) -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""The FastAPI application: /graphql (GraphiQL in a browser), /healthz."""
+"""The FastAPI application: /graphql (GraphiQL in a browser, its assets under
+/graphql/static/), /healthz."""
 from __future__ import annotations
 
 import asyncio
@@ -14,9 +15,11 @@ from ..errors import CtxdagError
 from ..runtime import Runtime
 from ..store import Database
 from .context import Context, tenant_for
+from .cors import Cors
 from .guards import Guards
 from .schema import schema
 from .transport import Router
+from .ui import mount_ui
 
 HEALTH_TIMEOUT_SECONDS = 5.0
 
@@ -46,13 +49,22 @@ def create_app(settings: Settings, database: Database | None = None,
 
     app = FastAPI(title="ctxdag", lifespan=lifespan)
 
+    def authenticate(authorization: str | None) -> str | None:
+        return tenant_for(authorization, settings.api_tokens, settings.tenant)
+
     async def context(connection: HTTPConnection) -> Context:
         runtime: Runtime = connection.app.state.runtime
-        authorization = connection.headers.get("authorization")
-        return Context(runtime, tenant_for(authorization, settings.api_tokens, settings.tenant))
+        return Context(runtime, authenticate(connection.headers.get("authorization")),
+                       authenticate)
 
+    # The guards check a websocket's Origin first (guards.py); strawberry checks it again
+    # with the same list, and its rule (same host and port) admits whatever they admit.
     app.include_router(Router(schema, context_getter=context, max_subscriptions_per_connection=
-                              settings.max_subscriptions_per_socket), prefix="/graphql")
+                              settings.max_subscriptions_per_socket,
+                              allowed_origins=settings.cors_origins,
+                              tokens_required=bool(settings.api_tokens)), prefix="/graphql")
+
+    mount_ui(app)
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
@@ -66,4 +78,5 @@ def create_app(settings: Settings, database: Database | None = None,
         return JSONResponse({"status": "ok", "neo4j": agent})
 
     return Guards(app, max_body_bytes=settings.max_request_bytes,
-                  max_websockets=settings.max_websockets, loopback_only=not settings.api_tokens)
+                  max_websockets=settings.max_websockets, loopback_only=not settings.api_tokens,
+                  cors=Cors(frozenset(settings.cors_origins)))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import copy
 import hmac
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping
 
 from strawberry.extensions import SchemaExtension
 from strawberry.fastapi import BaseContext
@@ -28,10 +28,14 @@ def tenant_for(authorization: str | None, tokens: Mapping[str, str],
 
 
 class Context(BaseContext):
-    def __init__(self, runtime: Runtime, tenant: str | None) -> None:
+    def __init__(self, runtime: Runtime, tenant: str | None,
+                 authenticate: Callable[[str | None], str | None] | None = None) -> None:
+        """`authenticate`: the tenant an Authorization value names (a websocket may send
+        one in its connection_init payload, after the context is made)."""
         super().__init__()
         self.runtime = runtime
         self.tenant = tenant
+        self.authenticate = authenticate or (lambda _: tenant)
         self._services: TenantServices | None = None
         self._loaders: Loaders | None = None
 

@@ -7,6 +7,7 @@ import strawberry
 from strawberry.extensions import MaxTokensLimiter
 from strawberry.scalars import JSON
 from strawberry.types import Info
+from strawberry.types.graphql import OperationType
 
 from ..errors import BadInput
 from ..store.paging import window
@@ -225,6 +226,11 @@ class Schema(strawberry.Schema):
         (by `coded`, with their traceback, before they are masked)."""
 
     async def execute(self, *args, **kwargs):
+        # A subscription answers over a websocket (or multipart HTTP, which streams); a
+        # plain request for one is refused as such, not run as a query.
+        allowed = kwargs.get("allowed_operation_types")
+        if allowed is not None:
+            kwargs["allowed_operation_types"] = set(allowed) - {OperationType.SUBSCRIPTION}
         return with_codes(await super().execute(*args, **kwargs))
 
     async def stream(self, *args, **kwargs):

@@ -5,6 +5,8 @@ can follow) is refused with a coded error, and so is a query document longer tha
 MAX_QUERY_CHARS — before it is parsed, on both transports. HTTP refusals carry the
 same JSON error shape as GraphQL errors. Over HTTP a query may also be sent as its
 persisted hash (persisted.py).
+
+A browser asking for /graphql gets ctxdag's own GraphiQL page (graphiql.py).
 """
 from __future__ import annotations
 
@@ -12,17 +14,20 @@ import json
 from typing import Any
 
 from cross_web import HTTPException
-from fastapi.responses import JSONResponse
+from fastapi import Request
+from fastapi.responses import HTMLResponse, JSONResponse
+from strawberry.exceptions import ConnectionRejectionError
 from strawberry.fastapi import GraphQLRouter
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
     BaseGraphQLTransportWSHandler,
 )
 from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
 
+from .context import Context
 from .errors import error_body
+from .graphiql import graphiql_page, serve_graphiql_asset
 from .limits import MAX_QUERY_CHARS
 from .persisted import PersistedQueries
-
 
 def query_too_long(query: Any) -> str | None:
     if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
@@ -70,9 +75,18 @@ class Router(GraphQLRouter):
     graphql_transport_ws_handler_class = TransportWSHandler
     graphql_ws_handler_class = LegacyWSHandler
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, tokens_required: bool = False, **kwargs: Any) -> None:
+        """`tokens_required`: GraphiQL's page starts with an Authorization header to fill."""
         super().__init__(*args, **kwargs)
         self.persisted_queries = PersistedQueries()
+        self.tokens_required = tokens_required
+        self.add_api_route("/static/{name}", serve_graphiql_asset, methods=["GET"],
+                           include_in_schema=False)
+
+    async def render_graphql_ide(self, request: Request) -> HTMLResponse:
+        return HTMLResponse(graphiql_page(request.url.path, self.tokens_required),
+                            headers={"cache-control": "no-cache",
+                                     "x-content-type-options": "nosniff"})
 
     def decode_json(self, data: str | bytes) -> object:
         try:
@@ -89,10 +103,29 @@ class Router(GraphQLRouter):
             item.query = self.persisted_queries.resolve(item.query, item.extensions)
         return data
 
+    async def on_ws_connect(self, context: Any) -> Any:
+        """A browser cannot set headers on a websocket, so a connection without an
+        Authorization header may carry it in its `connection_init` payload
+        (`{"Authorization": "Bearer …"}`); a token there that names no tenant is refused."""
+        params = getattr(context, "connection_params", None)
+        given = params.get("Authorization") or params.get("authorization") \
+            if isinstance(params, dict) else None
+        if isinstance(context, Context) and context.tenant is None and given is not None:
+            context.tenant = context.authenticate(given if isinstance(given, str) else None)
+            if context.tenant is None:
+                raise ConnectionRejectionError({"code": "UNAUTHENTICATED",
+                                                "message": "the token in connection_init "
+                                                           "names no tenant"})
+        return await super().on_ws_connect(context)
+
     async def run(self, request: Any, **kwargs: Any) -> Any:
         try:
             return await super().run(request, **kwargs)
         except HTTPException as e:
-            return JSONResponse(error_body(e.reason, getattr(e, "code", "BAD_INPUT")),
+            reason = e.reason
+            if reason.startswith("subscriptions are not allowed"):
+                reason += ("; subscribe over a websocket at this path (graphql-transport-ws), "
+                           "or over HTTP with Accept: multipart/mixed")
+            return JSONResponse(error_body(reason, getattr(e, "code", "BAD_INPUT")),
                                 status_code=e.status_code)
 

@@ -185,6 +185,46 @@ async def test_session_events_are_delivered_over_a_websocket(api):
     assert events[5]["headId"] == turn["reply"]["id"]
 
 
+async def test_a_browser_websocket_authenticates_in_connection_init(api):
+    """Browsers cannot set headers on a websocket: the token rides in connection_init."""
+    import json
+
+    import websockets
+
+    session = await new_session(api.client)
+    url = api.url.replace("http://", "ws://") + "/graphql"
+
+    async def connect(payload):
+        ws = await websockets.connect(url, subprotocols=["graphql-transport-ws"])
+        await ws.send(json.dumps({"type": "connection_init", "payload": payload}))
+        return ws
+
+    async with await connect({"Authorization": f"Bearer {api.client.token}"}) as ws:
+        assert json.loads(await ws.recv())["type"] == "connection_ack"
+        await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {
+            "query": "query($s: ID!) { session(id: $s) { id } }",
+            "variables": {"s": session["id"]}}}))
+        assert json.loads(await ws.recv())["payload"]["data"] == {
+            "session": {"id": session["id"]}}
+    async with await connect({"Authorization": "Bearer not-a-token"}) as ws:
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            await ws.recv()
+        assert closed.value.rcvd.code == 4403
+    async with await connect({}) as ws:  # no token anywhere: operations are refused
+        assert json.loads(await ws.recv())["type"] == "connection_ack"
+        await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {
+            "query": "query($s: ID!) { session(id: $s) { id } }",
+            "variables": {"s": session["id"]}}}))
+        answer = json.loads(await ws.recv())
+        assert answer["payload"]["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+
+
+async def test_a_subscription_sent_as_a_plain_request_says_where_to_subscribe(api):
+    body = await api.client.post("subscription { sessionEvents(sessionId: \"x\") { type } }")
+    assert body["errors"][0]["extensions"]["code"] == "BAD_INPUT", body
+    assert "websocket" in body["errors"][0]["message"]
+
+
 async def test_a_subscription_to_another_tenants_session_is_refused(api):
     mine = await new_session(api.client)
     payloads = await api.other.subscribe(

@@ -1,6 +1,7 @@
 """The service as a user installs it: a wheel, in a fresh virtualenv, away from this checkout."""
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import time
@@ -56,6 +57,19 @@ def test_a_wheel_installed_in_a_fresh_venv_serves(tmp_path, neo4j_server):
                 except httpx.HTTPError:
                     pass
                 time.sleep(0.2)
+            # GraphiQL's page and the files it loads come from the installed package.
+            page = http.get(f"{url}/graphql", headers={"Accept": "text/html"}).text
+            assets = re.findall(r'(?:src|href)="(/graphql/static/[^"]+)"', page)
+            assert len(assets) == 4, page
+            for asset in assets:
+                served = http.get(f"{url}{asset}")
+                assert served.status_code == 200 and len(served.content) > 10_000, asset
+            # So do the viewer's page and its modules.
+            viewer = http.get(f"{url}/ui").text
+            modules = re.findall(r'(?:src|href)="(/ui/assets/[^"]+)"', viewer)
+            assert modules, viewer
+            for module in modules:
+                assert http.get(f"{url}{module}").status_code == 200, module
             created = http.post(f"{url}/graphql", json={
                 "query": "mutation { createSession(title: \"from a wheel\") { id } }"}).json()
             sid = created["data"]["createSession"]["id"]

@@ -137,6 +137,42 @@ def test_a_bad_tokens_file_names_the_variable_and_the_file(tmp_path):
         assert message.startswith(f"CTXDAG_API_TOKENS_FILE: {path} {says}"), message
 
 
+def test_cors_origins_are_none_by_default_and_normalized():
+    assert Settings.from_env({}).cors_origins == ()
+    assert Settings.from_env({"CTXDAG_CORS_ORIGINS": " "}).cors_origins == ()
+    settings = Settings.from_env({"CTXDAG_CORS_ORIGINS": (
+        " http://localhost:5173, HTTP://LocalHost:5173/ ,https://App.Example.com:443,"
+        "http://127.0.0.1:80,http://[0:0::1]:8080,https://app.example.com:8443")})
+    assert settings.cors_origins == ("http://localhost:5173", "https://app.example.com",
+                                     "http://127.0.0.1", "http://[::1]:8080",
+                                     "https://app.example.com:8443")
+
+
+@pytest.mark.parametrize("value", ["*", "http://localhost:5173,*", "https://*.example.com",
+                                   "http://*"])
+def test_a_wildcard_cors_origin_is_refused(value):
+    error = bad_config({"CTXDAG_CORS_ORIGINS": value})
+    assert error.message.startswith("CTXDAG_CORS_ORIGINS must name each origin it allows; "
+                                    "a wildcard (")
+    assert error.details["variable"] == "CTXDAG_CORS_ORIGINS"
+
+
+@pytest.mark.parametrize("entry", [
+    "localhost:5173", "//localhost:5173", "null", "ftp://files.example.com",
+    "ws://localhost:5173", "http://localhost:5173/app", "http://localhost:5173?x=1",
+    "http://localhost:5173#top", "http://user@localhost:5173", "http://localhost:99999",
+    "http://localhost:port", "http://", "http://bad host", "http://-bad.example",
+    "http://a..example", "http://[::g]:5173",
+])
+def test_a_malformed_cors_origin_names_the_variable_and_the_entry(entry):
+    error = bad_config({"CTXDAG_CORS_ORIGINS": f"http://localhost:5173,{entry}"})
+    assert error.message == (
+        "CTXDAG_CORS_ORIGINS must be a comma-separated list of origins like "
+        "http://localhost:5173 or https://app.example.com (http or https, a host, an optional "
+        f"port, no path), got {entry!r}")
+    assert error.details["variable"] == "CTXDAG_CORS_ORIGINS"
+
+
 def test_only_config_reads_the_environment():
     from pathlib import Path
 

@@ -1,0 +1,141 @@
+// The HTML around the drawing: the sessions list, what the model reads (the render panel),
+// the calls list and the detail card. Each function rebuilds its element's content in one
+// go; clicks are handled by delegation in app.js.
+
+import { ago, clock, fill, h, plural, shortId, tokens, trim } from "./util.js";
+
+const ROLE_LABEL = { SYSTEM: "System", USER: "User", ASSISTANT: "Assistant", TOOL: "Tool", SUMMARY: "Summary" };
+const CONTENT_CHARS = 420;
+
+function roleChip(role) {
+  return h("span", { class: `role-chip r-${String(role).toLowerCase()}` }, ROLE_LABEL[role] || role);
+}
+
+// -- sessions ---------------------------------------------------------------------------
+
+export function sessionItem(session, selected) {
+  return h("li", { class: `session-item${selected ? " selected" : ""}`, "data-session-id": session.id },
+    h("div", { class: "s-title" }, session.title || "Untitled session"),
+    h("div", { class: "s-meta" },
+      h("span", {}, plural(session.nodeCount, "node")),
+      h("span", { class: `strategy st-${session.summaryStrategy}` }, session.summaryStrategy),
+      h("span", { class: "muted" }, ago(session.updatedAt))),
+    h("div", { class: "s-id" }, session.id));
+}
+
+// -- what the model reads ---------------------------------------------------------------
+
+export function renderHead(el, { render, headId, isHead, folds }) {
+  fill(el, 
+    h("div", { class: "ph-title" }, "From ", h("code", {}, shortId(headId)), isHead ? h("span", { class: "pill p-head" }, "HEAD") : null),
+    h("div", { class: "ph-meta" },
+      plural(render.nodeIds.length, "node"), " · ", `${tokens(render.tokens)} tokens`,
+      render.summaryId ? h("span", { class: "pill p-summary" }, `summary stands in for ${folds ?? "?"}`) : h("span", { class: "pill" }, "verbatim")));
+}
+
+export function renderList(el, render) {
+  const items = render.nodes.map((node, i) => {
+    const summary = node.id === render.summaryId;
+    return h("li", { class: `render-row r-${node.role.toLowerCase()}${summary ? " summary" : ""}`, "data-id": node.id },
+      h("div", { class: "rr-head" },
+        h("span", { class: "rr-pos" }, String(i + 1)),
+        roleChip(node.role),
+        summary ? h("span", { class: "pill p-summary" }, "summary stand-in") : null,
+        h("span", { class: "rr-tok" }, `${tokens(node.tokens)} tok`)),
+      h("div", { class: "rr-body" }, trim(node.content, CONTENT_CHARS)));
+  });
+  fill(el, ...items);
+}
+
+export function renderMessage(el, headEl, text, kind = "muted") {
+  fill(headEl);
+  fill(el, h("li", { class: `pane-note ${kind}` }, text));
+}
+
+// -- calls ------------------------------------------------------------------------------
+
+export function callsHead(el, shown, total) {
+  fill(el, h("div", { class: "ph-meta" },
+    total ? `${shown < total ? `the newest ${shown} of ` : ""}${plural(total, "call")}, newest first` : "No model calls yet"));
+}
+
+export function callItem(call, active) {
+  const io = `${tokens(call.inputTokens)} in · ${tokens(call.outputTokens)} out`;
+  return h("li", { class: `call-item${active ? " active" : ""}${call.error ? " failed" : ""}`, "data-call-id": call.id, tabindex: "0" },
+    h("div", { class: "c-top" },
+      h("span", { class: `purpose pu-${call.purpose.toLowerCase()}` }, call.purpose.toLowerCase()),
+      h("span", { class: "c-model" }, call.model || call.provider),
+      h("span", { class: "c-time", title: call.createdAt }, clock(call.createdAt))),
+    h("div", { class: "c-meta" },
+      h("span", {}, `reads ${call.readCount}`), h("span", {}, io),
+      call.error ? h("span", { class: "error" }, trim(call.error, 60)) : null));
+}
+
+// -- the detail card --------------------------------------------------------------------
+
+function field(label, value) {
+  return h("div", { class: "kv" }, h("span", { class: "k" }, label), h("span", { class: "v" }, value));
+}
+
+export function detailLoading(el, title) {
+  fill(el, h("div", { class: "d-title" }, title), h("p", { class: "muted" }, "Loading…"));
+}
+
+export function detailError(el, message) {
+  fill(el, h("p", { class: "error" }, message));
+}
+
+/** A node (turn, ROOT, capsule or relic): its content, the summaries covering it, its readers. */
+export function detailNode(el, node, { kind, row, folds }) {
+  const badges = [];
+  if (row?.isHead) badges.push(h("span", { class: "pill p-head" }, "HEAD"));
+  if (kind === "capsule") badges.push(h("span", { class: "pill p-summary" }, `capsule · ${plural(row.coversIds.length, "row")}`));
+  if (kind === "relic") badges.push(h("span", { class: "pill p-relic" }, row?.retired ? "retired" : "relic"));
+  if (node.sideBranch) badges.push(h("span", { class: "pill" }, "spawned task"));
+  if (node.forkOf) badges.push(h("span", { class: "pill" }, `${node.role === "USER" ? "edit" : "retry"} of ${shortId(node.forkOf)}`));
+  if (node.callerId) badges.push(h("span", { class: "pill" }, `called by ${shortId(node.callerId)}`));
+
+  const readers = node.readBy;
+  const readList = h("ol", { class: "mini-list" }, ...readers.edges.map((edge) =>
+    h("li", { "data-read-call": edge.node.id, tabindex: "0" },
+      h("span", { class: `purpose pu-${edge.node.purpose.toLowerCase()}` }, edge.node.purpose.toLowerCase()),
+      h("span", { class: "muted" }, `at position ${edge.position}`),
+      h("span", { class: "c-time" }, clock(edge.node.createdAt)))));
+  const covered = node.coveredBy.length
+    ? h("div", { class: "chips" }, ...node.coveredBy.map((s) =>
+      h("span", { class: `pill ${s.isActive ? "p-summary" : "p-relic"}`, "data-goto": s.id, title: s.id },
+        `${shortId(s.id)} ${s.isActive ? "active" : s.retired ? "retired" : s.superseded ? "relic" : "applies"}`)))
+    : h("span", { class: "muted" }, "no summary");
+
+  fill(el, 
+    h("div", { class: "d-title" }, roleChip(node.role), h("code", { class: "d-id", title: "node id" }, node.id), ...badges),
+    h("div", { class: "d-content" }, trim(node.content, 900)),
+    h("div", { class: "kvs" },
+      field("seq", `#${node.seq}`), field("depth", String(node.depth)), field("tokens", tokens(node.tokens)),
+      field("created", clock(node.createdAt))),
+    node.summary ? h("div", { class: "kvs" },
+      field("segment", plural(node.summary.coversIds.length, "turn")), field("strategy", node.summary.strategy),
+      node.summary.instructions ? field("focus", trim(node.summary.instructions, 80)) : null) : null,
+    h("div", { class: "d-sub" }, "Covered by"), covered,
+    h("div", { class: "d-sub" }, `Read by ${plural(readers.totalCount, "call")}`,
+      readers.totalCount > readers.edges.length ? h("span", { class: "muted" }, ` (newest ${readers.edges.length})`) : null),
+    readers.edges.length ? readList : h("span", { class: "muted" }, "no call read it"));
+}
+
+/** A model call: what it was, and that its reads are highlighted. */
+export function detailCall(el, call, { shownCount }) {
+  fill(el, 
+    h("div", { class: "d-title" },
+      h("span", { class: `purpose pu-${call.purpose.toLowerCase()}` }, call.purpose.toLowerCase()),
+      h("code", { class: "d-id" }, call.id)),
+    h("div", { class: "kvs" },
+      field("model", call.model || "–"), field("provider", call.provider),
+      field("tokens", `${tokens(call.inputTokens)} in · ${tokens(call.outputTokens)} out`),
+      field("at", clock(call.createdAt)),
+      field("head", call.headId ? shortId(call.headId) : "–"),
+      field("output", call.outputId ? shortId(call.outputId) : "–")),
+    call.error ? h("p", { class: "error" }, call.error) : null,
+    h("p", { class: "d-note" }, `Read ${plural(call.readIds.length, "node")}, highlighted in the drawing`,
+      shownCount < call.readIds.length ? ` (${call.readIds.length - shownCount} folded into a capsule)` : "", "."));
+}
+

@@ -1,0 +1,321 @@
+"""The capsule viewer (/ui) in a real browser: headless chromium (selenium + chromedriver)
+against the real app on a real Neo4j. The data is written through GraphQL, the checks
+compare what the page draws with what the API says (the capsule contract: `foldedInto`,
+`drawnFromId`, `coversIds`), never with a folding rule of the test's own.
+
+A missing chromium or chromedriver fails these tests (with how to install them)."""
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from tests.browser import BrowserMissing, LiveService, Viewer, start_browser
+
+GRAPH = ("query($s: ID!) { session(id: $s) { headId activeSummaryId summaryStrategy"
+         " branches { tip { id } isHead summaryId }"
+         " graph { nodes { id role seq predecessorId isHead coversIds supersededSummary"
+         " foldedInto drawnFromId } } } }")
+SEND = ("mutation($s: ID!, $c: String!) { sendMessage(sessionId: $s, content: $c) {"
+        " userNode { id } reply { id } } }")
+COMPACT = ("mutation($s: ID!, $k: Int) { compact(sessionId: $s, keepRecentTokens: $k) {"
+           " status summary { id coversIds } } }")
+
+
+@pytest.fixture(scope="module")
+def service(neo4j_server):
+    """The app with API tokens: the page must take its token from the URL fragment and send
+    it over HTTP and in the websocket's connection_init."""
+    run = uuid.uuid4().hex[:8]
+    with LiveService(neo4j_server.uri, neo4j_server.user, neo4j_server.password,
+                     tokens={f"ui-token-{run}": f"ui-tenant-{run}"}) as live:
+        yield live
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        driver = start_browser()
+    except BrowserMissing as e:
+        pytest.fail(f"the viewer's browser tests need a browser: {e}", pytrace=False)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture
+def viewer(browser, service) -> Viewer:
+    return Viewer(browser, service)
+
+
+def graph_of(service: LiveService, session: str) -> dict:
+    view = service.gql(GRAPH, s=session)["session"]
+    view["rows"] = {r["id"]: r for r in view["graph"]["nodes"]}
+    return view
+
+
+def kind_of(row: dict) -> str:
+    if row["coversIds"]:
+        return "capsule"
+    return "relic" if row["role"] == "SUMMARY" else "node"
+
+
+def folded_into(rows: dict, capsule: str) -> list[str]:
+    """What expanding `capsule` shows, by the contract: its coversIds that fold into it."""
+    return [i for i in rows[capsule]["coversIds"] if rows[i]["foldedInto"] == capsule]
+
+
+def shown_as(rows: dict, node_id: str, expanded: set[str] = frozenset()) -> str:
+    """The drawn element standing for a node: itself, or the collapsed capsule it folds into."""
+    capsule = rows[node_id]["foldedInto"]
+    return node_id if capsule is None or capsule in expanded else capsule
+
+
+def members(viewer: Viewer, capsule: str) -> list[str]:
+    return viewer.js("return [...document.querySelectorAll("
+                     "`#graph [data-folded-in=\"${arguments[0]}\"]`)].map(e => e.dataset.id)",
+                     capsule)
+
+
+def assert_drawn_as_the_contract_says(viewer: Viewer, rows: dict, expanded: set[str]) -> None:
+    """Every row with foldedInto null is drawn, as its kind; a folded row is drawn only
+    inside its expanded capsule, in coversIds order; nothing else is drawn."""
+    drawn = viewer.drawn()
+    inside = {capsule: members(viewer, capsule) for capsule in expanded}
+    top = {i: k for i, k in drawn.items() if not any(i in m for m in inside.values())}
+    assert top == {i: kind_of(r) for i, r in rows.items() if r["foldedInto"] is None}
+    for capsule, shown in inside.items():
+        assert shown == folded_into(rows, capsule)
+    for capsule in (i for i, r in rows.items() if r["coversIds"]):
+        assert ("expanded" in viewer.classes(capsule)) == (capsule in expanded)
+
+
+def wait_live(viewer: Viewer) -> None:
+    viewer.wait(lambda: viewer.live() == "live", 30, "#live-status to read 'live'")
+    time.sleep(0.6)  # the service registers the subscription after reading the session
+
+
+def test_the_viewer_folds_highlights_renders_and_follows_the_demo_session(viewer, service):
+    session = service.demo()  # a fork, a tool call, two compactions, a spawned task
+    view = graph_of(service, session)
+    rows, capsule = view["rows"], view["activeSummaryId"]
+    assert view["summaryStrategy"] == "rolling" and rows[capsule]["coversIds"]
+
+    # The token arrives once in the fragment; the page keeps it and removes it from the URL.
+    viewer.open(session, token=service.token)
+    viewer.wait(lambda: capsule in viewer.drawn(), what="the session to draw")
+    viewer.console()  # from here on, the console stays free of errors
+    assert viewer.js("return location.hash") == ""
+    assert viewer.js("return location.search") == f"?session={session}"
+    assert viewer.js("return sessionStorage.getItem('ctxdag.token')") == service.token
+    viewer.wait(lambda: viewer.js("return document.querySelector(`#session-list"
+                                  " .selected[data-session-id=\"${arguments[0]}\"]`) !== null",
+                                  session), what="the session selected in the list")
+
+    # Collapsed by default: the capsule is drawn, everything folding into it is not.
+    assert viewer.drawn()[capsule] == "capsule"
+    assert_drawn_as_the_contract_says(viewer, rows, expanded=set())
+    assert not set(rows[capsule]["coversIds"]) & set(viewer.drawn())
+    relics = [i for i, r in rows.items() if r["supersededSummary"]]
+    assert relics and all(viewer.drawn()[i] == "relic" for i in relics)
+    assert "head" in viewer.classes(view["headId"])
+
+    # Expanding shows exactly its coversIds rows, in that order; a second click folds them.
+    viewer.click_node(capsule)
+    viewer.wait(lambda: "expanded" in viewer.classes(capsule), what="the capsule to open")
+    assert members(viewer, capsule) == rows[capsule]["coversIds"]
+    assert_drawn_as_the_contract_says(viewer, rows, expanded={capsule})
+    viewer.click_node(capsule)
+    viewer.wait(lambda: "expanded" not in viewer.classes(capsule), what="the capsule to fold")
+    assert_drawn_as_the_contract_says(viewer, rows, expanded=set())
+
+    # A call's reads: exactly those nodes light up, the capsule standing in for folded ones.
+    calls = service.gql("query($s: ID!) { session(id: $s) { modelCalls(first: 50) {"
+                        " nodes { id purpose readIds } } } }", s=session)
+    calls = calls["session"]["modelCalls"]["nodes"]
+    listed = viewer.js("return [...document.querySelectorAll('[data-call-id]')]"
+                       ".map(e => e.dataset.callId)")
+    assert listed == [c["id"] for c in reversed(calls)]  # newest first
+    chat = max((c for c in calls if c["purpose"] == "CHAT"),
+               key=lambda c: sum(rows[i]["foldedInto"] is not None for i in c["readIds"]))
+    assert any(rows[i]["foldedInto"] for i in chat["readIds"])
+    viewer.click_call(chat["id"])
+    expected = {shown_as(rows, i) for i in chat["readIds"]}
+    viewer.wait(lambda: viewer.highlighted() == expected,
+                what=f"the highlight to be {expected} (it is {viewer.highlighted()})")
+    assert capsule in expected
+    # Opened, the capsule shows the folded reads themselves.
+    viewer.click_node(capsule)
+    expected = {shown_as(rows, i, {capsule}) for i in chat["readIds"]}
+    viewer.wait(lambda: viewer.highlighted() == expected,
+                what=f"the highlight to be {expected} (it is {viewer.highlighted()})")
+    viewer.click_node(capsule)
+    viewer.wait(lambda: "expanded" not in viewer.classes(capsule), what="the capsule to fold")
+
+    # A node lists the calls that read it.
+    read_node = next(i for i in reversed(chat["readIds"])
+                     if rows[i]["foldedInto"] is None and rows[i]["role"] != "SUMMARY")
+    readers = service.gql("query($n: ID!) { node(id: $n) { ... on Message { readBy(first: 20)"
+                          " { edges { node { id } } } } } }", n=read_node)
+    readers = [e["node"]["id"] for e in readers["node"]["readBy"]["edges"]]
+    viewer.click_node(read_node)
+    listed_readers = ("return [...document.querySelectorAll('#detail [data-read-call]')]"
+                      ".map(e => e.dataset.readCall)")
+    viewer.wait(lambda: viewer.js(listed_readers) == readers, what="the calls that read the node")
+
+    # A tip's render, in prompt order, with the summary stand-in marked and highlighted.
+    for tip in view["branches"]:
+        tip_id = tip["tip"]["id"]
+        render = service.gql("query($s: ID!, $h: ID) { session(id: $s) { render(headId: $h) {"
+                             " nodeIds summaryId } } }", s=session, h=tip_id)
+        render = render["session"]["render"]
+        assert render["summaryId"] == tip["summaryId"]
+        viewer.click_node(tip_id)
+        want = [{"id": i, "summary": i == render["summaryId"]} for i in render["nodeIds"]]
+        viewer.wait(lambda: viewer.render_rows() == want,
+                    what=f"the render of {tip_id} in #render-panel")
+        highlight = {shown_as(rows, i) for i in render["nodeIds"]}
+        viewer.wait(lambda: viewer.highlighted() == highlight, what="the render highlighted")
+    assert any(t["summaryId"] == capsule for t in view["branches"])
+
+    # Live: a turn and a compaction written meanwhile appear without a reload.
+    viewer.js("window.__notReloaded = true")
+    wait_live(viewer)
+    turn = service.gql(SEND, s=session, c="One more thing: is the Uffizi open on Mondays?")
+    turn = turn["sendMessage"]
+    for node in (turn["userNode"]["id"], turn["reply"]["id"]):
+        viewer.wait_drawn(node, timeout=20)
+    viewer.wait(lambda: "head" in viewer.classes(turn["reply"]["id"]), what="HEAD to move")
+    compaction = service.gql(COMPACT, s=session, k=60)["compact"]
+    assert compaction["status"] == "COMPACTED"
+    fresh = compaction["summary"]["id"]
+    viewer.wait(lambda: viewer.drawn().get(fresh) == "capsule", what="the new capsule")
+    viewer.wait(lambda: viewer.drawn().get(capsule) == "relic", what="the old capsule a relic")
+    assert viewer.js("return window.__notReloaded") is True
+    assert_drawn_as_the_contract_says(viewer, graph_of(service, session)["rows"], set())
+    assert viewer.live() == "live"
+    assert viewer.console("SEVERE") == []
+
+
+def test_the_viewer_draws_every_capsule_of_the_branch_strategy(viewer, service):
+    """Under `branch`, two branches render two summaries: both are capsules, and the turns
+    they share fold into the smaller one (the server says which)."""
+    session = service.gql("mutation { createSession(title: \"Branch capsules\", systemPrompt:"
+                          " \"You are terse.\", summaryStrategy: \"branch\") { id } }")
+    session = session["createSession"]["id"]
+    turns = [service.gql(SEND, s=session, c=f"Question {i}: " + "tell me more. " * 12)
+             ["sendMessage"] for i in range(5)]
+    assert service.gql(COMPACT, s=session, k=150)["compact"]["status"] == "COMPACTED"
+    service.gql("mutation($s: ID!, $n: ID!) { checkout(sessionId: $s, nodeId: $n) { id } }",
+                s=session, n=turns[3]["reply"]["id"])
+    for i in range(3):
+        service.gql(SEND, s=session, c=f"Fork question {i}: " + "and the other option? " * 8)
+    assert service.gql(COMPACT, s=session, k=150)["compact"]["status"] == "COMPACTED"
+    view = graph_of(service, session)
+    rows = view["rows"]
+    capsules = [i for i, r in rows.items() if r["coversIds"]]
+    assert len(capsules) == 2 and len({b["summaryId"] for b in view["branches"]}) == 2
+
+    # Without a token the page asks for one, keeps it for the tab, and goes on.
+    viewer.open()
+    viewer.js("sessionStorage.clear()")
+    viewer.open(session)
+    viewer.wait(lambda: viewer.js("return document.getElementById('auth').open"),
+                what="the token dialog")
+    viewer.driver.find_element("id", "auth-token").send_keys(service.token)
+    viewer.driver.find_element("css selector", "#auth-form button[type=submit]").click()
+    viewer.wait(lambda: set(capsules) <= set(viewer.drawn()), what="both capsules")
+    assert viewer.js("return sessionStorage.getItem('ctxdag.token')") == service.token
+    assert_drawn_as_the_contract_says(viewer, rows, expanded=set())
+    for capsule in capsules:
+        viewer.click_node(capsule)
+        viewer.wait(lambda: "expanded" in viewer.classes(capsule), what="the capsule to open")
+    assert_drawn_as_the_contract_says(viewer, rows, expanded=set(capsules))
+    assert all(members(viewer, c) for c in capsules)
+
+
+def test_a_thousand_node_session_draws(viewer, service, request):
+    """One graph request and one SVG: a 1,000-node session (a long chain with forks and a
+    spawned task) draws, then a compaction's capsule with ~900 rows opens. The timings are
+    reported, not asserted (beyond a generous bound)."""
+    session = service.gql("mutation { createSession(title: \"A thousand nodes\") { id rootId } }")
+    session, root = session["createSession"]["id"], session["createSession"]["rootId"]
+    append = ("appendMessage(sessionId: $s, role: {role}, content: \"{text}\"{extra}) {{ id }}")
+    ids: list[str] = []
+    started = time.monotonic()
+    while len(ids) < 998:
+        batch = [f"m{j}: " + append.format(
+            role="USER" if (len(ids) + j) % 2 == 0 else "ASSISTANT",
+            text=f"Turn {len(ids) + j}: a line of conversation long enough to preview.",
+            extra="") for j in range(min(20, 998 - len(ids)))]
+        data = service.gql(f"mutation($s: ID!) {{ {' '.join(batch)} }}", s=session)
+        ids += [data[f"m{j}"]["id"] for j in range(len(batch))]
+    # Forks off earlier turns (HEAD stays at the tip).
+    for k in range(1, 10):
+        pred = ids[k * 100]
+        service.gql("mutation($s: ID!, $p: ID!) { appendMessage(sessionId: $s, role: ASSISTANT,"
+                    " content: \"Another answer.\", predecessorId: $p) { id } }", s=session, p=pred)
+    written = time.monotonic() - started
+    count = len(graph_of(service, session)["rows"])
+    assert count >= 1000
+
+    started = time.monotonic()
+    viewer.open(session, token=service.token)
+    viewer.wait(lambda: len(viewer.drawn()) == count, 30, f"all {count} nodes to draw")
+    loaded = time.monotonic() - started
+    page = viewer.js("const g = document.getElementById('graph').dataset;"
+                     " return [Number(g.fetchMs), Number(g.layoutMs)]")
+    assert viewer.js("return document.querySelectorAll('#graph [data-id]').length") == count
+    assert root in viewer.drawn()
+
+    compaction = service.gql(COMPACT, s=session, k=4000)["compact"]
+    assert compaction["status"] == "COMPACTED"
+    capsule = compaction["summary"]["id"]
+    viewer.open(session, token=service.token)
+    viewer.wait(lambda: viewer.drawn().get(capsule) == "capsule", 30, "the capsule")
+    rows = graph_of(service, session)["rows"]
+    started = time.monotonic()
+    viewer.click_node(capsule)
+    viewer.wait(lambda: len(members(viewer, capsule)) == len(folded_into(rows, capsule)), 30,
+                "the capsule to open")
+    opened = time.monotonic() - started
+    assert_drawn_as_the_contract_says(viewer, rows, expanded={capsule})
+
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    line = (f"\n1,000-node session: {count} nodes written in {written:.1f} s; page load to all "
+            f"drawn {loaded * 1000:.0f} ms (graph request {page[0]:.0f} ms, layout + SVG "
+            f"{page[1]:.0f} ms); a capsule of {len(folded_into(rows, capsule))} rows opened in "
+            f"{opened * 1000:.0f} ms")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if reporter is not None and capture is not None:
+        with capture.global_and_fixture_disabled():
+            reporter.write_line(line)
+    print(line)
+
+
+def test_the_sessions_list_pages_newest_first_and_a_link_opens_a_session(viewer, service):
+    for i in range(27):
+        service.gql("mutation($t: String) { createSession(title: $t) { id } }", t=f"Listed {i}")
+    newest = service.gql("query { sessions(first: 50) { totalCount nodes { id title } } }")
+    total, newest = newest["sessions"]["totalCount"], newest["sessions"]["nodes"]
+    listed = ("return [...document.querySelectorAll('#session-list [data-session-id]')]"
+              ".map(e => e.dataset.sessionId)")
+    viewer.open(token=service.token)
+    viewer.wait(lambda: viewer.js(listed), what="the sessions list")
+    first_page = viewer.js(listed)
+    assert first_page == [s["id"] for s in newest[:len(first_page)]] and len(first_page) < total
+    viewer.driver.find_element("id", "more-sessions").click()
+    viewer.wait(lambda: len(viewer.js(listed)) > len(first_page), what="the next page")
+    assert viewer.js(listed) == [s["id"] for s in newest[:len(viewer.js(listed))]]
+
+    # Picking one draws it and names it in the URL, so the link opens it again.
+    pick = newest[3]["id"]
+    viewer.driver.find_element("css selector", f'[data-session-id="{pick}"]').click()
+    viewer.wait(lambda: viewer.js("return location.search") == f"?session={pick}",
+                what="the URL to name the session")
+    root = service.gql("query($s: ID!) { session(id: $s) { rootId } }", s=pick)
+    viewer.wait_drawn(root["session"]["rootId"])
+    link = viewer.js("return location.href")
+    viewer.driver.get("about:blank")
+    viewer.driver.get(link)
+    viewer.wait_drawn(root["session"]["rootId"])
