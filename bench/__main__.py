@@ -26,11 +26,12 @@ from .peer import peer
 from .planning import planning
 from .provenance import reading
 from .render import compacted, uncompacted
+from .replicas import replicas
 from .server import HEAP, PAGECACHE_MB, BenchNeo4j
 from .storage import storage
 from .writes import append_at_head, persist, record_call, send_messages, write_floor
 
-SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10")
+SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11")
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -125,6 +126,7 @@ async def run(args: argparse.Namespace) -> int:
         await section("3", lambda: send_messages(b), " send_message")
         await section("8", lambda: peer(b))
         await section("9", lambda: api(b))
+        await section("11", lambda: replicas(b))  # `ctxdag serve` processes over HTTP
         await section("10", lambda: planning(b))  # last: it clears Neo4j's plan cache
         end_floor = await b.floor("end")
         b.log(f"floor at the end: p50 {end_floor.p50_ms:.3f} ms")

@@ -3,7 +3,8 @@
 // purpose: everything a backup needs to rebuild a session — its properties, every node (deleted and superseded ones too) and every call, with all their edges
 // params: session_id, tenant
 // Edges to single targets come back as lists, so a session holding two of them is seen,
-// not silently reduced to one. Nodes are in seq order, calls in start order.
+// not silently reduced to one. Nodes are in seq order, calls in start order. Events are
+// news of changes, not part of the conversation, and are not exported.
 MATCH (s:Session {id: $session_id, tenant: $tenant})
 RETURN properties(s) AS session,
   [(s)-[:ROOT]->(r:Node) | r.id] AS root_ids,

@@ -23,7 +23,9 @@ OPTIONAL CALL (problem) {
   CREATE (s:Session)
   SET s = $session.properties, s.tenant = $tenant,
     s.meta_version = coalesce($session.properties.meta_version, 0),
-    s.summary_version = coalesce($session.properties.summary_version, 0)
+    s.summary_version = coalesce($session.properties.summary_version, 0),
+    // Events are not exported: the imported session's sequence starts afresh.
+    s.next_event_seq = 0, s.events_pruned_through = 0
   WITH s
   CALL (s) {
     UNWIND $nodes AS row

@@ -1,7 +1,7 @@
 // name: delete_branch
-// returns: one row {problem, fork_point_id, deleted_ids, previous_head_id, head_id}
+// returns: one row {problem, fork_point_id, deleted_ids, previous_head_id, head_id, events}
 // purpose: tombstones a branch's exclusive nodes (everything below its fork point) and the summaries whose segment holds one of them; HEAD moves to the fork point if it was among them
-// params: session_id, tenant, tip_id, now
+// params: session_id, tenant, tip_id, now, event_retention
 // Nodes are flagged, never removed: calls that read them keep their READ edges.
 MATCH (s:Session {id: $session_id, tenant: $tenant})
 // include: session_write_lock
@@ -58,5 +58,11 @@ OPTIONAL CALL (s, h, head, tip, problem) {
   RETURN fork.id AS fork_point_id, deleted_ids,
     CASE WHEN head.deleted_at IS NULL THEN head.id ELSE fork.id END AS new_head_id
 }
-RETURN problem, fork_point_id, deleted_ids, head.id AS previous_head_id,
-  coalesce(new_head_id, head.id) AS head_id
+WITH s, problem, tip, fork_point_id, deleted_ids, head, coalesce(new_head_id, head.id) AS head_id
+WITH *, CASE WHEN problem IS NULL THEN
+    [{type: 'branch_deleted', tip_id: tip.id, fork_point_id: fork_point_id, deleted_ids: deleted_ids}]
+    + CASE WHEN head_id <> head.id
+        THEN [{type: 'head_moved', previous_head_id: head.id, head_id: head_id}] ELSE [] END
+  ELSE [] END AS announced
+// include: events_write
+RETURN problem, fork_point_id, deleted_ids, head.id AS previous_head_id, head_id, events

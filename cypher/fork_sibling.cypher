@@ -1,7 +1,7 @@
 // name: fork_sibling
-// returns: one row {problem, invalid_reads, session_id, head_moved, previous_head_id, summary_version, node}; node is null when problem is set
+// returns: one row {problem, invalid_reads, session_id, head_moved, previous_head_id, summary_version, node, events}; node is null when problem is set
 // purpose: retry and edit — a new sibling of node $fork_of (same predecessor, same role, new content) in that node's session; HEAD moves onto it, and the model call that produced it is recorded
-// params: tenant, fork_of, node_id, role, content, tokens, metadata, now, call
+// params: tenant, fork_of, node_id, role, content, tokens, metadata, now, event_retention, call
 // $role names the move: 'assistant' retries a reply, 'user' edits a message. The session is
 // the forked node's, so it is read before session_lock; everything else is read after it.
 OPTIONAL MATCH (fork:Node {id: $fork_of, tenant: $tenant})
@@ -21,7 +21,13 @@ WITH s, seq, head, pred, null AS caller, call_reads, invalid_reads, fork.id AS f
     WHEN size(invalid_reads) > 0 THEN 'read_invalid'
   END AS problem
 // include: node_write
-RETURN problem, invalid_reads, s.id AS session_id, head_moved, head.id AS previous_head_id,
+WITH *, CASE WHEN problem IS NULL THEN
+    [{type: 'node_appended', node_id: n.id, role: n.role, predecessor_id: pred.id}]
+    + CASE WHEN head_moved THEN [{type: 'head_moved', previous_head_id: head.id, head_id: n.id}]
+      ELSE [] END
+  ELSE [] END AS announced
+// include: events_write
+RETURN problem, invalid_reads, events, s.id AS session_id, head_moved, head.id AS previous_head_id,
   coalesce(s.summary_version, 0) AS summary_version,
   // include: node_map
   AS node

@@ -5,7 +5,7 @@
 CREATE (s:Session {
   id: $session_id, tenant: $tenant, title: $title, extra_meta: $extra_meta,
   created_at: $now, updated_at: $now, next_seq: 1, summary_strategy: $summary_strategy,
-  summary_version: 0, meta_version: 0
+  summary_version: 0, meta_version: 0, next_event_seq: 0, events_pruned_through: 0
 })
 CREATE (r:Node {
   id: $root_id, session_id: $session_id, tenant: $tenant, role: 'system',

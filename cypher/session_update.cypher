@@ -1,7 +1,7 @@
 // name: session_update
-// returns: zero or one row {problem, session, strategy_changed}; problem 'meta_changed' when meta_version moved since the caller read it (nothing is set then)
+// returns: zero or one row {problem, session, strategy_changed, events}; problem 'meta_changed' when meta_version moved since the caller read it (nothing is set then)
 // purpose: sets title, the user's extra_meta and the summary strategy; optimistic on meta_version so merges never lose a key
-// params: session_id, tenant, title, set_title, extra_meta, expected_meta_version, summary_strategy, now
+// params: session_id, tenant, title, set_title, extra_meta, expected_meta_version, summary_strategy, now, event_retention
 // $summary_strategy null leaves it as it is; a change bumps summary_version, so a
 // compaction whose render followed the old strategy is refused when it persists.
 // meta_version is read after session_write_lock, so after any concurrent save has
@@ -21,10 +21,12 @@ CALL (s, problem, strategy_changed) {
       s.summary_version = coalesce(s.summary_version, 0)
         + CASE WHEN strategy_changed THEN 1 ELSE 0 END
 }
-WITH s, problem, strategy_changed
+WITH s, problem, strategy_changed, CASE WHEN strategy_changed
+  THEN [{type: 'summary_strategy_changed', strategy: s.summary_strategy}] ELSE [] END AS announced
+// include: events_write
 MATCH (s)-[:ROOT]->(r:Node)
 MATCH (s)-[:HEAD]->(h:Node)
-RETURN problem, strategy_changed, s {
+RETURN problem, strategy_changed, events, s {
   .*, root_id: r.id, head_id: h.id,
   active_summary: [(s)-[:ACTIVE_SUMMARY]->(a:Node) WHERE a.deleted_at IS NULL | a {.id, .content}][0]
 } AS session

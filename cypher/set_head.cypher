@@ -1,7 +1,7 @@
 // name: set_head
-// returns: one row {problem, previous_head_id, head_id}
+// returns: one row {problem, previous_head_id, head_id, events}
 // purpose: the explicit HEAD move (checkout, or rewind when $require_ancestor) — no other statement moves HEAD onto an existing node
-// params: session_id, tenant, node_id, require_ancestor, now
+// params: session_id, tenant, node_id, require_ancestor, now, event_retention
 MATCH (s:Session {id: $session_id, tenant: $tenant})
 // include: session_write_lock
 WITH s
@@ -21,4 +21,8 @@ OPTIONAL CALL (s, h, old, n, problem) {
   CREATE (s)-[:HEAD]->(n)
   RETURN true AS moved
 }
-RETURN problem, old.id AS previous_head_id, CASE WHEN problem IS NULL THEN n.id ELSE old.id END AS head_id
+WITH s, old, n, problem, CASE WHEN problem IS NULL AND n <> old
+  THEN [{type: 'head_moved', previous_head_id: old.id, head_id: n.id}] ELSE [] END AS announced
+// include: events_write
+RETURN problem, old.id AS previous_head_id, CASE WHEN problem IS NULL THEN n.id ELSE old.id END AS head_id,
+  events

@@ -1,7 +1,7 @@
 // name: summary_retire
-// returns: one row {problem, session_id, summary_id, restored_id}; no row when the summary does not exist
+// returns: one row {problem, session_id, summary_id, restored_id, events}; no row when the summary does not exist
 // purpose: undoes a compaction: the summary stops applying anywhere (kept as a relic for provenance) and what applied before applies again; when it was the session's active summary, the pointer moves back to the one it replaced; HEAD untouched
-// params: summary_id, tenant, now
+// params: summary_id, tenant, now, event_retention
 // The active summary goes back along replaced_id (the active summary when each was
 // written; absorbed_id for summaries written before replaced_id was kept), past summaries
 // that are retired or deleted, to the first that still stands — or to none.
@@ -38,4 +38,8 @@ OPTIONAL CALL (s, x, problem, pointer, active) {
   RETURN CASE WHEN active = x THEN restored WHEN active.deleted_at IS NULL THEN active END
     AS now_active
 }
-RETURN problem, s.id AS session_id, x.id AS summary_id, now_active.id AS restored_id
+WITH s, x, problem, now_active, CASE WHEN problem IS NULL
+  THEN [{type: 'summary_retired', summary_id: x.id, restored_summary_id: now_active.id}]
+  ELSE [] END AS announced
+// include: events_write
+RETURN problem, s.id AS session_id, x.id AS summary_id, now_active.id AS restored_id, events

@@ -82,6 +82,10 @@ class Settings:
     max_content_bytes: int
     max_metadata_bytes: int
     max_call_reads: int
+    # Session events (service/events.py): each session's newest kept for replay, and how
+    # often a process with subscribers reads the events other processes wrote.
+    event_retention: int
+    event_poll_seconds: float
     # The token budget (service/context/budget.py); `context_window` is already decided
     # (see the module docstring).
     context_window: int
@@ -143,6 +147,9 @@ class Settings:
             max_content_bytes=_integer(env, "CTXDAG_MAX_CONTENT_BYTES", 1024 * 1024, 1),
             max_metadata_bytes=_integer(env, "CTXDAG_MAX_METADATA_BYTES", 64 * 1024, 1),
             max_call_reads=_integer(env, "CTXDAG_MAX_CALL_READS", 10_000, 1),
+            event_retention=_integer(env, "CTXDAG_EVENT_RETENTION", 10_000, 1),
+            event_poll_seconds=_float(env, "CTXDAG_EVENT_POLL_SECONDS", 0.2, 0,
+                                      exclusive_minimum=True),
             context_window=context_window,
             keep_recent_tokens=keep_recent_tokens,
             auto_compact_ratio=auto_compact_ratio,

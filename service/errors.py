@@ -46,6 +46,12 @@ class Conflict(CtxdagError):
     code = "CONFLICT"
 
 
+class EventsExpired(CtxdagError):
+    """The events after a subscriber's cursor are no longer kept: it reloads the session."""
+
+    code = "EVENTS_EXPIRED"
+
+
 class Unavailable(CtxdagError):
     """The database cannot be reached or did not answer in time."""
 

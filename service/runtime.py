@@ -20,7 +20,7 @@ from .context.compaction import Compactor
 from .context.summarizers import OfflineExtractiveSummarizer, Summarizer
 from .context.tokens import HeuristicEstimator, TokenEstimator
 from .errors import Unavailable
-from .events import EventBus
+from .events import EventFeed
 from .neo4j_local import detached_status
 from .store import Database, Ledger, Limits, open_driver
 from .turns.providers import ModelProvider, OfflineProvider
@@ -41,7 +41,7 @@ class Runtime:
     settings: Settings
     database: Database
     ledger: Ledger
-    events: EventBus
+    events: EventFeed
     policy: BudgetPolicy
     summarizer: Summarizer
     estimator: TokenEstimator
@@ -56,12 +56,12 @@ class Runtime:
 
     @classmethod
     def assemble(cls, settings: Settings, database: Database) -> "Runtime":
-        events = EventBus()
+        events = EventFeed(database, settings.event_poll_seconds)
         ledger = ledger_for(database, settings, events)
         provider, summarizer, estimator = _model_parts(settings.anthropic)
         policy = BudgetPolicy(settings.context_window, settings.keep_recent_tokens,
                               settings.auto_compact_ratio)
-        compactor = Compactor(ledger, summarizer, policy, events, estimator)
+        compactor = Compactor(ledger, summarizer, policy, estimator)
         turns = Turns(ledger, compactor, provider)
         return cls(settings, database, ledger, events, policy, summarizer, estimator, compactor,
                    provider, turns)
@@ -71,11 +71,12 @@ class Runtime:
         if tenant == self.ledger.tenant:
             return TenantServices(self.ledger, self.compactor, self.turns)
         ledger = ledger_for(self.database, self.settings, self.events, tenant)
-        compactor = Compactor(ledger, self.summarizer, self.policy, self.events, self.estimator)
+        compactor = Compactor(ledger, self.summarizer, self.policy, self.estimator)
         return TenantServices(ledger, compactor,
                               Turns(ledger, compactor, self.provider, self.turns.renders))
 
     async def close(self) -> None:
+        await self.events.close()
         await self.database.driver.close()
 
 
@@ -103,12 +104,14 @@ async def open_database(settings: Settings) -> Database:
     return database
 
 
-def ledger_for(database: Database, settings: Settings, events: EventBus | None = None,
+def ledger_for(database: Database, settings: Settings, events: EventFeed | None = None,
                tenant: str | None = None) -> Ledger:
-    """The ledger of `tenant` (default: the settings' tenant) under the configured limits."""
+    """The ledger of `tenant` (default: the settings' tenant) under the configured limits;
+    `events` hears of the events its writes commit."""
     limits = Limits(settings.max_content_bytes, settings.max_metadata_bytes,
-                    settings.max_call_reads)
-    return Ledger.open(database, tenant or settings.tenant, limits, events)
+                    settings.max_call_reads, settings.event_retention)
+    return Ledger.open(database, tenant or settings.tenant, limits,
+                       None if events is None else events.committed)
 
 
 def _model_parts(anthropic: AnthropicSettings | None

@@ -61,21 +61,22 @@ def tenant() -> str:
 @pytest.fixture
 def ledger(db: Database, tenant: str, events) -> Ledger:
     """Each test gets its own tenant, so its sessions never meet another test's."""
-    return Ledger.open(db, tenant, Limits(), events)
+    return Ledger.open(db, tenant, Limits(), events.committed)
 
 
 @pytest.fixture
 def events():
-    from service.events import EventBus
+    """The events the test's ledger commits, as they commit (`ledger` reports to it)."""
+    from tests.integration.helpers import CommittedEvents
 
-    return EventBus()
+    return CommittedEvents()
 
 
 @pytest.fixture
 def compactor(ledger: Ledger, events):
     from tests.integration.helpers import make_compactor
 
-    return make_compactor(ledger, events)
+    return make_compactor(ledger)
 
 
 @pytest.fixture

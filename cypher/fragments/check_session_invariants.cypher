@@ -33,6 +33,18 @@ WITH s, n.seq AS seq, count(*) AS uses
 WHERE uses > 1
 RETURN 'seq: ' + toString(seq) + ' is used by ' + toString(uses) + ' nodes' AS violation
 UNION ALL
+// The kept events are exactly those after the last one retention forgot, up to the last
+// one written, each number once.
+WITH s, s.next_event_seq - s.events_pruned_through AS expected,
+  COUNT { (e:Event {session_id: s.id}) } AS kept,
+  COUNT { MATCH (e:Event {session_id: s.id})
+          WHERE s.events_pruned_through < e.seq <= s.next_event_seq
+          RETURN DISTINCT e.seq } AS numbered
+WHERE kept <> expected OR numbered <> expected
+RETURN 'events: ' + toString(kept) + ' kept, ' + toString(numbered) + ' of them numbered '
+  + toString(s.events_pruned_through + 1) + ' to ' + toString(s.next_event_seq)
+  + ' once each; expected ' + toString(expected) AS violation
+UNION ALL
 WITH s, COUNT { (n:Node {session_id: s.id}) } AS stored
 WHERE stored <> s.next_seq
 RETURN 'nodes: ' + toString(stored) + ' stored but ' + toString(s.next_seq) + ' were written' AS violation

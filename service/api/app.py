@@ -14,6 +14,7 @@ from ..config import Settings
 from ..errors import CtxdagError
 from ..runtime import Runtime
 from ..store import Database
+from .bookmarks import HEADER as BOOKMARKS_HEADER, ClientBookmarks
 from .context import Context, tenant_for
 from .cors import Cors
 from .guards import Guards
@@ -42,6 +43,7 @@ def create_app(settings: Settings, database: Database | None = None,
         try:
             yield
         finally:
+            await runtime.events.close()
             if database is None:
                 await runtime.close()
             if on_shutdown is not None:
@@ -55,7 +57,8 @@ def create_app(settings: Settings, database: Database | None = None,
     async def context(connection: HTTPConnection) -> Context:
         runtime: Runtime = connection.app.state.runtime
         return Context(runtime, authenticate(connection.headers.get("authorization")),
-                       authenticate)
+                       authenticate, ClientBookmarks.from_headers(
+                           connection.headers.getlist(BOOKMARKS_HEADER)))
 
     # The guards check a websocket's Origin first (guards.py); strawberry checks it again
     # with the same list, and its rule (same host and port) admits whatever they admit.

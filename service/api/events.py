@@ -5,7 +5,8 @@ from typing import Optional
 
 import strawberry
 
-from .. import events
+from ..errors import BadInput, EventsExpired
+from ..store import events
 from .types import Role
 
 
@@ -16,6 +17,7 @@ class EventType(enum.Enum):
     COMPACTION_FAILED = "compaction_failed"
     HEAD_MOVED = "head_moved"
     NODE_APPENDED = "node_appended"
+    BRANCH_DELETED = "branch_deleted"
     SUMMARY_RETIRED = "summary_retired"
     SUMMARY_STRATEGY_CHANGED = "summary_strategy_changed"
 
@@ -27,12 +29,16 @@ class CompactionTrigger(enum.Enum):
     PASSIVE = "passive"
 
 
-@strawberry.interface(description="Something that happened to a session.")
+@strawberry.interface(description=(
+    "Something that happened to a session, stored with the change it announces."))
 class SessionEvent:
-    id: strawberry.ID = strawberry.field(description="Unique to this event.")
+    id: strawberry.ID = strawberry.field(description="Unique to this event: session:seq.")
+    seq: int = strawberry.field(description=(
+        "The session's event number: 1, 2, … in commit order, without gaps. Give the last "
+        "one received as `after` to resume."))
     type: EventType
     session_id: strawberry.ID
-    at: datetime = strawberry.field(description="When it was published.")
+    at: datetime = strawberry.field(description="When its change committed.")
 
 
 @strawberry.type
@@ -70,6 +76,14 @@ class NodeAppended(SessionEvent):
     predecessor_id: Optional[strawberry.ID]
 
 
+@strawberry.type(description="A branch was deleted (its nodes are kept for provenance).")
+class BranchDeleted(SessionEvent):
+    tip_id: strawberry.ID
+    fork_point_id: strawberry.ID
+    deleted_ids: list[strawberry.ID] = strawberry.field(
+        description="The nodes and summaries deleted with it.")
+
+
 @strawberry.type(description="A compaction was undone: the summary applies nowhere now.")
 class SummaryRetired(SessionEvent):
     summary_id: strawberry.ID
@@ -83,30 +97,58 @@ class SummaryStrategyChanged(SessionEvent):
 
 
 EVENT_TYPES = (CompactionStarted, CompactionFinished, CompactionFailed, HeadMoved, NodeAppended,
-               SummaryRetired, SummaryStrategyChanged)
+               BranchDeleted, SummaryRetired, SummaryStrategyChanged)
+
+
+async def replay_start(ledger_events: events.Events, session_id: str, after: int | None) -> int:
+    """The seq a subscription starts after: `after` when those events are still kept, the
+    session's last event when none is given."""
+    bounds = await ledger_events.bounds(session_id)
+    if after is None:
+        return bounds.last_seq
+    if after < 0 or after > bounds.last_seq:
+        raise BadInput(f"after must be the seq of an event of the session: from 0 to "
+                       f"{bounds.last_seq}, got {after}")
+    if after < bounds.pruned_through:
+        raise expired(session_id, after, bounds.pruned_through)
+    return after
+
+
+def expired(session_id: str, after: int, pruned_through: int) -> EventsExpired:
+    return EventsExpired(
+        f"the events of session {session_id} after {after} are no longer kept (only those "
+        f"after {pruned_through} are): reload the session and subscribe without `after`")
 
 
 def event_out(e: events.SessionEvent) -> SessionEvent:
-    common = {"id": e.id, "type": EventType(e.type), "session_id": e.session_id, "at": e.at}
-    match e:
-        case events.CompactionStarted():
-            return CompactionStarted(**common, trigger=CompactionTrigger(e.trigger))
-        case events.CompactionFinished():
-            return CompactionFinished(**common, trigger=CompactionTrigger(e.trigger),
-                                      summary_id=e.summary_id, covered_count=e.covered_count,
-                                      tokens_before=e.tokens_before,
-                                      tokens_after=e.tokens_after, token_delta=e.token_delta)
-        case events.CompactionFailed():
-            return CompactionFailed(**common, trigger=CompactionTrigger(e.trigger),
-                                    reason=e.reason, code=e.code)
-        case events.HeadMoved():
-            return HeadMoved(**common, previous_head_id=e.previous_head_id, head_id=e.head_id)
-        case events.NodeAppended():
-            return NodeAppended(**common, node_id=e.node_id, role=Role(e.role),
-                                predecessor_id=e.predecessor_id)
-        case events.SummaryRetired():
-            return SummaryRetired(**common, summary_id=e.summary_id,
-                                  restored_summary_id=e.restored_summary_id)
-        case events.SummaryStrategyChanged():
-            return SummaryStrategyChanged(**common, strategy=e.strategy)
-    raise TypeError(f"unknown event {e!r}")
+    common = {"id": e.id, "seq": e.seq, "type": EventType(e.type),
+              "session_id": e.session_id, "at": e.at}
+    d = e.data
+    match EventType(e.type):
+        case EventType.COMPACTION_STARTED:
+            return CompactionStarted(**common, trigger=CompactionTrigger(d["trigger"]))
+        case EventType.COMPACTION_FINISHED:
+            return CompactionFinished(**common, trigger=CompactionTrigger(d["trigger"]),
+                                      summary_id=d["summary_id"],
+                                      covered_count=d["covered_count"],
+                                      tokens_before=d["tokens_before"],
+                                      tokens_after=d["tokens_after"],
+                                      token_delta=d["tokens_after"] - d["tokens_before"])
+        case EventType.COMPACTION_FAILED:
+            return CompactionFailed(**common, trigger=CompactionTrigger(d["trigger"]),
+                                    reason=d["reason"], code=d["code"])
+        case EventType.HEAD_MOVED:
+            return HeadMoved(**common, previous_head_id=d["previous_head_id"],
+                             head_id=d["head_id"])
+        case EventType.NODE_APPENDED:
+            return NodeAppended(**common, node_id=d["node_id"], role=Role(d["role"]),
+                                predecessor_id=d.get("predecessor_id"))
+        case EventType.BRANCH_DELETED:
+            return BranchDeleted(**common, tip_id=d["tip_id"], fork_point_id=d["fork_point_id"],
+                                 deleted_ids=list(d["deleted_ids"]))
+        case EventType.SUMMARY_RETIRED:
+            return SummaryRetired(**common, summary_id=d["summary_id"],
+                                  restored_summary_id=d.get("restored_summary_id"))
+        case EventType.SUMMARY_STRATEGY_CHANGED:
+            return SummaryStrategyChanged(**common, strategy=d["strategy"])
+    raise TypeError(f"unknown event type {e.type!r}")

@@ -12,9 +12,10 @@ from strawberry.types.graphql import OperationType
 from ..errors import BadInput
 from ..store.paging import window
 from ..store.validate import MAX_INSTRUCTIONS_LENGTH
+from .bookmarks import BookmarksPerOperation
 from .context import LoadersPerOperation
 from .errors import coded_stream, with_codes
-from .events import EVENT_TYPES, SessionEvent, event_out
+from .events import EVENT_TYPES, SessionEvent, event_out, replay_start
 from .limits import MAX_TOKENS, BoundedValidation, OperationDeadline
 from .nodes import MAX_NODES_PER_LOOKUP, resolve_node
 from .types import (
@@ -207,13 +208,17 @@ class Mutation:
 
 @strawberry.type
 class Subscription:
-    @strawberry.subscription(description="compaction_*, head_moved, node_appended, "
-                                         "summary_retired and summary_strategy_changed events "
-                                         "of one session, as they happen.")
-    async def session_events(self, info: Info,
-                             session_id: strawberry.ID) -> AsyncGenerator[SessionEvent, None]:
-        await info.context.services.ledger.sessions.get(str(session_id))
-        async for event in info.context.runtime.events.stream(str(session_id)):
+    @strawberry.subscription(description=(
+        "The events of one session (node_appended, head_moved, branch_deleted, compaction_*, "
+        "summary_retired, summary_strategy_changed), in order, from whichever replica wrote "
+        "them. With `after` (the seq of the last event received), first the ones missed "
+        "since, then live; EVENTS_EXPIRED when those are no longer kept (reload the session "
+        "and subscribe without `after`). Without, from now on."))
+    async def session_events(self, info: Info, session_id: strawberry.ID,
+                             after: Optional[int] = None
+                             ) -> AsyncGenerator[SessionEvent, None]:
+        start = await replay_start(info.context.services.ledger.events, str(session_id), after)
+        async for event in info.context.runtime.events.stream(str(session_id), start):
             yield event_out(event)
 
 
@@ -244,6 +249,7 @@ schema = Schema(
     types=list(EVENT_TYPES),
     extensions=[
         LoadersPerOperation,
+        BookmarksPerOperation,
         lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
         BoundedValidation,
         OperationDeadline,

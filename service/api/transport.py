@@ -23,6 +23,7 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
 )
 from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWSHandler
 
+from .bookmarks import websocket_operation_extensions
 from .context import Context
 from .errors import error_body
 from .graphiql import graphiql_page, serve_graphiql_asset
@@ -51,11 +52,21 @@ def refusal(message: Any, running: int, limit: int | None) -> str | None:
     return refused
 
 
+def _payload_extensions(message: Any) -> Any:
+    payload = message.get("payload") if isinstance(message, dict) else None
+    return payload.get("extensions") if isinstance(payload, dict) else None
+
+
 class TransportWSHandler(BaseGraphQLTransportWSHandler):
     async def handle_subscribe(self, message: Any) -> None:
         refused = refusal(message, len(self.operations), self.max_subscriptions_per_connection)
         if refused is None or not self.connection_acknowledged:
-            await super().handle_subscribe(message)
+            # The operation's task, started inside, copies its `extensions` (bookmarks.py).
+            token = websocket_operation_extensions.set(_payload_extensions(message))
+            try:
+                await super().handle_subscribe(message)
+            finally:
+                websocket_operation_extensions.reset(token)
             return
         await self.send_message({"id": message["id"], "type": "error",
                                  "payload": [_coded_error(refused)]})
@@ -65,7 +76,11 @@ class LegacyWSHandler(BaseGraphQLWSHandler):
     async def handle_start(self, message: Any) -> None:
         refused = refusal(message, len(self.tasks), self.max_subscriptions_per_connection)
         if refused is None or not self.connection_acknowledged:
-            await super().handle_start(message)
+            token = websocket_operation_extensions.set(_payload_extensions(message))
+            try:
+                await super().handle_start(message)
+            finally:
+                websocket_operation_extensions.reset(token)
             return
         await self.send_message({"id": message["id"], "type": "error",
                                  "payload": _coded_error(refused)})
@@ -106,8 +121,11 @@ class Router(GraphQLRouter):
     async def on_ws_connect(self, context: Any) -> Any:
         """A browser cannot set headers on a websocket, so a connection without an
         Authorization header may carry it in its `connection_init` payload
-        (`{"Authorization": "Bearer …"}`); a token there that names no tenant is refused."""
+        (`{"Authorization": "Bearer …"}`); a token there that names no tenant is refused.
+        Bookmarks there (`bookmarks`, bookmarks.py) join the connection's."""
         params = getattr(context, "connection_params", None)
+        if isinstance(context, Context):
+            context.bookmarks.add_connection_init(params)
         given = params.get("Authorization") or params.get("authorization") \
             if isinstance(params, dict) else None
         if isinstance(context, Context) and context.tenant is None and given is not None:

@@ -376,6 +376,9 @@ class Session(Node):
         "Which summaries its renders consider: \"rolling\" (the active summary alone) or "
         "\"branch\" (each head: the deepest summary compacted on its own path)."))
     active_summary_id: strawberry.ID | None = strawberry.field(default=None)
+    last_event_seq: int = strawberry.field(default=0, description=(
+        "The seq of the session's newest event when this was read: subscribe with it as "
+        "`after` to hear of everything that happens after what this read shows."))
 
     @strawberry.field
     async def head(self, info: Info) -> Message:
@@ -428,7 +431,7 @@ def session_out(s: store.Session) -> Session:
     return Session(id=s.id, title=s.title, created_at=s.created_at, updated_at=s.updated_at,
                    extra_meta=s.extra_meta, head_id=s.head_id, root_id=s.root_id,
                    node_count=s.node_count, summary_strategy=s.summary_strategy,
-                   active_summary_id=s.active_summary_id)
+                   active_summary_id=s.active_summary_id, last_event_seq=s.last_event_seq)
 
 
 @strawberry.type(description="Where a page lies in its list (Relay's cursor connections).")

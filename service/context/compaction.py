@@ -12,35 +12,34 @@ are handed to the summarizer and stored on the summary node. Auto and passive co
 have none.
 
 Compaction writes one summary node (with its summarizer call) in one transaction and
-never moves HEAD. Once `compaction_started` is published, exactly one of
-`compaction_finished` or `compaction_failed` follows, whatever fails — the summarizer,
-the write, or recording the failed summarizer call.
+never moves HEAD. Once `compaction_started` is stored, exactly one of
+`compaction_finished` (stored with the summary, in its transaction) or
+`compaction_failed` follows, whatever fails — the summarizer, the write, or recording the
+failed summarizer call — unless the database takes no write at all any more.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
-from typing import Awaitable, Callable, Sequence, TypeVar
+from typing import Awaitable, Callable, Literal, Sequence, TypeVar
 
 from ..errors import BadInput, ContextOverflow, CtxdagError
 from ..store import CallRecord, Ledger, Node, Purpose, Rendered, Role, Summary
 from ..store import validate
 from ..store.ids import utcnow
+from ..tokens import estimate_tokens
 from .budget import BudgetPolicy
 from .cut import MIN_ENTRIES, find_cut_index
-from ..events import (
-    CompactionFailed,
-    CompactionFinished,
-    CompactionStarted,
-    CompactionTrigger,
-    EventBus,
-)
 from .render import render_context
 from .summarizers import Summarizer, SummaryText
 from .tokens import TokenEstimator
 
 T = TypeVar("T")
+CompactionTrigger = Literal["manual", "auto", "passive"]
+
+log = logging.getLogger("ctxdag.compaction")
 
 LOCAL_COMMAND_HINT = "nothing to compact yet"
 
@@ -67,11 +66,10 @@ class CompactionResult:
 
 class Compactor:
     def __init__(self, ledger: Ledger, summarizer: Summarizer, policy: BudgetPolicy,
-                 events: EventBus, estimator: TokenEstimator) -> None:
+                 estimator: TokenEstimator) -> None:
         self.ledger = ledger
         self.summarizer = summarizer
         self.policy = policy
-        self.events = events
         self.estimator = estimator
 
     async def compact(self, session_id: str, *, head_id: str | None = None,
@@ -146,7 +144,8 @@ class Compactor:
                                  f"nothing to compact: the retained turns already fit in "
                                  f"{keep} tokens")
 
-        self.events.publish(CompactionStarted(session_id, trigger))
+        await self.ledger.events.append(session_id, {"type": "compaction_started",
+                                                     "trigger": trigger})
         # What enters the summarizer's prompt, in order: the relayed summary, then the turns.
         prompt = ([previous] if previous else []) + new_turns
         started = utcnow()
@@ -154,6 +153,8 @@ class Compactor:
         try:
             written = await self.summarizer.summarize(
                 new_turns, previous.content if previous else None, instructions=instructions)
+            tokens_after = (view.tokens - sum(n.tokens for n in covered)
+                            + estimate_tokens(written.text))
             summary = await self.ledger.summaries.persist(
                 session_id, [n.id for n in new_turns], written.text,
                 absorbed_id=previous.id if previous else None,
@@ -164,6 +165,8 @@ class Compactor:
                           "output_tokens": written.output_tokens},
                 call=self._call(prompt, started, written),
                 instructions=instructions,
+                announce={"trigger": trigger, "tokens_before": view.tokens,
+                          "tokens_after": tokens_after},
             )
         except CtxdagError as e:
             # The summarizer call happened (or was attempted): its record outlives the failure.
@@ -173,20 +176,24 @@ class Compactor:
                 await self.ledger.calls.record(session_id,
                                                self._call(prompt, started, written, e))
             finally:
-                self.events.publish(CompactionFailed(session_id, trigger, e.message, e.code))
+                await self._failed(session_id, trigger, e.message, e.code)
             return CompactionResult(CompactionStatus.FAILED, session_id, trigger,
                                     tokens_before=view.tokens, tokens_after=view.tokens,
                                     message=e.message, error_code=e.code)
         except BaseException:
-            self.events.publish(CompactionFailed(session_id, trigger, "internal error",
-                                                 "INTERNAL"))
+            await self._failed(session_id, trigger, "internal error", "INTERNAL")
             raise
-        tokens_after = view.tokens - sum(n.tokens for n in covered) + summary.node.tokens
-        self.events.publish(CompactionFinished(session_id, trigger, summary.id,
-                                               len(summary.covers_ids), view.tokens,
-                                               tokens_after))
         return CompactionResult(CompactionStatus.COMPACTED, session_id, trigger, summary,
                                 len(summary.covers_ids), view.tokens, tokens_after)
+
+    async def _failed(self, session_id: str, trigger: CompactionTrigger, reason: str,
+                      code: str) -> None:
+        try:
+            await self.ledger.events.append(session_id, {
+                "type": "compaction_failed", "trigger": trigger, "reason": reason,
+                "code": code})
+        except CtxdagError as e:  # the database takes no write: the caller hears the cause
+            log.warning("compaction_failed of %s not stored: %s", session_id, e.message)
 
     def _call(self, prompt: Sequence[Node], started: datetime, written: SummaryText | None,
               error: CtxdagError | None = None) -> CallRecord:

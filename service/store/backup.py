@@ -52,6 +52,9 @@ from .validate import Limits
 FORMAT = "ctxdag-session"
 VERSION = 1
 INFORMATION_KEYS = ("exported_at", "source_tenant")  # differ between exports of one session
+# Where the session's event sequence stands: events are not exported, and an imported
+# session's sequence starts afresh (backup_import).
+EVENT_COUNTERS = ("next_event_seq", "events_pruned_through")
 PROBLEMS_NAMED = 5
 
 _DOCUMENT_KEYS = {"format", "version", "session", "nodes", "calls", *INFORMATION_KEYS}
@@ -77,7 +80,8 @@ async def export_session(db: Database, tenant: str, session_id: str, limits: Lim
         "exported_at": utcnow().isoformat(),
         "source_tenant": tenant,
         "session": {
-            "properties": _encode_properties(row["session"], where),
+            "properties": _encode_properties(
+                {k: v for k, v in row["session"].items() if k not in EVENT_COUNTERS}, where),
             "root_id": _one(row["root_ids"], f"{where} ROOT", required=True),
             "head_id": _one(row["head_ids"], f"{where} HEAD", required=True),
             "active_summary_id": _one(row["active_summary_ids"], f"{where} ACTIVE_SUMMARY"),

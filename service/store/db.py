@@ -2,6 +2,15 @@
 
 Every statement runs in a managed transaction (the driver retries transient
 failures), is consumed inside it, and counts one round trip.
+
+Routing: a statement that only reads runs with `RoutingControl.READ` (`read`,
+`read_untorn`), so on a cluster or Aura (`neo4j://`, `neo4j+s://`) a follower or read
+replica serves it; every write runs with `WRITE`, on the leader. The one read sent to
+the leader on purpose is the schema version `apply_schema` decides its writes by.
+
+Bookmarks: statements run with no bookmark manager (the driver's shared default would
+make every statement wait for every other's bookmarks), unless they run inside a
+`BookmarkScope` (bookmarks.py; the API opens one per GraphQL operation).
 """
 from __future__ import annotations
 
@@ -22,6 +31,7 @@ from neo4j.exceptions import (
 )
 
 from ..errors import Conflict, CtxdagError, StoreFailure, Unavailable
+from .bookmarks import BookmarkScope, bookmark_scope, current_scope, refused_bookmarks
 from .queries import Query, load_migrations, packaged_queries
 
 Rows = list[dict[str, Any]]
@@ -62,14 +72,19 @@ async def translate_driver_errors() -> AsyncIterator[None]:
 
 @dataclass
 class RoundTrips:
-    """Counts statements sent, per name. Tests use it to hold the one-round-trip rules."""
+    """Counts statements sent, per name and per routing ("r": readers, "w": the leader).
+    Tests use it to hold the one-round-trip rules."""
 
     total: int = 0
     by_name: dict[str, int] = field(default_factory=dict)
+    by_routing: dict[str, dict[str, int]] = field(default_factory=dict)
 
-    def add(self, name: str) -> None:
+    def add(self, name: str, routing: neo4j.RoutingControl | None = None) -> None:
         self.total += 1
         self.by_name[name] = self.by_name.get(name, 0) + 1
+        if routing is not None:
+            counts = self.by_routing.setdefault(name, {})
+            counts[routing.value] = counts.get(routing.value, 0) + 1
 
 
 class Database:
@@ -85,8 +100,17 @@ class Database:
         self.round_trips = RoundTrips()
 
     async def read(self, query_name: str, /, **params: Any) -> Rows:
-        query, bound = self._prepare(query_name, params)
+        """Runs one statement that only reads, on a reader (a follower or read replica when
+        the driver routes)."""
+        query, bound = self._prepare(query_name, params, neo4j.RoutingControl.READ)
         return await self._execute(query, bound, neo4j.RoutingControl.READ, None)
+
+    async def read_on_leader(self, query_name: str, /, **params: Any) -> Rows:
+        """Runs one statement that only reads on the leader, which has every commit: for
+        reads that must see writes made through any process at once (session events),
+        where a follower might lag."""
+        query, bound = self._prepare(query_name, params, neo4j.RoutingControl.WRITE)
+        return await self._execute(query, bound, neo4j.RoutingControl.WRITE, None)
 
     async def read_untorn(self, query_name: str, /, torn: Callable[[Rows], bool],
                           attempts: int = 5, **params: Any) -> Rows:
@@ -108,8 +132,13 @@ class Database:
         `check` sees the rows inside the transaction; an error it raises rolls
         the whole write back, so bad input leaves nothing behind.
         """
-        query, bound = self._prepare(query_name, params)
+        query, bound = self._prepare(query_name, params, neo4j.RoutingControl.WRITE)
         return await self._execute(query, bound, neo4j.RoutingControl.WRITE, check)
+
+    async def _read_on_leader(self, query_name: str, /, **params: Any) -> Rows:
+        """A read that decides a write, so it must see the latest commit: on the leader."""
+        query, bound = self._prepare(query_name, params, neo4j.RoutingControl.WRITE)
+        return await self._execute(query, bound, neo4j.RoutingControl.WRITE, None)
 
     async def _execute(self, query: Query, bound: dict[str, Any],
                        routing: neo4j.RoutingControl, check: RowCheck | None) -> Rows:
@@ -125,10 +154,15 @@ class Database:
                 check(found)  # inside the transaction: an error rolls it back
             return found
 
+        scope = current_scope()
         async with translate_driver_errors():
-            return await self.driver.execute_query(
-                query.text, bound, routing_=routing, database_=self.database,
-                bookmark_manager_=None, result_transformer_=rows)
+            try:
+                return await self.driver.execute_query(
+                    query.text, bound, routing_=routing, database_=self.database,
+                    bookmark_manager_=scope.manager_here() if scope is not None else None,
+                    result_transformer_=rows)
+            except Neo4jError as e:
+                raise refused_bookmarks(e, scope) or e
 
     async def ping(self) -> str:
         """Returns the server agent, e.g. 'Neo4j/5.26.31'."""
@@ -138,45 +172,84 @@ class Database:
             return info.agent
 
     async def apply_schema(self) -> int:
-        """Applies pending migrations idempotently; returns the schema version now in force."""
-        rows = await self.read("schema_version_get")
-        current = rows[0]["version"] if rows else 0
-        async with translate_driver_errors():
-            for migration in load_migrations():
-                if migration.version <= current:
-                    continue
-                for statement in migration.statements:
-                    await self.driver.execute_query(statement, database_=self.database)
-                await self.write("schema_version_set", version=migration.version,
-                                 migration=migration.name)
-                current = migration.version
-        await self.write("schema_await_indexes")
+        """Applies pending migrations idempotently; returns the schema version now in force.
+
+        The version is read on the leader (a follower behind it could name an older one,
+        and migrations would run again and record it). Schema commands and the version run
+        on the leader; indexes are awaited on a reader that has applied them (the
+        migrations' bookmarks), and on the leader too when the driver routes."""
+        with bookmark_scope(BookmarkScope().start()) as scope:
+            rows = await self._read_on_leader("schema_version_get")
+            current = rows[0]["version"] if rows else 0
+            async with translate_driver_errors():
+                for migration in load_migrations():
+                    if migration.version <= current:
+                        continue
+                    for statement in migration.statements:
+                        await self.driver.execute_query(
+                            statement, routing_=neo4j.RoutingControl.WRITE,
+                            database_=self.database, bookmark_manager_=scope.manager)
+                    await self.write("schema_version_set", version=migration.version,
+                                     migration=migration.name)
+                    current = migration.version
+            await self.read("schema_await_indexes")
+            if self.routes:
+                await self._read_on_leader("schema_await_indexes")
         return current
+
+    @property
+    def routes(self) -> bool:
+        """Whether the driver routes (neo4j://, neo4j+s://): reads and writes may then
+        reach different servers."""
+        return isinstance(self.driver, neo4j.AsyncNeo4jDriver)
 
     async def plan_statements(self) -> list[str]:
         """Has Neo4j plan every statement now, before a request waits for it (0.3-1 s each
         on first use). Each runs once with null parameters in a transaction that is rolled
         back: nothing it does is kept, and an error it raises on nulls does not matter, as
         Neo4j plans a statement before running it. Parameters travel in one map, so one
-        plan per statement serves every call (queries.py). Returns the names planned."""
-        planned = []
+        plan per statement serves every call (queries.py). Returns the names planned.
+
+        Every server keeps its own plans. Each statement is planned on the leader; when the
+        driver routes, the statements that only read are planned again on a reader (the one
+        this process's reads reach first). Whether one only reads is what Neo4j reported of
+        its run on the leader ("r"); one whose run nulls stopped before Neo4j reported it is
+        planned on the reader too, in a read transaction rolled back like every other here
+        (nothing of it can be kept, and Neo4j refuses writes in a read transaction)."""
+        planned, readers = [], []
         async with translate_driver_errors():
-            async with self.driver.session(database=self.database) as session:
+            async with self.driver.session(database=self.database,
+                                           default_access_mode=neo4j.WRITE_ACCESS) as session:
                 for query in self.queries.values():
-                    tx = await session.begin_transaction()
-                    try:
-                        await (await tx.run(query.text, query.bind(
-                            dict.fromkeys(query.params)))).consume()
-                    except neo4j.exceptions.ClientError:
-                        pass  # nulls where values belong: planned all the same
-                    finally:
-                        await tx.close()
+                    query_type = await self._plan(session, query)
                     planned.append(query.name)
+                    if query_type in ("r", None):
+                        readers.append(query)
+            if self.routes:
+                async with self.driver.session(database=self.database,
+                                               default_access_mode=neo4j.READ_ACCESS) as session:
+                    for query in readers:
+                        await self._plan(session, query)
         return planned
 
-    def _prepare(self, name: str, params: Mapping[str, Any]) -> tuple[Query, dict[str, Any]]:
+    @staticmethod
+    async def _plan(session: neo4j.AsyncSession, query: Query) -> str | None:
+        """Runs `query` on nulls in a transaction rolled back; its query type ("r", "rw",
+        "w", "s") when the run got that far."""
+        tx = await session.begin_transaction()
+        try:
+            summary = await (await tx.run(query.text, query.bind(
+                dict.fromkeys(query.params)))).consume()
+            return summary.query_type
+        except neo4j.exceptions.ClientError:
+            return None  # nulls where values belong: planned all the same
+        finally:
+            await tx.close()
+
+    def _prepare(self, name: str, params: Mapping[str, Any],
+                 routing: neo4j.RoutingControl) -> tuple[Query, dict[str, Any]]:
         query = self.queries[name]
         bound = query.bind(params)
-        self.round_trips.add(name)
+        self.round_trips.add(name, routing)
         return query, bound
 

@@ -18,31 +18,20 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..events import EventBus, HeadMoved, NodeAppended
 from ..tokens import estimate_tokens
 from . import validate
 from .db import Database
+from .events import Events
 from .ids import new_id, utcnow
-from .models import Appended, CallRecord, DeletedBranch, HeadMove, Node, Role, node_from_row
+from .models import Appended, CallRecord, DeletedBranch, HeadMove, Role, node_from_row
 from .problems import single_row
 from .validate import Limits
 
 
 class HeadMoves:
-    def __init__(self, db: Database, tenant: str, limits: Limits,
-                 events: EventBus | None = None) -> None:
+    def __init__(self, db: Database, tenant: str, limits: Limits, events: Events) -> None:
         self._db, self._tenant, self._limits = db, tenant, limits
         self._events = events
-
-    def _announce(self, session_id: str, previous_head_id: str | None, head_id: str,
-                  appended: Node | None = None) -> None:
-        if self._events is None:
-            return
-        if appended is not None:
-            self._events.publish(NodeAppended(session_id, appended.id, appended.role.value,
-                                              appended.predecessor_id))
-        if previous_head_id is not None and previous_head_id != head_id:
-            self._events.publish(HeadMoved(session_id, previous_head_id, head_id))
 
     async def append_message(
         self,
@@ -94,9 +83,10 @@ class HeadMoves:
         ids = {"session_id": validate.identifier(session_id, "session id"),
                "tip_id": validate.identifier(tip_id, "tip id")}
         rows = await self._db.write("delete_branch", single_row(session_id, ids),
-                                    tenant=self._tenant, now=utcnow(), **ids)
+                                    tenant=self._tenant, now=utcnow(), **ids,
+                                    **self._events.params())
         row = rows[0]
-        self._announce(session_id, row["previous_head_id"], row["head_id"])
+        self._events.committed(session_id, row["events"])
         return DeletedBranch(
             session_id=session_id, tip_id=tip_id, fork_point_id=row["fork_point_id"],
             deleted_ids=tuple(row["deleted_ids"]),
@@ -107,10 +97,10 @@ class HeadMoves:
         ids = {"session_id": validate.identifier(session_id, "session id"),
                "node_id": validate.identifier(node_id, "node id")}
         rows = await self._db.write("set_head", single_row(session_id, ids), tenant=self._tenant,
-                                    require_ancestor=require_ancestor, now=utcnow(), **ids)
-        move = HeadMove(session_id, rows[0]["previous_head_id"], rows[0]["head_id"])
-        self._announce(session_id, move.previous_head_id, move.head_id)
-        return move
+                                    require_ancestor=require_ancestor, now=utcnow(), **ids,
+                                    **self._events.params())
+        self._events.committed(session_id, rows[0]["events"])
+        return HeadMove(session_id, rows[0]["previous_head_id"], rows[0]["head_id"])
 
     async def _fork(self, node_id: str, role: Role, content: str,
                     metadata: Mapping[str, Any] | None, call: CallRecord | None) -> Appended:
@@ -134,10 +124,10 @@ class HeadMoves:
             node_id=new_id("nod"), role=role.value, content=content,
             tokens=estimate_tokens(content), metadata=meta, now=utcnow(),
             call=None if call is None else call.as_param(), **ids, **params,
+            **self._events.params(),
         )
         row = rows[0]
         node = node_from_row(row["node"])
-        self._announce(node.session_id, row["previous_head_id"],
-                       node.id if row["head_moved"] else row["previous_head_id"], node)
+        self._events.committed(node.session_id, row["events"])
         return Appended(node, bool(row["head_moved"]), row["previous_head_id"],
                         row["summary_version"])

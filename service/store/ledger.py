@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..events import EventBus
 from .branches import Branches
 from .calls import Calls
 from .db import Database
+from .events import Events, OnCommit
 from .head import HeadMoves
 from .invariants import violations
 from .nodes import Nodes
@@ -28,12 +28,14 @@ class Ledger:
     summaries: Summaries
     views: Views
     calls: Calls
+    events: Events
 
     @classmethod
     def open(cls, db: Database, tenant: str, limits: Limits,
-             events: EventBus | None = None) -> "Ledger":
-        """`events`: where committed appends, HEAD moves, uncompacts and strategy changes are
-        announced (None: nowhere)."""
+             on_commit: OnCommit | None = None) -> "Ledger":
+        """`on_commit`: told the events every write stores, once it committed (this
+        process's event feed reads them then rather than at its next poll)."""
+        events = Events(db, tenant, limits, on_commit)
         return cls(
             db=db,
             tenant=tenant,
@@ -45,6 +47,7 @@ class Ledger:
             summaries=Summaries(db, tenant, limits, events),
             views=Views(db, tenant),
             calls=Calls(db, tenant, limits),
+            events=events,
         )
 
     async def violations(self, session_id: str) -> list[str]:

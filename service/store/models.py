@@ -33,6 +33,9 @@ class Session:
     summary_strategy: str  # which summaries count: SummaryStrategy's values
     active_summary_id: str | None
     active_summary_text: str | None
+    # The seq of its newest event when it was read: where its news stood, not part of the
+    # conversation (an imported session's sequence starts afresh).
+    last_event_seq: int = field(default=0, compare=False)
 
     @property
     def extra_meta(self) -> dict[str, Any]:
@@ -105,7 +108,7 @@ class DeletedBranch:
     head: HeadMove
 
 
-def _native(value: Any) -> Any:
+def native(value: Any) -> Any:
     return value.to_native() if hasattr(value, "to_native") else value
 
 
@@ -114,7 +117,7 @@ def _instant(value: Any) -> datetime:
     seconds], as the driver's own conversion would give it (nanoseconds truncated to
     microseconds, the offset kept); a driver DateTime is converted as it is."""
     if not isinstance(value, list):
-        return _native(value)
+        return native(value)
     seconds, nanosecond, offset = value
     return (datetime.fromtimestamp(seconds, timezone(timedelta(seconds=offset)))
             + timedelta(microseconds=nanosecond // 1000))
@@ -126,8 +129,8 @@ def session_from_row(row: Mapping[str, Any]) -> Session:
         id=row["id"],
         tenant=row["tenant"],
         title=row.get("title"),
-        created_at=_native(row["created_at"]),
-        updated_at=_native(row["updated_at"]),
+        created_at=native(row["created_at"]),
+        updated_at=native(row["updated_at"]),
         user_meta=json.loads(row.get("extra_meta") or "{}"),
         root_id=row["root_id"],
         head_id=row["head_id"],
@@ -136,6 +139,7 @@ def session_from_row(row: Mapping[str, Any]) -> Session:
         summary_strategy=row.get("summary_strategy") or "rolling",
         active_summary_id=active.get("id"),
         active_summary_text=active.get("content"),
+        last_event_seq=row.get("next_event_seq") or 0,
     )
 
 
@@ -153,7 +157,7 @@ def node_from_row(row: Mapping[str, Any]) -> Node:
         predecessor_id=row.get("predecessor_id"),
         caller_id=row.get("caller_id"),
         side_branch=bool(row.get("side_branch")),
-        deleted_at=_native(row.get("deleted_at")),
+        deleted_at=native(row.get("deleted_at")),
         fork_of=row.get("fork_of"),
         element_id=row.get("element_id"),
     )
@@ -306,7 +310,7 @@ def call_from_row(row: Mapping[str, Any]) -> Call:
         provider=row["provider"], model=row.get("model"), head_id=row.get("head_id"),
         read_ids=tuple(row["read_ids"]) if row.get("read_ids") is not None else None,
         read_count=row.get("read_count") or 0, output_id=row.get("output_id"),
-        started_at=_native(row["started_at"]), finished_at=_native(row["finished_at"]),
+        started_at=native(row["started_at"]), finished_at=native(row["finished_at"]),
         input_tokens=row.get("input_tokens"), output_tokens=row.get("output_tokens"),
         error_code=row.get("error_code"), error_message=row.get("error_message"),
     )

@@ -67,6 +67,8 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
                             "along the current branch (use checkout to jump elsewhere)"),
     "fork_not_found": _not_found("node", "fork_of"),
     "fork_deleted": _bad("node {fork_of} was deleted with its branch"),
+    "event_not_standalone": _bad("only compaction_started and compaction_failed are stored "
+                                 "without a change of their own"),
     "fork_is_root": _bad("node {fork_of} is the session's ROOT; it has no sibling to fork"),
     "wrong_role_retry": _bad("node {fork_of} is not an assistant reply; retry forks replies "
                              "(edit forks user messages)"),

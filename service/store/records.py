@@ -113,6 +113,8 @@ SESSION: dict[str, tuple[bool, Rule]] = {
     "summary_strategy": (OPTIONAL, _strategy),
     "summary_version": (OPTIONAL, _count(0)),
     "meta_version": (OPTIONAL, _count(0)),
+    "next_event_seq": (OPTIONAL, _count(0)),
+    "events_pruned_through": (OPTIONAL, _count(0)),
 }
 
 NODE: dict[str, tuple[bool, Rule]] = {

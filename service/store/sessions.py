@@ -8,8 +8,8 @@ from ..tokens import estimate_tokens
 from . import validate
 from .batch import by_ids, the_one
 from .db import Database
+from .events import Events
 from .ids import new_id, utcnow
-from ..events import EventBus, SummaryStrategyChanged
 from .models import Session, SummaryStrategy, session_from_row
 from .paging import Page, page_of, window
 from .problems import Stale, single_row
@@ -19,8 +19,7 @@ _META_RETRIES = 5
 
 
 class Sessions:
-    def __init__(self, db: Database, tenant: str, limits: Limits,
-                 events: EventBus | None = None) -> None:
+    def __init__(self, db: Database, tenant: str, limits: Limits, events: Events) -> None:
         self._db, self._tenant, self._limits, self._events = db, tenant, limits, events
 
     async def create(self, title: str | None = None, system_prompt: str = "",
@@ -89,14 +88,12 @@ class Sessions:
                     session_id=session_id, tenant=self._tenant, title=title,
                     set_title=set_title, extra_meta=merged,
                     expected_meta_version=current.meta_version, summary_strategy=strategy,
-                    now=utcnow(),
+                    now=utcnow(), **self._events.params(),
                 )
             except Stale:  # another save landed between our read and our write
                 continue
-            session = session_from_row(rows[0]["session"])
-            if rows[0]["strategy_changed"] and self._events is not None:
-                self._events.publish(SummaryStrategyChanged(session_id, session.summary_strategy))
-            return session
+            self._events.committed(session_id, rows[0]["events"])
+            return session_from_row(rows[0]["session"])
         raise Conflict(f"session {session_id} metadata kept changing; try again")
 
 

@@ -5,11 +5,11 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..errors import BadInput, NotFound
-from ..events import EventBus, SummaryRetired
 from ..tokens import estimate_tokens
 from . import validate
 from .batch import by_ids, grouped, the_one
 from .db import Database
+from .events import Events
 from .ids import new_id, utcnow
 from .models import CallRecord, Summary, SummaryStrategy, summary_from_row
 from .problems import raise_for_problem, single_row
@@ -24,8 +24,7 @@ class Retirement:
 
 
 class Summaries:
-    def __init__(self, db: Database, tenant: str, limits: Limits,
-                 events: EventBus | None = None) -> None:
+    def __init__(self, db: Database, tenant: str, limits: Limits, events: Events) -> None:
         self._db, self._tenant, self._limits, self._events = db, tenant, limits, events
 
     async def persist(
@@ -42,6 +41,7 @@ class Summaries:
         metadata: Mapping[str, Any] | None = None,
         call: CallRecord | None = None,
         instructions: str | None = None,
+        announce: Mapping[str, Any] | None = None,
     ) -> Summary:
         """Writes the summary node and makes it the session's active summary.
 
@@ -54,8 +54,9 @@ class Summaries:
         or a strategy change landed meanwhile, nothing is written and a Conflict is
         raised. `call` is the summarizer's model call, recorded in the same
         transaction. `instructions` are the focus instructions the summarizer was
-        given, stored on the node (absent when None). Returns the summary, with the
-        ids it covers.
+        given, stored on the node (absent when None). `announce`: the compaction_finished
+        event's trigger and token counts, stored with the summary (None: no event).
+        Returns the summary, with the ids it covers.
         """
         validate.identifier(session_id, "session id")
         if not new_ids:
@@ -83,8 +84,10 @@ class Summaries:
             compacted_head_id=compacted_head_id, retained_ids=list(retained_ids),
             instructions=instructions,
             call=None if call is None else call.as_param(),
+            announce=None if announce is None else dict(announce), **self._events.params(),
         )
         row = rows[0]
+        self._events.committed(session_id, row["events"])
         return summary_from_row(row["summary"], row["covers_ids"])
 
     async def retire(self, summary_id: str) -> Retirement:
@@ -98,13 +101,10 @@ class Summaries:
             raise_for_problem(rows[0]["problem"], {"summary_id": summary_id})
 
         rows = await self._db.write("summary_retire", check, summary_id=summary_id,
-                                    tenant=self._tenant, now=utcnow())
+                                    tenant=self._tenant, now=utcnow(), **self._events.params())
         row = rows[0]
-        retired = Retirement(row["session_id"], summary_id, row["restored_id"])
-        if self._events is not None:
-            self._events.publish(SummaryRetired(retired.session_id, summary_id,
-                                                retired.restored_id))
-        return retired
+        self._events.committed(row["session_id"], row["events"])
+        return Retirement(row["session_id"], summary_id, row["restored_id"])
 
     async def get(self, summary_id: str) -> Summary:
         return the_one(await self.get_many([summary_id]), "summary", summary_id)

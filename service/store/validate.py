@@ -37,6 +37,7 @@ class Limits:
     max_content_bytes: int = 1024 * 1024
     max_metadata_bytes: int = 64 * 1024
     max_call_reads: int = 10_000  # node ids a recorded external call may name
+    event_retention: int = 10_000  # a session's newest events kept for replay
 
 
 def shown(value: object) -> str:

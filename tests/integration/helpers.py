@@ -1,7 +1,31 @@
 """Small helpers the integration tests share."""
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
 from service.store import Call, Ledger, Node, Session
+
+
+class CommittedEvents:
+    """Hears the events a ledger commits (its `on_commit`), for the subscribers of tests."""
+
+    def __init__(self) -> None:
+        self._queues: dict[str, list] = {}
+
+    def committed(self, session_id: str, events: list) -> None:
+        for queue in self._queues.get(session_id, []):
+            for event in events:
+                queue.put_nowait(event)
+
+    @contextlib.contextmanager
+    def subscribe(self, session_id: str):
+        queue: asyncio.Queue = asyncio.Queue()
+        self._queues.setdefault(session_id, []).append(queue)
+        try:
+            yield queue
+        finally:
+            self._queues[session_id].remove(queue)
 
 
 async def chat(ledger: Ledger, session: Session, *turns: str,
@@ -40,23 +64,42 @@ async def branch_tips(ledger: Ledger, session_id: str) -> dict[str, tuple[int, b
 
 
 async def snapshot(ledger: Ledger, session_id: str) -> tuple:
-    """Everything a bad input must leave untouched: the session row, nodes and edges."""
+    """Everything a bad input must leave untouched: the session row, nodes and edges, and
+    how many events it has."""
     rows, _, _ = await ledger.db.driver.execute_query(
         "MATCH (s:Session {id: $sid}) "
         "OPTIONAL MATCH (n:Node {session_id: $sid}) "
         "WITH s, n ORDER BY n.seq "
         "RETURN properties(s) AS s, [(s)-[:HEAD]->(h) | h.id] AS head, "
-        "collect([properties(n), [(n)-[r]->(m) | [type(r), m.id]]]) AS nodes",
+        "collect([properties(n), [(n)-[r]->(m) | [type(r), m.id]]]) AS nodes, "
+        "COUNT { (e:Event {session_id: $sid}) } AS events",
         sid=session_id,
     )
     return tuple(rows[0].values()) if rows else ()
+
+
+def without_event_counters(snapshot: tuple) -> tuple:
+    """A snapshot of the session's nodes and edges without what storing an event moves
+    (a failed compaction stores compaction_started and compaction_failed, nothing else)."""
+    session, head, nodes, _ = snapshot
+    kept = {k: v for k, v in session.items()
+            if k not in ("updated_at", "next_event_seq", "events_pruned_through")}
+    return kept, head, nodes
+
+
+async def stored_events(ledger: Ledger, session_id: str, after: int = 0) -> list:
+    """The session's stored events after seq `after`, in order."""
+    from service.store.events import events_after
+
+    return await events_after(ledger.db, {session_id: after}, 10_000)
 
 
 DELETE_SESSION = """
 MATCH (s:Session {id: $sid})
 OPTIONAL MATCH (n:Node {session_id: $sid})
 OPTIONAL MATCH (c:Call {session_id: $sid})
-DETACH DELETE s, n, c
+OPTIONAL MATCH (e:Event {session_id: $sid})
+DETACH DELETE s, n, c, e
 """
 
 
@@ -103,7 +146,7 @@ async def two_compactions(ledger, compactor) -> tuple[Session, list[Node], str, 
     return session, t, s1.id, s2.id
 
 
-def make_compactor(ledger, events, *, summarizer=None, policy=None):
+def make_compactor(ledger, *, summarizer=None, policy=None):
     """A compactor with the offline parts unless told otherwise."""
     from service.context.budget import BudgetPolicy
     from service.context.compaction import Compactor
@@ -111,7 +154,7 @@ def make_compactor(ledger, events, *, summarizer=None, policy=None):
     from service.context.tokens import HeuristicEstimator
 
     return Compactor(ledger, summarizer or OfflineExtractiveSummarizer(),
-                     policy or BudgetPolicy(), events, HeuristicEstimator())
+                     policy or BudgetPolicy(), HeuristicEstimator())
 
 
 def runtime_for(db, tenant: str, **env: str):

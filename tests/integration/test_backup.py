@@ -28,7 +28,7 @@ SET n.created_at = datetime('2024-10-27T02:30:12.123456789+01:00[Europe/Berlin]'
 """
 
 TIMESTAMPS_AS_TEXT = """
-MATCH (x {session_id: $sid})
+MATCH (x {session_id: $sid}) WHERE NOT x:Event  // events are not exported
 RETURN x.id AS id, COLLECT {
   UNWIND keys(x) AS k
   WITH x, k WHERE k <> 'tenant'

@@ -265,7 +265,7 @@ async def test_the_read_cap_is_a_setting(db, tenant, events):
     settings = Settings.from_env({"CTXDAG_TENANT": tenant, "CTXDAG_MAX_CALL_READS": "3"})
     ledger = ledger_for(db, settings, events)
     assert ledger.limits.max_call_reads == 3
-    turns = Turns(ledger, make_compactor(ledger, events), OfflineProvider())
+    turns = Turns(ledger, make_compactor(ledger), OfflineProvider())
     session = await ledger.sessions.create()
     u, a = await chat(ledger, session, "A question.", "An answer.")
     with pytest.raises(BadInput, match="at most 3 nodes"):

@@ -34,6 +34,11 @@ WITH r ORDER BY r.position DESC LIMIT 1
 SET r.position = r.position + 1
 """
 
+LOST_EVENT = """
+MATCH (e:Event {session_id: $sid, seq: 2})
+DELETE e
+"""
+
 @pytest.fixture
 async def corrupted(db):
     """Session ids to remove after the test: a broken session is never left behind."""
@@ -85,8 +90,15 @@ async def test_corrupted_sessions_are_named_with_their_violations(
     corrupted.append(gap.id)
     await run_cypher(db, READ_GAP, call_id=gap_call)
 
+    lost = await ledger.sessions.create("lost event")
+    await chat(ledger, lost, "Q. ".ljust(20, "x"))
+    corrupted.append(lost.id)
+    await run_cypher(db, LOST_EVENT, sid=lost.id)
+
     found = await broken_sessions(db, Limits(), tenant)
-    assert set(found) == {two_heads.id, cycle.id, foreign.id, gap.id}
+    assert set(found) == {two_heads.id, cycle.id, foreign.id, gap.id, lost.id}
+    assert found[lost.id] == ["events: 1 kept, 1 of them numbered 1 to 2 once each; "
+                              "expected 2"]
     assert "HEAD: the session has 2 HEAD relationships" in found[two_heads.id]
     assert any(v.startswith(f"PREDECESSOR: {chain[0].id} -> {chain[-1].id}")
                for v in found[cycle.id])
@@ -98,7 +110,7 @@ async def test_corrupted_sessions_are_named_with_their_violations(
 
     # Without a tenant every tenant's sessions are checked; ours are among them.
     everywhere = await broken_sessions(db, Limits())
-    assert {two_heads.id, cycle.id, foreign.id, gap.id} <= set(everywhere)
+    assert {two_heads.id, cycle.id, foreign.id, gap.id, lost.id} <= set(everywhere)
     assert not {s.id for s in sound} & set(everywhere)
     assert await broken_sessions(db, Limits(), "test-no-such-tenant") == {}
 

@@ -283,6 +283,9 @@ MATCH ()-[r]->(:Node {session_id: $session_id}) UNWIND keys(r) AS key
 RETURN 'property' AS kind, key AS name
 UNION
 MATCH (m:CtxdagSchema) UNWIND keys(m) AS key RETURN 'property' AS kind, key AS name
+UNION
+MATCH (e:Event {session_id: $session_id}) UNWIND keys(e) AS key
+RETURN 'property' AS kind, key AS name
 """
 
 
@@ -290,6 +293,7 @@ async def test_every_stored_label_relationship_and_property_is_documented(ledger
     rows = await run_cypher(ledger.db, STORED_NAMES, session_id=scenario.session_id)
     stored = {(row["kind"], row["name"]) for row in rows}
     assert {"CALLER", "ABSORBED", "REPLACED", "instructions", "retired_at", "fork_of",
-            "deleted_at", "order", "position", "last_write_at"} <= {name for _, name in stored}
+            "deleted_at", "order", "position", "last_write_at", "Event", "restored_summary_id",
+            "deleted_ids", "tokens_before"} <= {name for _, name in stored}
     documented = set(TABLE_ROW.findall(doc_text()))
     assert sorted(f"{kind} {name}" for kind, name in stored if name not in documented) == []

@@ -14,7 +14,7 @@ from tests.integration.helpers import KEEP_FOUR, assert_sound, head_id, make_com
 
 
 def replica(ledger, events) -> Turns:
-    return Turns(ledger, make_compactor(ledger, events), OfflineProvider())
+    return Turns(ledger, make_compactor(ledger), OfflineProvider())
 
 
 async def checked_turn(ledger, process: Turns, session_id: str, text: str, *,
@@ -36,7 +36,7 @@ async def checked_turn(ledger, process: Turns, session_id: str, text: str, *,
 
 async def test_incremental_prompts_equal_full_renders_after_every_kind_of_move(ledger, events):
     a, b = replica(ledger, events), replica(ledger, events)
-    compact = make_compactor(ledger, events).compact
+    compact = make_compactor(ledger).compact
     session = await ledger.sessions.create("memory", "sys")
     sid = session.id
 
@@ -115,7 +115,7 @@ async def test_memory_is_bounded_and_forgets_the_least_recently_used(ledger, eve
     from service.context.render import RenderMemory
 
     small = RenderMemory()
-    process = Turns(ledger, make_compactor(ledger, events), OfflineProvider(), small)
+    process = Turns(ledger, make_compactor(ledger), OfflineProvider(), small)
     sessions = [(await ledger.sessions.create(f"s{i}", "sys")).id for i in range(3)]
     await process.send_message(sessions[0], "A short question. " + "x" * 100)
     one = small._tokens  # what one session's tip holds

@@ -3,7 +3,6 @@ scenarios with an independent model live in tests/scenarios/test_summary_strateg
 import pytest
 
 from service.errors import BadInput, Conflict
-from service.events import SummaryRetired, SummaryStrategyChanged
 from tests.integration.helpers import KEEP_FOUR, assert_sound, chat, rendered, turns
 
 
@@ -101,7 +100,8 @@ async def test_uncompact_restores_what_applied_before(ledger, compactor, events)
         retired = await ledger.summaries.retire(s2.id)
         seen = [queue.get_nowait() for _ in range(queue.qsize())]
     assert retired.restored_id == s1.id
-    assert SummaryRetired(session.id, s2.id, s1.id) in seen
+    assert ("summary_retired", s2.id, s1.id) in [
+        (e.type, e.data.get("summary_id"), e.data.get("restored_summary_id")) for e in seen]
     stored = await ledger.sessions.get(session.id)
     assert (stored.head_id, stored.active_summary_id) == (head_before, s1.id)
     assert await rendered(ledger, session.id) == [session.root_id, s1.id] + [n.id for n in t[4:]]
@@ -124,7 +124,8 @@ async def test_a_strategy_change_is_announced_and_refuses_a_raced_compaction(led
     view = await render_context(ledger, session.id)
     with events.subscribe(session.id) as queue:
         await ledger.sessions.update(session.id, summary_strategy="branch")
-        assert queue.get_nowait() == SummaryStrategyChanged(session.id, "branch")
+        changed = queue.get_nowait()
+        assert (changed.type, changed.strategy) == ("summary_strategy_changed", "branch")
     with pytest.raises(Conflict):
         await ledger.summaries.persist(
             session.id, [t[0].id], "A summary.", absorbed_id=None,

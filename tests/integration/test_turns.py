@@ -139,7 +139,7 @@ async def test_a_provider_error_keeps_the_user_turn_and_records_the_failed_call(
 
 
 async def test_overflow_compacts_passively_retries_once_and_records_both_calls(ledger, events):
-    compactor = make_compactor(ledger, events, policy=BudgetPolicy(keep_recent_tokens=KEEP_FOUR))
+    compactor = make_compactor(ledger, policy=BudgetPolicy(keep_recent_tokens=KEEP_FOUR))
     provider = ScriptedProvider(ContextOverflow("prompt is too long: 208656 tokens > 200000"))
     session = await ledger.sessions.create()
     await chat(ledger, session, *texts(8))
@@ -156,7 +156,7 @@ async def test_overflow_compacts_passively_retries_once_and_records_both_calls(l
 
 
 async def test_a_second_overflow_is_a_clear_error_and_the_user_turn_stays(ledger, events):
-    compactor = make_compactor(ledger, events, policy=BudgetPolicy(keep_recent_tokens=KEEP_FOUR))
+    compactor = make_compactor(ledger, policy=BudgetPolicy(keep_recent_tokens=KEEP_FOUR))
     overflow = ContextOverflow("prompt is too long: 208656 tokens > 200000")
     provider = ScriptedProvider(overflow, overflow)
     session = await ledger.sessions.create()
@@ -170,7 +170,7 @@ async def test_a_second_overflow_is_a_clear_error_and_the_user_turn_stays(ledger
 
 async def test_auto_compaction_runs_before_a_turn_at_eighty_percent(ledger, events):
     policy = BudgetPolicy(context_window=260, keep_recent_tokens=KEEP_FOUR)
-    compactor = make_compactor(ledger, events, policy=policy)
+    compactor = make_compactor(ledger, policy=policy)
     session = await ledger.sessions.create(system_prompt="sys")
     await chat(ledger, session, *texts(8))
     result = await Turns(ledger, compactor, OfflineProvider()).send_message(

@@ -30,7 +30,7 @@ def test_the_contract_names_are_present():
         "deleteBranch(sessionId: ID!, tipId: ID!): Session!",
         "compact(sessionId: ID!, keepRecentTokens: Int = null", "spawnTask(sessionId: ID!,"
         " fromNodeId: ID!, prompt: String!): Turn!", "recordCall(sessionId: ID!, readIds: [ID!]!,"
-        " model: String!, output: String = null", "sessionEvents(sessionId: ID!): SessionEvent!",
+        " model: String!, output: String = null", "sessionEvents(sessionId: ID!, after: Int = null): SessionEvent!",
         "enum Role {", "enum Purpose {", "enum CompactionStatus {",
     ]:
         assert expected in text, expected
