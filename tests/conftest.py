@@ -94,16 +94,11 @@ async def api(neo4j_driver):
     Yields a namespace: `url`, `db` (the server's Database, to count round trips),
     `client` (tenant A), `other` (tenant B), `anonymous` (no token).
     """
-    import asyncio
     import types
 
-    import uvicorn
-
-    from service.api.app import create_app
-    from service.api.server import server_config
     from service.config import Settings
-    from service.neo4j_local import free_port
     from tests.api_client import Client
+    from tests.app_server import serve
 
     run = uuid.uuid4().hex[:8]
     token_a, token_b = f"token-a-{run}", f"token-b-{run}"
@@ -111,20 +106,10 @@ async def api(neo4j_driver):
         "CTXDAG_API_TOKENS": f"{token_a}=tenant-a-{run},{token_b}=tenant-b-{run}",
     })
     database = Database(neo4j_driver)
-    port = free_port()
-    server = uvicorn.Server(server_config(create_app(settings, database), settings,
-                                          "127.0.0.1", port, log_level="warning"))
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.05)
-    url = f"http://127.0.0.1:{port}"
-    yield types.SimpleNamespace(url=url, db=database, client=Client(url, token_a),
-                                other=Client(url, token_b), anonymous=Client(url),
-                                tenant=f"tenant-a-{run}")
-    server.should_exit = True
-    await task
+    async with serve(settings, database) as url:
+        yield types.SimpleNamespace(url=url, db=database, client=Client(url, token_a),
+                                    other=Client(url, token_b), anonymous=Client(url),
+                                    tenant=f"tenant-a-{run}")
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ from service.store import Database, Ledger, Limits, open_driver
 from service.store.bookmarks import BookmarkScope, bookmark_scope
 from service.store.queries import packaged_queries
 from tests.api_client import Client
+from tests.app_server import serve
 
 READ, WRITE = neo4j.RoutingControl.READ, neo4j.RoutingControl.WRITE
 DEFAULT = object()  # execute_query called without bookmark_manager_: the driver's shared one
@@ -71,30 +72,6 @@ def routing_uri(uri: str) -> str:
     scheme, rest = uri.split("://", 1)
     return {"bolt": "neo4j", "bolt+s": "neo4j+s", "bolt+ssc": "neo4j+ssc"}.get(
         scheme, scheme) + "://" + rest
-
-
-@contextlib.asynccontextmanager
-async def serve(settings, database: Database | None = None) -> AsyncIterator[str]:
-    """The real app on a loopback port, as the `api` fixture serves it; yields its URL."""
-    import uvicorn
-
-    from service.api.app import create_app
-    from service.api.server import server_config
-    from service.neo4j_local import free_port
-
-    port = free_port()
-    server = uvicorn.Server(server_config(create_app(settings, database), settings,
-                                          "127.0.0.1", port, log_level="warning"))
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
 
 
 @pytest_asyncio.fixture(scope="module")

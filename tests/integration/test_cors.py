@@ -15,6 +15,7 @@ import websockets
 
 from service.api.cors import Cors
 from service.api.guards import Guards
+from tests.app_server import serve
 
 ALLOWED = "http://localhost:5173"
 FOREIGN = "http://evil.example:5173"
@@ -25,12 +26,7 @@ QUERY = {"query": "query { __typename }"}
 @pytest_asyncio.fixture(scope="module")
 async def cors_api(neo4j_driver):
     """As conftest's `api`, with CTXDAG_CORS_ORIGINS naming ALLOWED (written unnormalized)."""
-    import uvicorn
-
-    from service.api.app import create_app
-    from service.api.server import server_config
     from service.config import Settings
-    from service.neo4j_local import free_port
     from service.store import Database
 
     run = uuid.uuid4().hex[:8]
@@ -40,19 +36,9 @@ async def cors_api(neo4j_driver):
         "CTXDAG_CORS_ORIGINS": "HTTP://LocalHost:5173/, https://app.example.com",
         "CTXDAG_MAX_REQUEST_BYTES": str(MAX_REQUEST_BYTES),
     })
-    port = free_port()
-    server = uvicorn.Server(server_config(create_app(settings, Database(neo4j_driver)),
-                                          settings, "127.0.0.1", port, log_level="warning"))
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.05)
-    url = f"http://127.0.0.1:{port}"
-    yield types.SimpleNamespace(url=url, ws=url.replace("http://", "ws://") + "/graphql",
-                                headers={"Authorization": f"Bearer {token}"})
-    server.should_exit = True
-    await task
+    async with serve(settings, Database(neo4j_driver)) as url:
+        yield types.SimpleNamespace(url=url, ws=url.replace("http://", "ws://") + "/graphql",
+                                    headers={"Authorization": f"Bearer {token}"})
 
 
 def preflight_headers(origin: str, request_headers: str = "authorization, content-type"):
