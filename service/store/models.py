@@ -3,11 +3,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timedelta, timezone
 from enum import Enum
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from .ids import new_id
+
+if TYPE_CHECKING:
+    from .blocks import Block
 
 
 class Role(str, Enum):
@@ -65,10 +69,19 @@ class Node:
     fork_of: str | None = None  # the node this one was retried or edited from
     # Neo4j's element id, as read: lets a call recorded from a render find its reads directly.
     element_id: str | None = field(default=None, compare=False, repr=False)
+    # The stored `blocks` text (service/store/blocks.py); None for a plain-text message.
+    blocks_json: str | None = field(default=None, repr=False)
 
     @property
     def deleted(self) -> bool:
         return self.deleted_at is not None
+
+    @cached_property
+    def blocks(self) -> tuple["Block", ...]:
+        """The message's content blocks; a plain-text message is one text block."""
+        from .blocks import loads
+
+        return loads(self.blocks_json, self.content)
 
 
 @dataclass(frozen=True)
@@ -160,6 +173,7 @@ def node_from_row(row: Mapping[str, Any]) -> Node:
         deleted_at=native(row.get("deleted_at")),
         fork_of=row.get("fork_of"),
         element_id=row.get("element_id"),
+        blocks_json=row.get("blocks"),
     )
 
 
