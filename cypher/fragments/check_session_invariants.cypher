@@ -168,3 +168,32 @@ MATCH (c:Call {session_id: s.id})
 WITH c, COUNT { (c)-[:READ]->() } AS edges, COUNT { MATCH (c)-[:READ]->(x) RETURN DISTINCT x } AS read
 WHERE edges > read
 RETURN 'READ: call ' + c.id + ' reads ' + toString(edges - read) + ' nodes more than once' AS violation
+UNION ALL
+// Tool pairs (README, "Content blocks and tool calls"). A node's USES edges are its
+// tool_use_ids in order, each to a ToolUse of this session named alike; its ANSWERS edges
+// are its answered_ids, each to a tool use of its predecessor.
+MATCH (n:Node {session_id: s.id})
+WITH n, COLLECT { MATCH (n)-[u:USES]->(t:ToolUse) WHERE t.session_id = n.session_id
+                  RETURN t.id AS id ORDER BY u.order } AS uses,
+  COUNT { (n)-[:USES]->() } AS use_edges,
+  COLLECT { MATCH (n)-[:ANSWERS]->(t:ToolUse)<-[:USES]-(:Node)<-[:PREDECESSOR]-(n)
+            RETURN t.id AS id } AS answers,
+  COUNT { (n)-[:ANSWERS]->() } AS answer_edges
+WHERE uses <> coalesce(n.tool_use_ids, []) OR use_edges <> size(uses)
+   OR answer_edges <> size(coalesce(n.answered_ids, []))
+   OR any(a IN coalesce(n.answered_ids, []) WHERE NOT a IN answers)
+RETURN 'tool pair: ' + n.id + ' has USES or ANSWERS edges that are not its tool_use_ids '
+  + 'and answered_ids (answers reach only tool uses of its predecessor)' AS violation
+UNION ALL
+// Every live turn after a message with tool uses is the one message answering all of them.
+MATCH (n:Node {session_id: s.id})<-[:PREDECESSOR]-(c:Node)
+WHERE n.tool_use_ids IS NOT NULL AND c.deleted_at IS NULL AND c.role <> 'summary'
+  AND NOT coalesce(c.role = 'tool' AND size(c.answered_ids) = size(n.tool_use_ids)
+                   AND all(i IN n.tool_use_ids WHERE i IN c.answered_ids), false)
+RETURN 'tool pair: ' + c.id + ' follows ' + n.id + ', whose tool uses ('
+  + reduce(ids = '', i IN n.tool_use_ids | ids + CASE WHEN ids = '' THEN '' ELSE ', ' END + i)
+  + ') it does not answer' AS violation
+UNION ALL
+MATCH (u:ToolUse {session_id: s.id})
+WITH u.id AS id, count(*) AS uses WHERE uses > 1
+RETURN 'tool pair: tool use id ' + id + ' is used ' + toString(uses) + ' times' AS violation

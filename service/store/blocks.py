@@ -629,3 +629,49 @@ def _mention(source: Source) -> str:
     if isinstance(source, UrlSource):
         return source.url
     return f"{source.media_type}, {source.bytes} bytes"
+
+
+# --------------------------------------------------------------------------- writing
+
+
+@dataclass(frozen=True)
+class Written:
+    """A message as a write statement takes it (cypher/fragments/node_write.cypher)."""
+
+    parsed: Parsed
+    text: str  # the text projection, stored as `content`
+
+    @property
+    def params(self) -> dict[str, Any]:
+        blocks = self.parsed.blocks
+        results = [b for b in blocks if isinstance(b, ToolResult)]
+        return {
+            "content": self.text,
+            "tokens": estimate(blocks),
+            "blocks": None if self.parsed.plain_text is not None else dumps(blocks),
+            "tool_uses": [{"id": b.id, "name": b.name} for b in blocks if isinstance(b, ToolUse)],
+            "answers": [r.tool_use_id for r in results],
+            "answer_errors": [r.is_error for r in results],
+            "media": [{"sha256": m.sha256, "media_type": m.media_type, "data": m.data,
+                       "bytes": m.bytes} for m in self.parsed.media],
+            "media_refs": media_hashes(blocks),
+        }
+
+    @property
+    def problem_ids(self) -> dict[str, Any]:
+        """What a refusal's message names of this message."""
+        return {"answers": answered_ids(self.parsed.blocks)}
+
+
+def message_blocks(role: Any, content: object, value: object, limits: Any,
+                   what: str = "blocks") -> Written:
+    """A message given as plain `content` or as `blocks` (exactly one of them)."""
+    role_name = getattr(role, "value", role)
+    if (content is None) == (value is None):
+        raise BadInput("a message is given as content or as blocks: exactly one of them")
+    if value is None:
+        text = validate.content(content, limits)
+        return Written(plain(text), text)
+    parsed = parse(value, role_name, limits, what)
+    text = parsed.plain_text if parsed.plain_text is not None else text_of(parsed.blocks)
+    return Written(parsed, validate.content(text, limits, f"the text of the {what}"))

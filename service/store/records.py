@@ -13,7 +13,7 @@ from neo4j.time import DateTime
 
 from ..errors import BadInput
 from ..tokens import estimate_tokens
-from . import validate
+from . import blocks, validate
 from .models import Purpose, Role
 from .validate import Limits
 
@@ -76,9 +76,61 @@ def _content(value: Any, record: Record, limits: Limits, what: str) -> None:
 def _tokens(value: Any, record: Record, limits: Limits, what: str) -> None:
     text = record.get("content")
     expected = estimate_tokens(text) if isinstance(text, str) else None
+    stored = _stored_blocks(record, limits)
+    if stored is not None:
+        expected = blocks.estimate(stored)
     if value != expected or isinstance(value, bool):
         raise BadInput(f"{what} is {validate.shown(value)}, not the estimate of the content "
                        f"({expected})")
+
+
+def _stored_blocks(record: Record, limits: Limits) -> tuple[blocks.Block, ...] | None:
+    """A record's blocks when they are sound (their own rule names them otherwise)."""
+    try:
+        return _blocks_of(record.get("blocks"), record, limits, "blocks")
+    except BadInput:
+        return None
+
+
+def _blocks_of(value: Any, record: Record, limits: Limits, what: str
+               ) -> tuple[blocks.Block, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise BadInput(f"{what} must be content blocks stored as JSON text")
+    parsed = blocks.parse(validate.parse_json(value, what), str(record.get("role")), limits, what)
+    if parsed.media:
+        raise BadInput(f"{what} carry media data; stored blocks name media by hash")
+    if parsed.plain_text is not None:
+        raise BadInput(f"{what} are one text block; the ledger stores that as content alone")
+    if blocks.dumps(parsed.blocks) != value:
+        raise BadInput(f"{what} are not in the form the ledger writes them (compact JSON, "
+                       "keys sorted)")
+    return parsed.blocks
+
+
+def _blocks(value: Any, record: Record, limits: Limits, what: str) -> None:
+    stored = _blocks_of(value, record, limits, what)
+    if stored is None:
+        return
+    if record.get("content") != blocks.text_of(stored):
+        raise BadInput(f"content is not the text of the node's {what}")
+    for key, ids in (("tool_use_ids", blocks.tool_use_ids(stored)),
+                     ("answered_ids", blocks.answered_ids(stored))):
+        if ids and key not in record:
+            raise BadInput(f"{key} is missing: the node's {what} name {validate.some(ids)}")
+
+
+def _ids_of_blocks(ids_in: Callable[[Sequence[blocks.Block]], list[str]], kind: str) -> Rule:
+    """A list property restating the ids the node's blocks name (never empty when stored)."""
+
+    def rule(value: Any, record: Record, limits: Limits, what: str) -> None:
+        stored = _stored_blocks(record, limits) or ()
+        if not isinstance(value, (list, tuple)) or not value or list(value) != ids_in(stored):
+            raise BadInput(f"{what} {validate.shown(value)} are not the ids of the node's "
+                           f"{kind} blocks")
+
+    return rule
 
 
 def _instructions(value: Any, record: Record, limits: Limits, what: str) -> None:
@@ -129,6 +181,7 @@ NODE: dict[str, tuple[bool, Rule]] = {
     "depth": (REQUIRED, _count(0)),
     "side_branch": (REQUIRED, _flag),
     "deleted_at": (OPTIONAL, _datetime),
+    "blocks": (OPTIONAL, _blocks),
 }
 
 FORK = {"fork_of": (OPTIONAL, _identifier)}
@@ -136,8 +189,10 @@ FORK = {"fork_of": (OPTIONAL, _identifier)}
 NODE_BY_ROLE: dict[str, dict[str, tuple[bool, Rule]]] = {
     Role.SYSTEM.value: NODE,
     Role.USER.value: {**NODE, **FORK},
-    Role.ASSISTANT.value: {**NODE, **FORK},
-    Role.TOOL.value: NODE,
+    Role.ASSISTANT.value: {
+        **NODE, **FORK, "tool_use_ids": (OPTIONAL, _ids_of_blocks(blocks.tool_use_ids, "tool_use"))},
+    Role.TOOL.value: {
+        **NODE, "answered_ids": (OPTIONAL, _ids_of_blocks(blocks.answered_ids, "tool_result"))},
     Role.SUMMARY.value: {
         **NODE,
         "strategy": (REQUIRED, _strategy),
