@@ -68,6 +68,7 @@ class Loaders:
     session_calls: DataLoader[tuple[str, Window], Page[Call]]
     readers: DataLoader[tuple[str, Window], Page[CallReading]]
     covering: DataLoader[str, list[str]]
+    media: DataLoader[str, str | None]  # stored media data (base64) by hash
 
     @classmethod
     def for_request(cls, ledger: Ledger) -> "Loaders":
@@ -86,4 +87,13 @@ class Loaders:
             session_calls=_per_argument(ledger.calls.session_pages),
             readers=_per_argument(ledger.calls.readers_pages),
             covering=_grouped(ledger.summaries.covering_many),
+            media=DataLoader(_media_data(ledger)),
         )
+
+
+def _media_data(ledger: Ledger) -> Callable[[list[str]], Awaitable[list[str | None]]]:
+    async def load(hashes: list[str]) -> list[str | None]:
+        found = await ledger.nodes.media(hashes)
+        return [found.get(h) for h in hashes]
+
+    return load

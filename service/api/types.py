@@ -15,6 +15,10 @@ from ..store.capsules import fold
 from ..store.paging import Page, Window, window
 from ..store.views import GraphRow
 from ..turns.replay import Replay, compared_head, replayed
+from ..turns.requests import open_tool_uses
+from .blocks import (
+    ContentBlock, RequestFormat, ToolChoiceInput, ToolInput, block_out, options_in, request_of,
+)
 from ..turns.service import TurnResult
 
 
@@ -49,6 +53,19 @@ class Message(Node):
     deleted: bool = strawberry.field(
         description="Deleted with its branch: gone from every view, kept for provenance.")
     metadata: JSON
+    stored_blocks: strawberry.Private[tuple]
+
+    @strawberry.field(description=(
+        "The message's content blocks, in order (a plain message is one text block); "
+        "`content` is their text projection."))
+    def blocks(self) -> list[ContentBlock]:
+        return [block_out(b) for b in self.stored_blocks]
+
+    @strawberry.field(description=(
+        "The tool uses this message opens (ids of its toolUse blocks): the next message must "
+        "answer every one of them."))
+    def tool_use_ids(self) -> list[str]:
+        return store.blocks.tool_use_ids(self.stored_blocks)
 
     @strawberry.field(description="Live nodes whose predecessor is this one.")
     async def children(self, info: Info) -> list["Message"]:
@@ -86,7 +103,8 @@ def message_out(n: store.Node) -> Message:
     return Message(id=n.id, session_id=n.session_id, role=n.role, content=n.content,
                 predecessor_id=n.predecessor_id, caller_id=n.caller_id, fork_of=n.fork_of,
                 tokens=n.tokens, created_at=n.created_at, seq=n.seq, depth=n.depth,
-                side_branch=n.side_branch, deleted=n.deleted, metadata=dict(n.metadata))
+                side_branch=n.side_branch, deleted=n.deleted, metadata=dict(n.metadata),
+                stored_blocks=n.blocks)
 
 
 @strawberry.type
@@ -118,12 +136,29 @@ class RenderedContext:
     summary_id: Optional[strawberry.ID] = strawberry.field(
         description="The summary standing in for its covered segment, if the rule applied.")
     tokens: int
+    open_tool_use_ids: list[str] = strawberry.field(description=(
+        "Tool uses the head leaves unanswered: a runtime appends their results before it "
+        "asks the model (`request` refuses until then)."))
+    rendered: strawberry.Private[store.Rendered]
+
+    @strawberry.field(description=(
+        "Exactly the body a runtime sends to the provider for this render (Anthropic's "
+        "`POST /v1/messages`, OpenAI's `POST /v1/chat/completions`): the system prompt, the "
+        "messages with their blocks in the format's shape, the summary stand-in framed as "
+        "the service frames it, and the given model, maxTokens, tools and toolChoice. The "
+        "service's own providers send the same body. BAD_INPUT while tool uses are open."))
+    async def request(self, info: Info, format: RequestFormat, model: Optional[str] = None,
+                      max_tokens: Optional[int] = None, tools: Optional[list[ToolInput]] = None,
+                      tool_choice: Optional[ToolChoiceInput] = None) -> JSON:
+        return await request_of(info, self.rendered, format,
+                                options_in(model, max_tokens, tools, tool_choice))
 
 
 def rendered_out(r: store.Rendered) -> RenderedContext:
     return RenderedContext(head_id=r.head_id, node_ids=list(r.node_ids),
                            nodes=[message_out(n) for n in r.nodes], summary_id=r.summary_id,
-                           tokens=sum(n.tokens for n in r.nodes))
+                           tokens=sum(n.tokens for n in r.nodes),
+                           open_tool_use_ids=open_tool_uses(r.nodes), rendered=r)
 
 
 @strawberry.type(description="A summary: the stand-in for a contiguous chain segment.")
@@ -542,6 +577,9 @@ class Turn:
     compaction: Optional[Compaction]
     error: Optional[str] = strawberry.field(description="Why there is no reply.")
     error_code: Optional[str]
+    open_tool_use_ids: list[str] = strawberry.field(description=(
+        "The tool uses the reply opens (it stopped to call tools): run them and answer "
+        "with `submitToolResults`. Empty when the model answered without tools."))
 
     @strawberry.field
     async def call(self, info: Info) -> Optional[ModelCall]:
@@ -555,4 +593,5 @@ def turn_out(t: TurnResult) -> Turn:
                 reply=message_out(t.reply) if t.reply else None, call_id=t.call_id,
                 compaction=compaction_out(t.compaction) if t.compaction else None,
                 error=t.error.message if t.error else None,
-                error_code=t.error.code if t.error else None)
+                error_code=t.error.code if t.error else None,
+                open_tool_use_ids=t.open_tool_use_ids)

@@ -50,7 +50,7 @@ DOCUMENT_TYPES = ("application/pdf", "text/plain")
 MAX_BLOCKS = 1000  # blocks in one message (each parallel tool call is one)
 MAX_TOOL_NAME_LENGTH = 64  # both providers' limit on a tool's name
 MAX_URL_LENGTH = 2048
-_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _TOOL_USE_ID = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")  # the Messages API's pattern
 
 # Token estimates for what is not text (service/tokens.py estimates text). An image costs
@@ -281,7 +281,7 @@ def _redacted(item, limits, media, what) -> RedactedThinking:
 def _tool_use(item, limits, media, what) -> ToolUse:
     use_id = _tool_use_id(item.get("id"), f"{what}.id")
     name = item.get("name")
-    if not isinstance(name, str) or not _TOOL_NAME.match(name):
+    if not isinstance(name, str) or not TOOL_NAME.match(name):
         raise BadInput(f"{what}.name must be 1 to {MAX_TOOL_NAME_LENGTH} letters, digits, "
                        f"'_' or '-', not {shown(name)}")
     tool_input = item.get("input")

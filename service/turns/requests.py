@@ -30,6 +30,8 @@ from ..store.blocks import (
     Block, Document, Image, MediaRef, RedactedThinking, Text, Thinking, ToolResult, ToolUse,
     UrlSource, text_of, tool_use_ids,
 )
+from ..store import validate
+from ..store.blocks import TOOL_NAME
 from ..store.validate import some
 
 SUMMARY_OPEN = "<summary of the earlier conversation>"
@@ -62,6 +64,72 @@ class Options:
     max_tokens: int | None = None
     tools: tuple[Tool, ...] = ()
     tool_choice: ToolChoice | None = None
+
+
+MAX_TOOLS = 128
+MAX_TOOL_DESCRIPTION = 10_000  # characters
+MAX_TOOL_SCHEMA_BYTES = 64 * 1024
+MAX_OUTPUT_TOKENS = 1_000_000
+TOOL_CHOICE_MODES = ("auto", "any", "none", "tool")
+
+
+def options(*, model: object = None, max_tokens: object = None, tools: object = None,
+            tool_choice: object = None) -> Options:
+    """Request options as a client gives them, checked (BAD_INPUT naming the field)."""
+    validate.optional_name(model, "model")
+    if max_tokens is not None:
+        validate.count(max_tokens, "maxTokens", minimum=1)
+        if max_tokens > MAX_OUTPUT_TOKENS:
+            raise BadInput(f"maxTokens is {max_tokens}; at most {MAX_OUTPUT_TOKENS}")
+    offered = tuple(_tool(t, f"tools[{i}]") for i, t in enumerate(tools or ()))
+    if len(offered) > MAX_TOOLS:
+        raise BadInput(f"{len(offered)} tools are offered; at most {MAX_TOOLS}")
+    names = [t.name for t in offered]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise BadInput(f"tools are named once each; repeated: {some(repeated)}")
+    return Options(model, max_tokens, offered, _choice(tool_choice, names))
+
+
+def _tool(value: object, what: str) -> Tool:
+    if not isinstance(value, Mapping):
+        raise BadInput(f"{what} must be an object with name and input_schema")
+    name = value.get("name")
+    if not isinstance(name, str) or not TOOL_NAME.match(name):
+        raise BadInput(f"{what}.name must be 1 to 64 letters, digits, '_' or '-', "
+                       f"not {validate.shown(name)}")
+    description = value.get("description")
+    if description is not None:
+        if not isinstance(description, str) or len(description) > MAX_TOOL_DESCRIPTION:
+            raise BadInput(f"{what}.description must be text of at most "
+                           f"{MAX_TOOL_DESCRIPTION} characters")
+        validate.utf8_size(description, f"{what}.description")
+    schema = value.get("input_schema")
+    if not isinstance(schema, Mapping) or schema.get("type") != "object":
+        raise BadInput(f"{what}.input_schema must be a JSON Schema object whose type is "
+                       "\"object\"")
+    validate.json_object(schema, _SchemaLimit(MAX_TOOL_SCHEMA_BYTES), f"{what}.input_schema")
+    return Tool(name, description or None, dict(schema))
+
+
+@dataclass(frozen=True)
+class _SchemaLimit:
+    max_metadata_bytes: int
+
+
+def _choice(value: object, names: list[str]) -> ToolChoice | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or value.get("mode") not in TOOL_CHOICE_MODES:
+        raise BadInput(f"toolChoice.mode must be one of: {', '.join(TOOL_CHOICE_MODES)}")
+    mode, name = value["mode"], value.get("name")
+    if mode in ("any", "tool") and not names:
+        raise BadInput(f"toolChoice {mode} needs tools to choose from")
+    if (mode == "tool") != (name is not None):
+        raise BadInput("toolChoice names a tool with mode tool, and only then")
+    if name is not None and name not in names:
+        raise BadInput(f"toolChoice names {validate.shown(name)}, which is not an offered tool")
+    return ToolChoice(mode, name)
 
 
 def open_tool_uses(nodes: Sequence[Node]) -> list[str]:
@@ -105,16 +173,20 @@ def _data(source: MediaRef, media: Mapping[str, str]) -> str:
 
 
 def anthropic_messages(nodes: Sequence[Node], media: Mapping[str, str],
-                       options: Options = Options()) -> dict[str, Any]:
+                       options: Options = Options(), *, allow_open: bool = False
+                       ) -> dict[str, Any]:
     """The body of `POST /v1/messages` (the SDK's `messages.create(**body)`).
 
     Consecutive messages of one role are merged (user and assistant must alternate);
     a message made only of text is sent as one string, its texts joined with a blank
     line, so a text conversation's request is what it was before blocks existed. The
     first message is the user's ("(conversation continues)" is put before an
-    assistant's). Thinking blocks go back verbatim, signatures included.
+    assistant's). Thinking blocks go back verbatim, signatures included. `allow_open`
+    shapes a prompt that ends in open tool uses too (a replay of a recorded call, a token
+    count), which no provider would answer.
     """
-    _refuse_open(nodes)
+    if not allow_open:
+        _refuse_open(nodes)
     messages: list[dict[str, Any]] = []
     for node in nodes:
         if node.role is Role.SYSTEM:
