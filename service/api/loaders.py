@@ -69,6 +69,7 @@ class Loaders:
     readers: DataLoader[tuple[str, Window], Page[CallReading]]
     covering: DataLoader[str, list[str]]
     media: DataLoader[str, str | None]  # stored media data (base64) by hash
+    tool_sets: DataLoader[str, list[dict] | None]  # the tools calls were offered, by hash
 
     @classmethod
     def for_request(cls, ledger: Ledger) -> "Loaders":
@@ -87,13 +88,17 @@ class Loaders:
             session_calls=_per_argument(ledger.calls.session_pages),
             readers=_per_argument(ledger.calls.readers_pages),
             covering=_grouped(ledger.summaries.covering_many),
-            media=DataLoader(_media_data(ledger)),
+            media=DataLoader(_found(ledger.nodes.media)),
+            tool_sets=DataLoader(_found(ledger.calls.tool_sets)),
         )
 
 
-def _media_data(ledger: Ledger) -> Callable[[list[str]], Awaitable[list[str | None]]]:
-    async def load(hashes: list[str]) -> list[str | None]:
-        found = await ledger.nodes.media(hashes)
-        return [found.get(h) for h in hashes]
+def _found(fetch: Callable[[list[K]], Awaitable[dict[K, V]]]
+           ) -> Callable[[list[K]], Awaitable[list[V | None]]]:
+    """A load over a fetch by content hash: a hash nothing is stored under loads as None."""
+
+    async def load(keys: list[K]) -> list[V | None]:
+        found = await fetch(keys)
+        return [found.get(k) for k in keys]
 
     return load

@@ -298,6 +298,16 @@ class ModelCall(Node):
         call = await info.context.loaders.calls.load(str(self.id))
         return await _nodes(info, list(call.read_ids or ()))
 
+    tools_sha256: strawberry.Private[Optional[str]] = None
+
+    @strawberry.field(description=(
+        "The tools the model was offered (part of what it read), as the neutral definitions "
+        "{name, description, input_schema}; null when none were."))
+    async def tools(self, info: Info) -> Optional[JSON]:
+        if self.tools_sha256 is None:
+            return None
+        return await info.context.loaders.tool_sets.load(self.tools_sha256)
+
     @strawberry.field
     async def output(self, info: Info) -> Optional[Message]:
         if self.output_id is None:
@@ -329,6 +339,8 @@ class CallDiff:
     moved_ids: list[strawberry.ID] = strawberry.field(
         description="In both, but placed differently among the nodes both hold "
                     "(the second prompt's order).")
+    tools_changed: bool = strawberry.field(
+        description="The two calls were offered different tools (see ModelCall.tools).")
 
     @strawberry.field
     async def added(self, info: Info) -> list[Message]:
@@ -352,7 +364,8 @@ def call_diff_out(first: store.Call, second: store.Call) -> CallDiff:
     diff = diff_reads(first.read_ids or (), second.read_ids or ())
     return CallDiff(first=call_out(first), second=call_out(second),
                     added_ids=list(diff.added), removed_ids=list(diff.dropped),
-                    moved_ids=list(diff.moved))
+                    moved_ids=list(diff.moved),
+                    tools_changed=first.tools_sha256 != second.tools_sha256)
 
 
 @strawberry.type(description="A call's prompt rebuilt from the nodes it read (nodes are "
@@ -393,7 +406,7 @@ def call_out(c: store.Call) -> ModelCall:
                      output_id=c.output_id, input_tokens=c.input_tokens,
                      output_tokens=c.output_tokens, error=c.error, error_code=c.error_code,
                      created_at=c.started_at, finished_at=c.finished_at,
-                     read_count=c.read_count)
+                     read_count=c.read_count, tools_sha256=c.tools_sha256)
 
 
 @strawberry.type

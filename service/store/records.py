@@ -149,6 +149,11 @@ def _read_count(value: Any, record: Record, limits: Limits, what: str) -> None:
                         else Purpose.CHAT, what)
 
 
+def _sha256(value: Any, record: Record, limits: Limits, what: str) -> None:
+    if not isinstance(value, str) or len(value) != 64 or value.strip("0123456789abcdef"):
+        raise BadInput(f"{what} must be 64 lowercase hex digits")
+
+
 def _error_message(value: Any, record: Record, limits: Limits, what: str) -> None:
     validate.error_message(value, limits, what)
 
@@ -226,6 +231,7 @@ CALL: dict[str, tuple[bool, Rule]] = {
     "error_code": (OPTIONAL, _name),
     "error_message": (OPTIONAL, _error_message),
     "read_count": (REQUIRED, _read_count),
+    "tools_sha256": (OPTIONAL, _sha256),
 }
 
 # Properties that name another node of the same session (a list property names several),

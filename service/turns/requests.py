@@ -132,6 +132,15 @@ def _choice(value: object, names: list[str]) -> ToolChoice | None:
     return ToolChoice(mode, name)
 
 
+def tools_json(tools: Sequence[Tool]) -> str | None:
+    """The tools offered, as the canonical JSON text a call records (None: none offered)."""
+    if not tools:
+        return None
+    return json.dumps([{"name": t.name, "description": t.description,
+                        "input_schema": dict(t.input_schema)} for t in tools],
+                      ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
 def open_tool_uses(nodes: Sequence[Node]) -> list[str]:
     """The tool uses the render's last message leaves unanswered (none for a request)."""
     if not nodes or nodes[-1].role is not Role.ASSISTANT:

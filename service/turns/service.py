@@ -20,7 +20,7 @@ from ..store import Appended, Call, CallRecord, Ledger, Node, Purpose, Rendered,
 from ..store.ids import utcnow
 from ..store.blocks import media_hashes, message_blocks, tool_use_ids
 from .providers import ModelProvider, Prompt
-from .requests import Options
+from .requests import Options, tools_json
 from .writer import TurnWriter
 
 
@@ -191,13 +191,15 @@ class Turns:
         except ModelError as error:
             failed = CallRecord.of_prompt(purpose, self.provider.name, self.provider.model,
                                           view.nodes, started, utcnow(), head_id=view.head_id,
-                                          error_code=error.code, error_message=error.message)
+                                          error_code=error.code, error_message=error.message,
+                                          tools_json=tools_json(options.tools))
             call_ids.append((await writer.failed(failed)).id)
             raise
         call = CallRecord.of_prompt(purpose, self.provider.name, answer.model, view.nodes,
                                     started, utcnow(), head_id=view.head_id,
                                     input_tokens=answer.input_tokens,
-                                    output_tokens=answer.output_tokens)
+                                    output_tokens=answer.output_tokens,
+                                    tools_json=tools_json(options.tools))
         call_ids.append(call.id)
         metadata = {**answer.metadata, **({"stop_reason": answer.stop_reason}
                                           if answer.stop_reason else {})}

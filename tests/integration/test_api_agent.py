@@ -84,6 +84,19 @@ async def test_the_offline_model_runs_the_tool_loop_over_graphql(api):
     assert_valid_anthropic(render["anthropic"])
     assert_valid_openai(render["openai"])
     assert render["anthropic"]["tools"] == [{"name": "lookup", "input_schema": {"type": "object"}}]
+    offered = await client(
+        "query($a: ID!, $b: ID!) { first: call(id: $a) { tools } second: call(id: $b) { tools }"
+        " callDiff(first: $a, second: $b) { toolsChanged addedIds } }",
+        a=turn["call"]["id"], b=answered["call"]["id"])
+    assert offered["first"]["tools"] == offered["second"]["tools"] == [{
+        "name": "lookup", "description": "Looks a word up.",
+        "input_schema": TOOLS[0]["inputSchema"]}]
+    assert offered["callDiff"]["toolsChanged"] is False
+    plain = await send(client, session["id"], "Thanks.")
+    diff = await client("query($a: ID!, $b: ID!) { callDiff(first: $a, second: $b) {"
+                        " toolsChanged } call(id: $b) { tools } }",
+                        a=answered["call"]["id"], b=plain["call"]["id"])
+    assert diff["callDiff"]["toolsChanged"] is True and diff["call"]["tools"] is None
 
 
 async def test_cancelling_open_tool_uses_stores_their_answers(api):
