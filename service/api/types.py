@@ -246,6 +246,18 @@ class GraphNode:
     drawn_from_id: Optional[strawberry.ID] = strawberry.field(description=(
         "Where to draw the edge into this row from: its predecessor when that is drawn, "
         "otherwise the capsule the predecessor folds into; null for ROOT."))
+    stored_blocks: strawberry.Private[tuple] = ()
+
+    @strawberry.field(description=(
+        "The node's content blocks, for drawing tool calls, results, thinking and images "
+        "(a plain message is one text block holding its preview; media data is loaded only "
+        "when asked)."))
+    def blocks(self) -> list[ContentBlock]:
+        return [block_out(b) for b in self.stored_blocks]
+
+    @strawberry.field(description="The tool uses this row opens; the next row answers them.")
+    def tool_use_ids(self) -> list[str]:
+        return store.blocks.tool_use_ids(self.stored_blocks)
 
 
 @strawberry.type
@@ -267,7 +279,8 @@ def graph_out(rows: list[GraphRow]) -> SessionGraph:
                   deleted=r.deleted,
                   covers_ids=list(r.covers_ids) if r.covers_ids is not None else None,
                   superseded_summary=r.superseded_summary, retired=r.retired,
-                  folded_into=placed[r.id].folded_into, drawn_from_id=placed[r.id].drawn_from)
+                  folded_into=placed[r.id].folded_into, drawn_from_id=placed[r.id].drawn_from,
+                  stored_blocks=r.blocks)
         for r in rows])
 
 
