@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence
 
 from ..store import Node, Role
-from ..store.blocks import Text, ToolResult, answered_ids
+from ..store.blocks import Text, ToolResult, ToolUse, answered_ids
 from ..store.ids import new_id
 from ..tokens import estimate_tokens
 from .requests import Options, Tool
@@ -64,7 +64,7 @@ class OfflineProvider:
     input built from the tool's
     schema (each required string property set to the message's first sentence, numbers 0,
     booleans false, lists [], objects {}); when the prompt ends in tool results, it answers
-    with the first line of each result.
+    with each tool's name and the first line of its result.
     """
 
     name = "offline"
@@ -74,7 +74,7 @@ class OfflineProvider:
         nodes = prompt.nodes
         last = nodes[-1] if nodes else None
         if last is not None and last.role is Role.TOOL and answered_ids(last.blocks):
-            return self._reply(_from_results(last), nodes)
+            return self._reply(_from_results(nodes[-2], last), nodes)
         last_user = next((n for n in reversed(nodes) if n.role is Role.USER), None)
         said = " ".join(last_user.content.split()) if last_user else ""
         match = _FIRST_SENTENCE.match(said)
@@ -121,11 +121,13 @@ def _input_for(schema: Mapping[str, Any], said: str) -> dict[str, Any]:
     return built
 
 
-def _from_results(node: Node) -> str:
+def _from_results(call: Node, node: Node) -> str:
+    names = {b.id: b.name for b in call.blocks if isinstance(b, ToolUse)}
     lines = []
     for block in node.blocks:
         if isinstance(block, ToolResult):
             first = next((p.text.strip().splitlines()[0] for p in block.content
                           if isinstance(p, Text) and p.text.strip()), "(no text)")
-            lines.append(f"{block.tool_use_id}{' failed' if block.is_error else ''}: {first}")
+            name = names.get(block.tool_use_id, block.tool_use_id)
+            lines.append(f"{name}{' failed' if block.is_error else ''}: {first}")
     return "[offline model] The tools answered. " + "; ".join(lines)
