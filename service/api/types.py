@@ -576,6 +576,10 @@ class Compaction:
     local_command: Optional[str] = strawberry.field(
         description="A hint to show the user when nothing was compacted.")
     error_code: Optional[str]
+    split_turn: bool = strawberry.field(default=False, description=(
+        "No user turn opened a retained tail that fits (an autonomous tool run): the cut "
+        "lies inside the turn, before an assistant message that follows a complete tool "
+        "pair, and `message` says so."))
 
 
 @strawberry.type(description="An undone compaction.")
@@ -591,7 +595,7 @@ def compaction_out(c: CompactionResult) -> Compaction:
     return Compaction(status=c.status,
                       summary=summary_out(c.summary) if c.summary else None,
                       covered_count=c.covered_count, tokens_before=c.tokens_before,
-                      tokens_after=c.tokens_after, message=c.message,
+                      tokens_after=c.tokens_after, message=c.message, split_turn=c.split_turn,
                       local_command=c.local_command, error_code=c.error_code)
 
 
