@@ -4,13 +4,16 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# An editable install of a package whose service.cypher lives in cypher/ makes setuptools
+# print a box saying how it maps the folders; it is information only, not a warning.
+EDITABLE := PYTHONWARNINGS='ignore:Editable installation' $(BIN)/pip install --quiet -e
 
 .PHONY: setup run test schema demo neo4j-up neo4j-down neo4j-status clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(EDITABLE) '.[test]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -49,7 +52,7 @@ BENCH_ARGS ?=
 .PHONY: bench
 
 $(BENCH_STAMP): pyproject.toml $(STAMP)
-	$(BIN)/pip install --quiet -e '.[bench]'
+	$(EDITABLE) '.[bench]'
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)

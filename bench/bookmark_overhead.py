@@ -8,9 +8,12 @@ turn, so drift in the server hits them alike):
 1. the driver: one simple read through `execute_query` with no manager, with a fresh
    empty manager per operation, and with a fresh manager holding one bookmark;
 2. the store: `Database.read` outside any scope, and inside a started `BookmarkScope`
-   (with and without a given bookmark), handing its bookmarks on at the end;
+   (with and without a given bookmark, and with the bound on the wait the API sets),
+   handing its bookmarks on at the end;
 3. the API over HTTP: a `session` query without and with the Ctxdag-Bookmarks header, and
-   an `appendMessage` mutation with its manager (as served) and with managers disabled.
+   an `appendMessage` mutation with its manager (as served) and with managers disabled
+   (the bookmarks a client sends are opened, those it is handed sealed: both included);
+4. the seal alone (service/api/bookmark_seal.py): sealing one Neo4j bookmark, opening it.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ import httpx
 import neo4j
 from neo4j import AsyncGraphDatabase
 
+from service.api.bookmark_seal import BookmarkSeal
 from service.store import Database, open_driver
 from service.store.bookmarks import BookmarkScope, bookmark_scope
 
@@ -51,7 +55,7 @@ def show(title: str, medians: dict[str, float]) -> None:
     base = next(iter(medians.values()))
     print(f"\n{title}")
     for name, value in medians.items():
-        print(f"  {name:44s} {value:8.1f} us/op  ({value - base:+7.1f})")
+        print(f"  {name:50s} {value:8.1f} us/op  ({value - base:+7.1f})")
 
 
 async def driver_level(uri: str, rounds: int, per_round: int) -> None:
@@ -95,14 +99,16 @@ async def store_level(uri: str, rounds: int, per_round: int) -> None:
     async def read() -> None:
         await db.read("session_get_many", session_ids=["ses_bench"], tenant="bench")
 
-    async def scoped(given: list[str]) -> None:
-        with bookmark_scope(BookmarkScope(given).start()) as scope:
+    async def scoped(given: list[str], wait_seconds: float | None = None) -> None:
+        with bookmark_scope(BookmarkScope(given, wait_seconds=wait_seconds).start()) as scope:
             await read()
         await scope.bookmarks()
 
     variants = {"no scope (no manager)": read,
                 "scope, no bookmarks given": lambda: scoped([]),
-                "scope, 1 bookmark given": lambda: scoped(bookmarks)}
+                "scope, 1 bookmark given": lambda: scoped(bookmarks),
+                "scope, 1 bookmark given, wait bounded (as served)": lambda: scoped(
+                    bookmarks, 10.0)}
     show("store: Database.read(session_get_many)", await interleaved(variants, rounds,
                                                                        per_round))
     await driver.close()
@@ -167,6 +173,23 @@ async def api_level(uri: str, rounds: int, per_round: int) -> None:
     await driver.close()
 
 
+async def seal_level(uri: str, count: int = 20000) -> None:
+    driver = open_driver(uri)
+    manager = AsyncGraphDatabase.bookmark_manager()
+    await driver.execute_query("RETURN 1", bookmark_manager_=manager)
+    (bookmark,) = await manager.get_bookmarks()
+    await driver.close()
+    seal = BookmarkSeal([bytes(32)])
+    sealed = seal.seal(bookmark, "bench")
+    print(f"\nseal: a {len(bookmark)}-character Neo4j bookmark seals to {len(sealed)}")
+    for name, run in (("seal", lambda: seal.seal(bookmark, "bench")),
+                      ("open", lambda: seal.open(sealed, "bench", "sent in the bench"))):
+        start = time.perf_counter()
+        for _ in range(count):
+            run()
+        print(f"  {name:50s} {(time.perf_counter() - start) / count * 1e6:8.2f} us/op")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--uri", required=True)
@@ -178,6 +201,7 @@ def main() -> None:
         await driver_level(args.uri, args.rounds, args.per_round)
         await store_level(args.uri, args.rounds, args.per_round)
         await api_level(args.uri, args.rounds, max(args.per_round // 5, 50))
+        await seal_level(args.uri)
 
     asyncio.run(run())
 

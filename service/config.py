@@ -16,12 +16,14 @@ Two rules are decided here and nowhere else:
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import ipaddress
 import json
 import math
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, TypeVar
 from urllib.parse import urlsplit
@@ -106,6 +108,11 @@ class Settings:
     # Browser pages on these origins may call the API (CORS) and open websockets
     # (service/api/guards.py): exact origins, normalized by `normalize_origin`.
     cors_origins: tuple[str, ...] = ()
+    # Bookmarks handed to clients (service/api/bookmark_seal.py) are sealed with the first
+    # key and opened with any (none: a random key per process); and how long a statement
+    # waits for the server it runs on to reach a client's bookmarks.
+    bookmark_keys: tuple[bytes, ...] = field(default=(), repr=False)
+    bookmark_wait_seconds: float = 10.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
@@ -167,6 +174,9 @@ class Settings:
             max_subscriptions_per_socket=_integer(env, "CTXDAG_MAX_SUBSCRIPTIONS_PER_SOCKET", 8,
                                                   1),
             cors_origins=_cors_origins(env),
+            bookmark_keys=_bookmark_keys(env),
+            bookmark_wait_seconds=_float(env, "CTXDAG_BOOKMARK_WAIT_SECONDS", 10.0, 0,
+                                         exclusive_minimum=True),
         )
 
     @property
@@ -288,6 +298,40 @@ def _cors_origins(env: Mapping[str, str]) -> tuple[str, ...]:
         if origin not in origins:
             origins.append(origin)
     return tuple(origins)
+
+
+BOOKMARK_KEY_BYTES = 32
+_HEX_KEY = re.compile(rf"[0-9a-fA-F]{{{2 * BOOKMARK_KEY_BYTES}}}")
+
+
+def _bookmark_keys(env: Mapping[str, str]) -> tuple[bytes, ...]:
+    """CTXDAG_BOOKMARK_KEY="<new>,<old>": 32-byte keys, each in hex (64 digits) or base64
+    (standard or URL-safe, padding optional); the first seals. A key is never echoed."""
+    name = "CTXDAG_BOOKMARK_KEY"
+    keys: list[bytes] = []
+    entries = [e.strip() for e in env.get(name, "").split(",")]
+    for position, entry in enumerate(filter(None, entries), start=1):
+        key = _key_bytes(entry)
+        if key is None:
+            raise ConfigurationError(
+                f"{name} must be {BOOKMARK_KEY_BYTES}-byte keys, each as 64 hex digits or in "
+                f"base64, separated by commas (e.g. from `openssl rand -base64 32`); key "
+                f"{position} is {len(entry)} characters that do not decode to "
+                f"{BOOKMARK_KEY_BYTES} bytes", variable=name)
+        if key not in keys:
+            keys.append(key)
+    return tuple(keys)
+
+
+def _key_bytes(text: str) -> bytes | None:
+    if _HEX_KEY.fullmatch(text):
+        return bytes.fromhex(text)
+    try:
+        key = base64.b64decode(text.replace("-", "+").replace("_", "/") + "=" * (-len(text) % 4),
+                               validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return key if len(key) == BOOKMARK_KEY_BYTES else None
 
 
 def _api_tokens(env: Mapping[str, str]) -> dict[str, str]:

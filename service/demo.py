@@ -1,5 +1,6 @@
 """`ctxdag demo`: a small conversation with a fork, two compactions, a tool call and a spawned
-task, written through the running service's GraphQL API, so GraphiQL shows capsules at once."""
+task, written through the running service's GraphQL API, so GraphiQL and the viewer at /ui
+show capsules at once."""
 from __future__ import annotations
 
 import httpx
@@ -100,4 +101,8 @@ def run_demo(url: str, token: str | None = None, out=print) -> str:
         f"    render {{ nodes {{ role content }} }}\n"
         f"    graph {{ nodes {{ id role predecessorId callerId isHead coversIds "
         f"supersededSummary }} }} }} }}")
+    out(f"or open {url}/ui?session={session} to see it drawn, the summary as a capsule.")
+    if token:
+        # The token itself stays out of the output, which people paste into issues and chats.
+        out("The viewer asks for the token once; or add #token=<your token> to that address.")
     return session

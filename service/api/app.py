@@ -14,6 +14,7 @@ from ..config import Settings
 from ..errors import CtxdagError
 from ..runtime import Runtime
 from ..store import Database
+from .bookmark_seal import BookmarkSeal
 from .bookmarks import HEADER as BOOKMARKS_HEADER, ClientBookmarks
 from .context import Context, tenant_for
 from .cors import Cors
@@ -54,11 +55,14 @@ def create_app(settings: Settings, database: Database | None = None,
     def authenticate(authorization: str | None) -> str | None:
         return tenant_for(authorization, settings.api_tokens, settings.tenant)
 
+    bookmark_seal = BookmarkSeal.for_settings(settings)
+
     async def context(connection: HTTPConnection) -> Context:
         runtime: Runtime = connection.app.state.runtime
         return Context(runtime, authenticate(connection.headers.get("authorization")),
                        authenticate, ClientBookmarks.from_headers(
-                           connection.headers.getlist(BOOKMARKS_HEADER)))
+                           connection.headers.getlist(BOOKMARKS_HEADER)),
+                       bookmark_seal=bookmark_seal)
 
     # The guards check a websocket's Origin first (guards.py); strawberry checks it again
     # with the same list, and its rule (same host and port) admits whatever they admit.

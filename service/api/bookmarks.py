@@ -1,12 +1,14 @@
-"""Read-your-writes across service replicas: Neo4j bookmarks carried by the client.
+"""Read-your-writes across service replicas: Neo4j bookmarks carried by the client, sealed.
 
 Reads run on followers (service/store/db.py), which may not have applied the latest
 commits yet. A client that must see its own writes from any replica sends the bookmarks
 its last response carried; every statement of that operation then waits until the
-server it runs on has applied them, and the response carries the bookmarks to send next:
+server it runs on has applied them (at most CTXDAG_BOOKMARK_WAIT_SECONDS), and the
+response carries the bookmarks to send next. Clients hold each Neo4j bookmark sealed for
+their tenant (bookmark_seal.py): opaque, and opened here, per operation, or refused:
 
-- over HTTP, the `Ctxdag-Bookmarks` header: the bookmarks separated by commas (a Neo4j
-  bookmark is `FB:` and base64, so it holds neither commas nor spaces); or the request's
+- over HTTP, the `Ctxdag-Bookmarks` header: the bookmarks separated by commas (a sealed
+  bookmark is URL-safe base64, so it holds neither commas nor spaces); or the request's
   `extensions.bookmarks`, a list of strings;
 - over a websocket, `bookmarks` (a list, or `Ctxdag-Bookmarks` as in the header) in the
   `connection_init` payload, and each operation's `extensions.bookmarks`. A connection
@@ -31,11 +33,12 @@ from strawberry.types.graphql import OperationType
 
 from ..errors import BadInput
 from ..store.bookmarks import BookmarkScope, bookmark_scope
+from .bookmark_seal import BookmarkSeal
 
 HEADER = "Ctxdag-Bookmarks"
 MAX_BOOKMARKS = 32
 MAX_BOOKMARK_CHARS = 256
-# Printable ASCII but the separator and spaces: what a Neo4j bookmark ("FB:" + base64) is.
+# Printable ASCII but the separator and spaces (a sealed bookmark is URL-safe base64).
 _BOOKMARK = re.compile(r"[!-+\--~]+")
 
 FROM_HEADER = f"sent in the {HEADER} header"
@@ -84,9 +87,10 @@ def from_json(value: Any, where: str) -> list[str]:
 
 
 class ClientBookmarks:
-    """The bookmarks one connection holds: an HTTP request's header, or a websocket's
-    handshake header and connection_init, then what its operations returned. A malformed
-    value is remembered and refused, BAD_INPUT, by each operation."""
+    """The bookmarks one connection holds, sealed as clients hold them: an HTTP request's
+    header, or a websocket's handshake header and connection_init, then what its
+    operations returned. A malformed value is remembered and refused, BAD_INPUT, by each
+    operation."""
 
     def __init__(self) -> None:
         self.held: dict[str, str] = {}  # bookmark -> where it came from
@@ -134,7 +138,8 @@ def _origin(sources: Iterable[str]) -> str:
 
 class BookmarksPerOperation(SchemaExtension):
     """One bookmark scope per operation (a context variable: per task, so concurrent
-    operations never share a manager), from the bookmarks the client holds."""
+    operations never share a manager), from the bookmarks the client holds, opened with
+    the context's `bookmark_seal` for its tenant; the bookmarks handed back are sealed."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -142,13 +147,18 @@ class BookmarksPerOperation(SchemaExtension):
         self.problem: BadInput | None = None
         self.held: ClientBookmarks | None = None
         self.used: tuple[str, ...] = ()
+        self.seal: BookmarkSeal | None = None
+        self.tenant: str | None = None
+        self.handed: list[str] | None = None
 
     async def on_operation(self) -> AsyncIterator[None]:
         context = self.execution_context.context
         held = getattr(context, "bookmarks", None)
         self.held = held if isinstance(held, ClientBookmarks) else None
-        given: dict[str, str] = dict(self.held.held) if self.held is not None else {}
-        self.used = tuple(given)
+        self.seal = getattr(context, "bookmark_seal", None)
+        self.tenant = getattr(context, "tenant", None)
+        sent: dict[str, str] = dict(self.held.held) if self.held is not None else {}
+        self.used = tuple(sent)
         self.problem = self.held.problem if self.held is not None else None
         extensions = self.execution_context.operation_extensions
         if extensions is None:
@@ -156,14 +166,21 @@ class BookmarksPerOperation(SchemaExtension):
         if self.problem is None and isinstance(extensions, dict):
             try:
                 for bookmark in from_json(extensions.get("bookmarks"), FROM_EXTENSIONS):
-                    given.setdefault(bookmark, FROM_EXTENSIONS)
+                    sent.setdefault(bookmark, FROM_EXTENSIONS)
             except BadInput as e:
                 self.problem = e
-        if self.problem is None and len(given) > MAX_BOOKMARKS:
-            self.problem = BadInput(f"{len(given)} bookmarks were given "
-                                    f"({_origin(given.values())}); at most {MAX_BOOKMARKS} "
+        if self.problem is None and len(sent) > MAX_BOOKMARKS:
+            self.problem = BadInput(f"{len(sent)} bookmarks were given "
+                                    f"({_origin(sent.values())}); at most {MAX_BOOKMARKS} "
                                     "are accepted (send the latest response's)")
-        self.scope = None if self.problem else BookmarkScope(given, _origin(given.values()))
+        given: dict[str, str] = {}
+        if self.problem is None:
+            try:
+                given = self._opened(sent)
+            except BadInput as e:
+                self.problem = e
+        self.scope = None if self.problem else BookmarkScope(
+            given, _origin(given.values()), wait_seconds=_wait_seconds(context))
         try:
             with bookmark_scope(self.scope):
                 yield
@@ -171,7 +188,26 @@ class BookmarksPerOperation(SchemaExtension):
             scope = self.scope
             if (self.held is not None and scope is not None and scope.manager is not None
                     and not scope.refused):  # refused ones stay, and are refused again
-                self.held.advance(self.used, await scope.bookmarks())
+                self.held.advance(self.used, await self._handed())
+
+    def _opened(self, sent: dict[str, str]) -> dict[str, str]:
+        """Neo4j's bookmarks (each to where it was sent) that the sealed ones hold. An
+        operation without a tenant uses none: it is refused, UNAUTHENTICATED, anyway."""
+        if self.seal is None or self.tenant is None:
+            return {}
+        opened: dict[str, str] = {}
+        for bookmark, where in sent.items():
+            opened.setdefault(self.seal.open(bookmark, self.tenant, where), where)
+        return opened
+
+    async def _handed(self) -> list[str]:
+        """The scope's bookmarks, sealed for the tenant (once per operation)."""
+        if self.handed is None:
+            scope = self.scope
+            bookmarks = await scope.bookmarks() if scope is not None else []
+            self.handed = ([self.seal.seal(b, self.tenant) for b in bookmarks]
+                           if self.seal is not None and self.tenant is not None else [])
+        return self.handed
 
     def on_execute(self) -> Iterator[None]:
         if self.problem is not None:
@@ -188,5 +224,10 @@ class BookmarksPerOperation(SchemaExtension):
         scope = self.scope
         if scope is None or scope.manager is None or not scope.shared:
             return {}  # no manager; or a subscription, whose events carry none
-        bookmarks = await scope.bookmarks()
+        bookmarks = await self._handed()
         return {"bookmarks": bookmarks} if bookmarks else {}
+
+
+def _wait_seconds(context: Any) -> float | None:
+    runtime = getattr(context, "runtime", None)
+    return runtime.settings.bookmark_wait_seconds if runtime is not None else None

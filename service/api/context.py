@@ -10,6 +10,7 @@ from strawberry.fastapi import BaseContext
 
 from ..errors import Unauthenticated
 from ..runtime import Runtime, TenantServices
+from .bookmark_seal import BookmarkSeal
 from .bookmarks import ClientBookmarks
 from .loaders import Loaders
 
@@ -31,15 +32,18 @@ def tenant_for(authorization: str | None, tokens: Mapping[str, str],
 class Context(BaseContext):
     def __init__(self, runtime: Runtime, tenant: str | None,
                  authenticate: Callable[[str | None], str | None] | None = None,
-                 bookmarks: ClientBookmarks | None = None) -> None:
+                 bookmarks: ClientBookmarks | None = None, *,
+                 bookmark_seal: BookmarkSeal) -> None:
         """`authenticate`: the tenant an Authorization value names (a websocket may send
         one in its connection_init payload, after the context is made). `bookmarks`: the
-        Neo4j bookmarks the connection holds (bookmarks.py), shared by its operations."""
+        sealed bookmarks the connection holds (bookmarks.py), shared by its operations,
+        which `bookmark_seal` opens (the app's one, from the settings)."""
         super().__init__()
         self.runtime = runtime
         self.tenant = tenant
         self.authenticate = authenticate or (lambda _: tenant)
         self.bookmarks = bookmarks if bookmarks is not None else ClientBookmarks()
+        self.bookmark_seal = bookmark_seal
         self._services: TenantServices | None = None
         self._loaders: Loaders | None = None
 

@@ -31,7 +31,9 @@ from neo4j.exceptions import (
 )
 
 from ..errors import Conflict, CtxdagError, StoreFailure, Unavailable
-from .bookmarks import BookmarkScope, bookmark_scope, current_scope, refused_bookmarks
+from .bookmarks import (
+    BookmarkScope, bookmark_scope, bookmark_wait, current_scope, refused_bookmarks,
+)
 from .queries import Query, load_migrations, packaged_queries
 
 Rows = list[dict[str, Any]]
@@ -145,22 +147,23 @@ class Database:
         """One managed transaction (retried on transient errors) through `execute_query`,
         which sends BEGIN with the statement: two round trips to Neo4j where a session's
         `execute_read`/`execute_write` waits for BEGIN first and takes three."""
-        async def rows(result: neo4j.AsyncResult) -> Rows:
-            # Rows as the driver decoded them. Record.data() would walk every value again
-            # to turn graph objects into dicts (a third of a long render's client time);
-            # statements here return maps, lists and scalars only.
-            found = [dict(zip(record.keys(), record)) async for record in result]
-            if check is not None:
-                check(found)  # inside the transaction: an error rolls it back
-            return found
-
         scope = current_scope()
-        async with translate_driver_errors():
+        manager = scope.manager_here() if scope is not None else None
+        async with translate_driver_errors(), bookmark_wait(scope, manager) as answered:
+            async def rows(result: neo4j.AsyncResult) -> Rows:
+                answered()  # Neo4j has reached the bookmarks (bookmarks.py)
+                # Rows as the driver decoded them. Record.data() would walk every value again
+                # to turn graph objects into dicts (a third of a long render's client time);
+                # statements here return maps, lists and scalars only.
+                found = [dict(zip(record.keys(), record)) async for record in result]
+                if check is not None:
+                    check(found)  # inside the transaction: an error rolls it back
+                return found
+
             try:
                 return await self.driver.execute_query(
                     query.text, bound, routing_=routing, database_=self.database,
-                    bookmark_manager_=scope.manager_here() if scope is not None else None,
-                    result_transformer_=rows)
+                    bookmark_manager_=manager, result_transformer_=rows)
             except Neo4jError as e:
                 raise refused_bookmarks(e, scope) or e
 

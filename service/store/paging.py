@@ -94,9 +94,7 @@ def decode_cursor(cursor: object, name: str = "after") -> tuple[datetime, str]:
         fields = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
         if not (isinstance(fields, list) and len(fields) == 2 and isinstance(fields[0], str)):
             raise ValueError("not a cursor")
-        stamp = datetime.fromisoformat(fields[0])
-        if stamp.tzinfo is None:
-            raise ValueError("not a cursor")
+        stamp = validate.timestamp(datetime.fromisoformat(fields[0]), "cursor timestamp")
         return stamp, validate.identifier(fields[1], "cursor id")
     except (ValueError, RecursionError, BadInput):
         raise BadInput(f"the '{name}' cursor is not one this service issued") from None

@@ -22,8 +22,9 @@ Rule = Callable[[Any, Record, Limits, str], object]  # raises BadInput
 
 
 def _datetime(value: Any, record: Record, limits: Limits, what: str) -> None:
-    if not isinstance(value, DateTime) or value.tzinfo is None:
+    if not isinstance(value, DateTime):
         raise BadInput(f"{what} must be a datetime with an offset or zone")
+    validate.timestamp(value, what)
 
 
 def _identifier(value: Any, record: Record, limits: Limits, what: str) -> None:

@@ -10,11 +10,12 @@ import json
 import reprlib
 from collections import Counter
 from dataclasses import dataclass
+from datetime import timedelta, timezone
 from enum import Enum
 from typing import Any, Iterable, Mapping, Sequence, TypeVar
 
 from ..errors import BadInput
-from .models import CallRecord, Purpose, Role, SummaryStrategy
+from .models import CallRecord, Purpose, Role, SummaryStrategy, native
 
 E = TypeVar("E", bound=Enum)
 
@@ -27,6 +28,7 @@ MAX_JSON_DEPTH = 32  # objects and arrays within one another in metadata / extra
 APPENDABLE_ROLES = (Role.USER, Role.ASSISTANT, Role.TOOL)
 RESERVED_META_PREFIX = "_"
 NAMED_AT_MOST = 10
+MAX_UTC_OFFSET = timedelta(hours=18)  # Neo4j's range of offsets
 
 _shown = reprlib.Repr()
 _shown.maxstring = _shown.maxother = 60
@@ -93,6 +95,22 @@ def identifier(value: object, what: str) -> str:
     if not isinstance(value, str) or not value or len(value) > MAX_ID_LENGTH:
         raise BadInput(f"{what} must be a non-empty string of at most {MAX_ID_LENGTH} characters")
     utf8_size(value, what)
+    return value
+
+
+def timestamp(value: Any, what: str) -> Any:
+    """A point in time the driver can send and Neo4j compare (a Python or a driver
+    datetime): with a zone or an offset, the offset whole minutes within ±18:00, and its
+    UTC instant, which is what the driver sends, within years 1 to 9999."""
+    offset = value.utcoffset()
+    if offset is None:
+        raise BadInput(f"{what} must be a datetime with an offset or zone")
+    if abs(offset) > MAX_UTC_OFFSET or offset % timedelta(minutes=1):
+        raise BadInput(f"{what} has an offset Neo4j cannot hold (whole minutes within ±18:00)")
+    try:
+        native(value).astimezone(timezone.utc)
+    except OverflowError:
+        raise BadInput(f"{what} lies outside years 1 to 9999 in UTC") from None
     return value
 
 

@@ -421,10 +421,24 @@ def _lone_surrogate_model(document):
     return document["calls"][0]["properties"]["id"], "model is not valid Unicode text"
 
 
+def _created_at(text, says):
+    def change(document):
+        document["nodes"][1]["properties"]["created_at"] = {"datetime": text}
+        return document["nodes"][1]["properties"]["id"], f"created_at {says}"
+    return change
+
+
 # Values Neo4j cannot even store, and reads the API refuses: import-only cases.
 IMPORT_ONLY = {"read twice": _read_twice, "seq beyond 64 bits": _seq_beyond_64_bits,
                "position beyond 64 bits": _position_beyond_64_bits,
-               "lone surrogate in a model": _lone_surrogate_model}
+               "lone surrogate in a model": _lone_surrogate_model,
+               # The driver sends a timestamp's UTC instant, within years 1 to 9999.
+               "a timestamp before year 1 in UTC": _created_at(
+                   "0001-01-01T00:00:00.000000000+14:00", "lies outside years 1 to 9999"),
+               "a timestamp after 9999 in UTC": _created_at(
+                   "9999-12-31T23:00:00.000000000-14:00", "lies outside years 1 to 9999"),
+               "an offset beyond 18 hours": _created_at(
+                   "2020-01-01T00:00:00.000000000+23:00", "has an offset Neo4j cannot hold")}
 
 
 @pytest.mark.parametrize("change", IMPORT_ONLY.values(), ids=IMPORT_ONLY.keys())

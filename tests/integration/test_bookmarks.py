@@ -91,7 +91,7 @@ async def replica(api, neo4j_server):
 
 async def post(client: Client, query: str, variables: dict | None = None,
                bookmarks: list[str] | str | None = None, extensions: dict | None = None,
-               ) -> dict:
+               timeout: float = 60) -> dict:
     """The raw response body; `bookmarks` go in the header (a list is joined by commas)."""
     headers = dict(client.headers)
     if bookmarks is not None:
@@ -99,7 +99,7 @@ async def post(client: Client, query: str, variables: dict | None = None,
     body: dict[str, Any] = {"query": query, "variables": variables or {}}
     if extensions is not None:
         body["extensions"] = extensions
-    async with httpx.AsyncClient(timeout=60) as http:
+    async with httpx.AsyncClient(timeout=timeout) as http:
         response = await http.post(f"{client.base_url}/graphql", headers=headers, json=body)
     return response.json()
 
@@ -414,7 +414,9 @@ async def test_malformed_bookmarks_are_bad_input_and_nothing_is_written(api, hea
     assert title not in [s["title"] for s in listed["sessions"]["nodes"]]
 
 
-async def test_bookmarks_the_database_refuses_are_bad_input_naming_the_header(api):
+async def test_bookmarks_no_response_carried_are_bad_input_naming_the_header(api):
+    """Refused before they reach Neo4j: they do not open (test_sealed_bookmarks.py has the
+    sealed ones Neo4j refuses)."""
     sid = (await api.client(CREATE, t="refused"))["createSession"]["id"]
     for bookmark in ("garbage", "FB:" + "A" * 40):
         body = await post(api.client, READ_SESSION, {"s": sid}, bookmarks=bookmark)

@@ -152,12 +152,14 @@ def test_serve_then_demo_shows_capsules_and_trace_prints_a_call(neo4j_server, ne
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         url = f"http://127.0.0.1:{port}"
-        for _ in range(100):
+        for _ in range(600):  # a loaded machine may take a minute or two to start it
+            assert server.poll() is None, "ctxdag serve exited"
             try:
                 if httpx.get(f"{url}/healthz").status_code == 200:
                     break
             except httpx.HTTPError:
-                time.sleep(0.2)
+                pass
+            time.sleep(0.2)
         # The GraphQL endpoint's URL works as well as the base URL.
         demo = ctxdag(neo4j_server, tenant, "demo", "--url", f"{url}/graphql/")
         assert demo.returncode == 0, demo.stderr + demo.stdout
@@ -168,6 +170,10 @@ def test_serve_then_demo_shows_capsules_and_trace_prints_a_call(neo4j_server, ne
         assert "Traceback" not in wrong.stderr
         assert "2 branches" in demo.stdout and "folds" in demo.stdout
         session = re.search(r"demo session (ses_\w+)", demo.stdout).group(1)
+        # It points at the viewer drawing that session, too.
+        assert f"open {url}/ui?session={session} " in demo.stdout, demo.stdout
+        assert httpx.get(f"{url}/ui?session={session}").status_code == 200
+        assert "token" not in demo.stdout
         body = httpx.post(f"{url}/graphql", json={"query": "query($s: ID!) { session(id: $s) {"
                           " calls { id purpose } } }", "variables": {"s": session}}).json()
         chat = [c["id"] for c in body["data"]["session"]["calls"] if c["purpose"] == "CHAT"][-1]
@@ -189,6 +195,20 @@ def test_demo_without_a_service_is_one_line(neo4j_server, tenant):
     assert result.returncode == 1
     assert result.stderr.startswith(f"demo failed: cannot reach {url}/graphql")
     assert "`ctxdag serve`" in result.stderr and "Traceback" not in result.stderr
+
+
+async def test_demo_with_a_token_says_how_to_give_the_viewer_one_without_printing_it(
+        neo4j_server, tenant, api):
+    import asyncio
+
+    token = api.client.token
+    demo = await asyncio.to_thread(ctxdag, neo4j_server, tenant, "demo", "--url", api.url,
+                                   "--token", token)
+    assert demo.returncode == 0, demo.stderr + demo.stdout
+    session = re.search(r"demo session (ses_\w+)", demo.stdout).group(1)
+    assert f"{api.url}/ui?session={session} " in demo.stdout
+    assert "#token=<your token>" in demo.stdout
+    assert token not in demo.stdout + demo.stderr
 
 
 def test_serve_refuses_a_public_address_without_tokens(tenant):

@@ -6,35 +6,65 @@ import shutil
 import subprocess
 import time
 import sys
+import zipfile
 from pathlib import Path
 
 import httpx
+import pytest
 
 from service.neo4j_local import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run(*args: str, cwd: Path) -> str:
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return done.stdout
+    return done
 
 
-def test_a_wheel_installed_in_a_fresh_venv_serves(tmp_path, neo4j_server):
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The wheel built from a copy of this checkout, what the build printed, and the copy."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
     source = tmp_path / "source"  # a build writes build/ beside the sources: keep it out of ROOT
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "build", "*.egg-info", "__pycache__", ".pytest_cache", "results"))
-    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir",
-        str(tmp_path / "dist"), str(source), cwd=tmp_path)
-    wheel = next((tmp_path / "dist").glob("ctxdag-*.whl"))
+        ".git", ".venv", "build", "*.egg-info", ".pytest_cache", "__pycache__", "results"))
+    done = run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir",
+               str(tmp_path / "dist"), str(source), cwd=tmp_path)
+    return next((tmp_path / "dist").glob("ctxdag-*.whl")), done.stdout + done.stderr, source
+
+
+def files_under(folder: Path, as_package: str) -> set[str]:
+    return {f"{as_package}/{path.relative_to(folder).as_posix()}"
+            for path in folder.rglob("*") if path.is_file()}
+
+
+def test_the_wheel_holds_every_file_of_the_package_and_builds_silently(built):
+    wheel, printed, source = built
+    with zipfile.ZipFile(wheel) as archive:
+        files = {name for name in archive.namelist() if ".dist-info/" not in name}
+    # cypher/ (with fragments/ and migrations/) ships as service.cypher; the viewer, the
+    # vendored GraphiQL and the Neo4j launcher inside service/.
+    expected = files_under(source / "service", "service") | files_under(source / "cypher",
+                                                                         "service/cypher")
+    assert files == expected, (sorted(expected - files), sorted(files - expected))
+    assert any(name.startswith("service/cypher/fragments/") for name in files)
+    assert any(name.startswith("service/cypher/migrations/") for name in files)
+    # setuptools tells of a folder it was not told to ship in a warning box a newcomer sees.
+    assert not re.search(r"warning|absent|would be ignored", printed, re.I), printed
+
+
+def test_a_wheel_installed_in_a_fresh_venv_serves(tmp_path, built, neo4j_server):
+    wheel = built[0]
     venv = tmp_path / "venv"
     run(sys.executable, "-m", "venv", str(venv), cwd=tmp_path)
     run(str(venv / "bin" / "pip"), "install", "--quiet", str(wheel), cwd=tmp_path)
 
     statements = run(str(venv / "bin" / "python"), "-c",
                      "from service.store.queries import CYPHER_DIR, packaged_queries;"
-                     "print(CYPHER_DIR); print(len(packaged_queries()))", cwd=tmp_path).split()
+                     "print(CYPHER_DIR); print(len(packaged_queries()))",
+                     cwd=tmp_path).stdout.split()
     assert Path(statements[0]).is_relative_to(venv), statements
     assert int(statements[1]) == len(list((ROOT / "cypher").glob("*.cypher")))
 

@@ -74,6 +74,7 @@ def test_the_summary_model_defaults_to_the_chat_model():
     ("CTXDAG_MAX_CONNECTIONS", "x", "must be an integer of at least 1"),
     ("CTXDAG_MAX_WEBSOCKETS", "0", "must be an integer of at least 1"),
     ("CTXDAG_MAX_SUBSCRIPTIONS_PER_SOCKET", "-2", "must be an integer of at least 1"),
+    ("CTXDAG_BOOKMARK_WAIT_SECONDS", "0", "must be a number above 0, got '0'"),
 ])
 def test_a_malformed_number_names_the_variable(name, value, says):
     error = bad_config({name: value})
@@ -171,6 +172,30 @@ def test_a_malformed_cors_origin_names_the_variable_and_the_entry(entry):
         "http://localhost:5173 or https://app.example.com (http or https, a host, an optional "
         f"port, no path), got {entry!r}")
     assert error.details["variable"] == "CTXDAG_CORS_ORIGINS"
+
+
+def test_bookmark_keys_in_hex_or_base64_the_first_one_first():
+    import base64
+
+    one, two = bytes(range(32)), bytes(range(100, 132))
+    assert Settings.from_env({}).bookmark_keys == ()
+    assert Settings.from_env({}).bookmark_wait_seconds == 10.0
+    for text in (one.hex(), one.hex().upper(), base64.b64encode(one).decode(),
+                 base64.urlsafe_b64encode(one).decode().rstrip("=")):
+        assert Settings.from_env({"CTXDAG_BOOKMARK_KEY": text}).bookmark_keys == (one,)
+    both = Settings.from_env({"CTXDAG_BOOKMARK_KEY": f" {two.hex()} , {one.hex()},{two.hex()}"})
+    assert both.bookmark_keys == (two, one)
+    assert one.hex() not in repr(both) and "bookmark_keys" not in repr(both)
+
+
+@pytest.mark.parametrize("value", ["secret", "00" * 31, "00" * 33, "Zm9v",
+                                   "not base64 at all, really not!!!!!!!!!!!!!!!"])
+def test_a_malformed_bookmark_key_is_refused_without_echoing_it(value):
+    error = bad_config({"CTXDAG_BOOKMARK_KEY": f"{'ab' * 32},{value}"})
+    assert error.message.startswith("CTXDAG_BOOKMARK_KEY must be 32-byte keys, each as 64 "
+                                    "hex digits or in base64")
+    assert "key 2 is" in error.message and value not in error.message
+    assert error.details["variable"] == "CTXDAG_BOOKMARK_KEY"
 
 
 def test_only_config_reads_the_environment():

@@ -147,8 +147,14 @@ def test_every_service_package_and_the_statements_are_packaged():
 
     root = SERVICE_DIR.parent
     setup = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
-    packages = {".".join(p.parent.relative_to(root).parts)
-                for p in SERVICE_DIR.rglob("__init__.py")}
-    assert set(setup["packages"]) == packages | {"service.cypher"}
+
+    def folders(top: Path, package: str) -> set[str]:
+        """Each folder holding files, as a package (setuptools warns of one not declared)."""
+        return {".".join((package, *folder.relative_to(top).parts))
+                for folder in (top, *top.rglob("*")) if folder.is_dir()
+                and folder.name != "__pycache__" and any(f.is_file() for f in folder.iterdir())}
+
+    assert set(setup["packages"]) == (folders(SERVICE_DIR, "service")
+                                      | folders(root / "cypher", "service.cypher"))
     assert setup["package-dir"] == {"service.cypher": "cypher"}
     assert CYPHER_DIR == root / "cypher"  # an editable install reads the repository's files

@@ -109,3 +109,37 @@ def test_instructions_are_optional_non_blank_and_bounded_in_characters():
         validate.instructions(5)
     with pytest.raises(BadInput, match="not valid Unicode"):
         validate.instructions("a\ud800")
+
+
+def test_a_timestamp_is_one_neo4j_holds_and_the_driver_can_send():
+    from datetime import datetime, timedelta, timezone
+    from zoneinfo import ZoneInfo
+
+    import pytz
+    from neo4j.time import DateTime
+
+    def at(minutes: int) -> timezone:
+        return timezone(timedelta(minutes=minutes))
+
+    for good in (datetime(1, 1, 1, tzinfo=timezone.utc), datetime(1, 1, 1, tzinfo=at(-840)),
+                 datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc),
+                 datetime(9999, 12, 31, 23, tzinfo=at(840)), datetime(2020, 1, 1, tzinfo=at(1080)),
+                 datetime(2020, 1, 1, tzinfo=at(-1080)), datetime(2020, 1, 1, tzinfo=at(345)),
+                 DateTime(2020, 1, 1, 0, 0, 0, 123456789, tzinfo=at(120)),
+                 # An import's named zone (pytz rounds local mean time to whole minutes).
+                 pytz.timezone("Europe/Paris").localize(datetime(1800, 1, 1))):
+        assert validate.timestamp(good, "t") is good
+    for bad, says in ((datetime(2020, 1, 1), "with an offset or zone"),
+                      (datetime(1, 1, 1, tzinfo=at(840)), "outside years 1 to 9999"),
+                      (datetime(9999, 12, 31, 23, tzinfo=at(-840)), "outside years 1 to 9999"),
+                      (DateTime(1, 1, 1, tzinfo=at(1)), "outside years 1 to 9999"),
+                      (datetime(2020, 1, 1, tzinfo=at(1081)), "whole minutes within"),
+                      (datetime(2020, 1, 1, tzinfo=at(-1410)), "whole minutes within"),
+                      (datetime(2020, 1, 1, tzinfo=timezone(timedelta(seconds=1))),
+                       "whole minutes within"),
+                      # The driver refuses a zone's offset in seconds too (Paris's local
+                      # mean time, +00:09:21).
+                      (datetime(1800, 1, 1, tzinfo=ZoneInfo("Europe/Paris")),
+                       "whole minutes within")):
+        with pytest.raises(BadInput, match=says):
+            validate.timestamp(bad, "t")
