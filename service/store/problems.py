@@ -120,6 +120,12 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
                                   "segment {absorbed_id}"),
     "meta_changed": lambda ids: Stale(f"session {ids['session_id']} metadata changed while "
                                       "it was being saved"),
+    "media_not_carried": lambda ids: BadInput(
+        "the document does not carry media its nodes name, and this tenant has not stored "
+        "them: " + "; ".join(f"node {ids['media_named_by'][digest]} names media {digest}"
+                             for digest in ids["missing_media"][:5])
+        + (f"; and {len(ids['missing_media']) - 5} more" if len(ids["missing_media"]) > 5
+           else ""), missing_media=ids["missing_media"]),
     "session_exists": _session_taken,
     "ids_exist": _ids_taken,
 }
