@@ -1,6 +1,6 @@
 // name: backup_export
-// returns: zero or one row {session, root_ids, head_ids, active_summary_ids, nodes, calls, media}
-// purpose: everything a backup needs to rebuild a session — its properties, every node (deleted and superseded ones too) and every call, with all their edges, and the media its nodes carry
+// returns: zero or one row {session, root_ids, head_ids, active_summary_ids, nodes, calls, media, tool_sets}
+// purpose: everything a backup needs to rebuild a session — its properties, every node (deleted and superseded ones too) and every call, with all their edges, the media its nodes carry and the tools its calls were offered
 // params: session_id, tenant
 // Edges to single targets come back as lists, so a session holding two of them is seen,
 // not silently reduced to one. Nodes are in seq order, calls in start order. Events are
@@ -42,4 +42,10 @@ RETURN properties(s) AS session,
     WITH DISTINCT m
     RETURN {sha256: m.sha256, media_type: m.media_type, data: m.data, bytes: m.bytes} AS medium
     ORDER BY medium.sha256
-  } AS media
+  } AS media,
+  COLLECT {
+    MATCH (:Call {session_id: s.id})-[:OFFERED]->(t:ToolSet {tenant: $tenant})
+    WITH DISTINCT t
+    RETURN {sha256: t.sha256, tools: t.tools} AS tool_set
+    ORDER BY tool_set.sha256
+  } AS tool_sets

@@ -1,7 +1,7 @@
 // name: backup_import
 // returns: one row {problem, session_elsewhere, taken_ids, taken_elsewhere, missing_media, created, violations}; nothing is created when problem is set
-// purpose: rebuilds an exported session in the importing tenant — Session, Nodes, Calls and all their edges (a summary's ABSORBED and REPLACED from its properties, a node's ToolUse nodes, ANSWERS and CARRIES from its blocks), and the media it carries — after checking that none of its ids exists and that the media it names are in the document or stored, then checks the invariants of what it wrote
-// params: tenant, session, nodes, calls, media, media_stored
+// purpose: rebuilds an exported session in the importing tenant — Session, Nodes, Calls and all their edges (a summary's ABSORBED and REPLACED from its properties, a node's ToolUse nodes, ANSWERS and CARRIES from its blocks), the media it carries and the tools its calls were offered — after checking that none of its ids exists and that the media it names are in the document or stored, then checks the invariants of what it wrote
+// params: tenant, session, nodes, calls, media, media_stored, tool_sets
 // Every id a row names was checked by the caller to be one of the document's own nodes.
 // A node row carries what its blocks imply, as the API's writes take it (blocks_write):
 // tool_uses [{id, name}], answers with answer_errors alike ordered, media_refs. $media are
@@ -111,6 +111,16 @@ OPTIONAL CALL (problem) {
     CREATE (c)-[:READ {position: read.position}]->(x)
   }
   CALL (s) {
+    UNWIND $tool_sets AS t
+    MERGE (stored:ToolSet {tenant: $tenant, sha256: t.sha256})
+    ON CREATE SET stored.tools = t.tools
+  }
+  CALL (s) {
+    MATCH (c:Call {session_id: s.id}) WHERE c.tools_sha256 IS NOT NULL
+    MATCH (tools:ToolSet {tenant: $tenant, sha256: c.tools_sha256})
+    CREATE (c)-[:OFFERED]->(tools)
+  }
+  CALL (s) {
     MATCH (r:Node {id: $session.root_id})
     CREATE (s)-[:ROOT]->(r)
   }
@@ -137,7 +147,8 @@ OPTIONAL CALL (problem) {
     active_summary: COUNT { (s)-[:ACTIVE_SUMMARY]->() },
     tool_uses: COUNT { (:ToolUse {session_id: s.id}) },
     uses: COUNT { (:Node {session_id: s.id})-[:USES]->() },
-    carries: COUNT { (:Node {session_id: s.id})-[:CARRIES]->() }
+    carries: COUNT { (:Node {session_id: s.id})-[:CARRIES]->() },
+    offered: COUNT { (:Call {session_id: s.id})-[:OFFERED]->() }
   } AS created
   OPTIONAL CALL (s) {
     // include: check_session_invariants

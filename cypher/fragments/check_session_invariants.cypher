@@ -227,3 +227,11 @@ WHERE n.tool_use_ids IS :: LIST<STRING NOT NULL> NOT NULL AND size(n.tool_use_id
 RETURN 'tool pair: ' + c.id + ' (' + toString(c.role) + ') follows ' + n.id + ', whose tool uses ('
   + reduce(ids = '', i IN n.tool_use_ids | ids + CASE WHEN ids = '' THEN '' ELSE ', ' END + i)
   + ') only a tool message answering every one of them may follow' AS violation
+UNION ALL
+// A call's OFFERED edge is its tools_sha256: one edge to the tenant's ToolSet of that hash.
+MATCH (c:Call {session_id: s.id})
+WITH c, COLLECT { MATCH (c)-[:OFFERED]->(t:ToolSet) WHERE t.tenant = c.tenant
+                  RETURN t.sha256 AS sha256 } AS offered, COUNT { (c)-[:OFFERED]->() } AS edges
+WHERE edges <> size(offered)
+   OR offered <> CASE WHEN c.tools_sha256 IS NULL THEN [] ELSE [c.tools_sha256] END
+RETURN 'tools: call ' + c.id + ' has OFFERED edges that are not its tools_sha256' AS violation

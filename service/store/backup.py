@@ -30,6 +30,11 @@ padded base64 of at most the importing service's max_media_bytes, under its sha2
 import stores one per tenant and hash, keeping one the tenant holds already. A medium a
 node names may be left out of `media` when the importing tenant has it stored already.
 
+`tool_sets` (present when some call was offered tools) holds the tools the calls were
+offered, each once: `{"sha256", "tools"}`, the canonical JSON text a call's
+`tools_sha256` names; an import stores one per tenant and hash and links each call to
+its own (OFFERED).
+
 Version 1 (before media were exported) has no `media`: it is read as version 2 without
 any, so the media its nodes name must be stored for the importing tenant.
 
@@ -52,6 +57,7 @@ session or nothing.
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import timezone
 from typing import Any, Callable, Mapping
@@ -77,6 +83,7 @@ PROBLEMS_NAMED = 5
 
 _DOCUMENT_KEYS = {"format", "version", "session", "nodes", "calls", *INFORMATION_KEYS}
 _MEDIA_KEY = "media"  # from version 2
+_TOOL_SETS_KEY = "tool_sets"  # from version 2; absent when no call was offered tools
 _SESSION_KEYS = {"properties", "root_id", "head_id", "active_summary_id"}
 _NODE_KEYS = {"properties", "predecessor_id", "caller_id", "covers"}
 _CALL_KEYS = {"properties", "reads", "produced_id"}
@@ -109,6 +116,8 @@ async def export_session(db: Database, tenant: str, session_id: str, limits: Lim
         "calls": [_export_call(call) for call in row["calls"]],
         "media": [dict(medium) for medium in row["media"]],
     }
+    if row["tool_sets"]:
+        document[_TOOL_SETS_KEY] = [dict(tool_set) for tool_set in row["tool_sets"]]
     try:
         parsed = _parse(document, limits)  # what cannot be imported again is not a backup
         if parsed.named_not_carried:
@@ -236,8 +245,9 @@ def _parse(document: Any, limits: Limits) -> _Parsed:
     if version not in READABLE:
         raise BadInput(f"backup version {validate.shown(version)} is not supported "
                        f"(this reads versions {', '.join(map(str, READABLE))})")
-    keys = _DOCUMENT_KEYS | ({_MEDIA_KEY} if version >= 2 else set())
-    doc = _fields(document, keys, "the document", optional=INFORMATION_KEYS)
+    keys = _DOCUMENT_KEYS | ({_MEDIA_KEY, _TOOL_SETS_KEY} if version >= 2 else set())
+    doc = _fields(document, keys, "the document",
+                  optional=(*INFORMATION_KEYS, _TOOL_SETS_KEY))
     session = _fields(doc["session"], _SESSION_KEYS, "session")
     session = {**session, "properties": _properties(session["properties"],
                                                     _where("session", session["properties"]))}
@@ -255,6 +265,7 @@ def _parse(document: Any, limits: Limits) -> _Parsed:
         _check_reads(call, limits)
     nodes = [{**node, **_implied(node, limits)} for node in nodes]
     named_not_carried = _check_media(nodes, media)
+    tool_sets = _tool_sets(doc.get(_TOOL_SETS_KEY, []), calls)
     expected = {
         "nodes": len(nodes), "calls": len(calls),
         "predecessor": sum(n["predecessor_id"] is not None for n in nodes),
@@ -268,9 +279,36 @@ def _parse(document: Any, limits: Limits) -> _Parsed:
         "tool_uses": sum(len(n["tool_uses"]) for n in nodes),
         "uses": sum(len(n["tool_uses"]) for n in nodes),
         "carries": sum(len(n["media_refs"]) for n in nodes),
+        "offered": sum(c["properties"].get("tools_sha256") is not None for c in calls),
     }
-    return _Parsed({"session": session, "nodes": nodes, "calls": calls, "media": media},
-                   expected, named_not_carried)
+    return _Parsed({"session": session, "nodes": nodes, "calls": calls, "media": media,
+                    "tool_sets": tool_sets}, expected, named_not_carried)
+
+
+def _tool_sets(raw: Any, calls: list[dict]) -> list[dict[str, str]]:
+    """The tools the document's calls were offered: each once, its text under its sha256,
+    a JSON list of tool definitions, and every call's tools_sha256 among them."""
+    if not isinstance(raw, list):
+        raise BadInput(f"{_TOOL_SETS_KEY} must be a list")
+    found = []
+    for i, item in enumerate(raw):
+        row = _fields(item, {"sha256", "tools"}, f"{_TOOL_SETS_KEY}[{i}]")
+        where = f"{_TOOL_SETS_KEY}[{i}]"
+        if not isinstance(row["tools"], str) or not isinstance(row["sha256"], str):
+            raise BadInput(f"{where}: sha256 and tools must be strings")
+        if hashlib.sha256(row["tools"].encode("utf-8")).hexdigest() != row["sha256"]:
+            raise BadInput(f"{where}: tools do not hash to sha256 {validate.shown(row['sha256'])}")
+        tools = validate.parse_json(row["tools"], f"{where}.tools")
+        if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+            raise BadInput(f"{where}.tools must be a JSON list of tool definitions")
+        found.append({"sha256": row["sha256"], "tools": row["tools"]})
+    carried = _unique([t["sha256"] for t in found], _TOOL_SETS_KEY)
+    for call in calls:
+        digest = call["properties"].get("tools_sha256")
+        if digest is not None and digest not in carried:
+            raise BadInput(f"{records.label('call', call['properties'])}: tools_sha256 "
+                           f"{digest} is not among the document's {_TOOL_SETS_KEY}")
+    return found
 
 
 def _implied(node: dict, limits: Limits) -> dict[str, list[Any]]:

@@ -232,7 +232,16 @@ async def agent_session(ledger, compactor) -> tuple[Session, dict[str, str]]:
     retried = (await ledger.head.retry(lookup.id, blocks=tool_uses(
         "toolu_d", text="Once more, the other file."))).node
     answered = await append("tool", blocks=tool_results("toolu_d"))
-    reply = await append("assistant", "They match.")
+    from service.store import CallRecord, Purpose
+    from service.store.ids import utcnow
+    from service.turns.requests import Tool, tools_json
+
+    offered = tools_json([Tool("read_file", "Reads a file.", {"type": "object"})])
+    rendered = await ledger.views.render(session.id)
+    reply = (await ledger.head.append_message(
+        session.id, "assistant", "They match.", call=CallRecord.of_prompt(
+            Purpose.EXTERNAL, "external", "a-model", rendered.nodes, utcnow(), utcnow(),
+            head_id=rendered.head_id, tools_json=offered))).node
     return session, {"summary": summary.id, "ask": ask.id, "call": call.id,
                      "results": results.id, "again": again.id, "lookup": lookup.id,
                      "looked": looked.id, "retried": retried.id, "answered": answered.id,

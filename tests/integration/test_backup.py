@@ -823,6 +823,10 @@ async def test_an_agent_session_round_trips_its_blocks_tool_pairs_and_media(
     assert call["tool_use_ids"] == ["toolu_a", "toolu_b"]
     assert json.loads(call["blocks"])[0]["signature"] == "EqQBCkYIBxgCKkD+/sig=="
     assert record_of(document, ids["results"])["answered_ids"] == ["toolu_a", "toolu_b"]
+    (tool_set,) = document["tool_sets"]
+    assert json.loads(tool_set["tools"])[0]["name"] == "read_file"
+    offered = [c for c in document["calls"] if c["properties"].get("tools_sha256")]
+    assert [c["properties"]["tools_sha256"] for c in offered] == [tool_set["sha256"]]
     before = {"renders": await tips_rendered(ledger, session.id),
               "graph": await run_cypher(db, TOOL_GRAPH, sid=session.id)}
     assert len(before["renders"]) == 2  # the reply, and the answer of the first lookup
@@ -841,6 +845,9 @@ async def test_an_agent_session_round_trips_its_blocks_tool_pairs_and_media(
     expected = [{"sha256": h} for h in sorted([image.sha256, pdf.sha256])]
     assert await run_cypher(db, TENANT_MEDIA, tenant=other_tenant) == expected
     assert await run_cypher(db, TENANT_MEDIA, tenant=tenant) == expected
+    (call,) = [c for c in await imported.calls.get_many([offered[0]["properties"]["id"]])]
+    assert await imported.calls.tool_sets([call.tools_sha256]) == {
+        tool_set["sha256"]: json.loads(tool_set["tools"])}
 
 
 async def test_media_already_stored_for_the_tenant_need_not_be_in_the_document(
@@ -850,7 +857,9 @@ async def test_media_already_stored_for_the_tenant_need_not_be_in_the_document(
     document = await export_session(db, tenant, session.id, Limits())
     await run_cypher(db, DELETE_SESSION, sid=session.id)  # the tenant's media stay stored
     version_1 = {**copy.deepcopy(document), "version": 1}
-    del version_1["media"]
+    del version_1["media"], version_1["tool_sets"]  # and calls offered no tools then:
+    for call in version_1["calls"]:
+        call["properties"].pop("tools_sha256", None)
     image = json.loads(record_of(document, ids["ask"])["blocks"])[1]["source"]["sha256"]
     with pytest.raises(BadInput) as missing:
         await import_session(db, other_tenant, version_1, Limits())
@@ -861,8 +870,9 @@ async def test_media_already_stored_for_the_tenant_need_not_be_in_the_document(
         await import_session(db, tenant, {**version_1, "media": document["media"]}, Limits())
 
     assert await import_session(db, tenant, version_1, Limits()) == session.id
+    expected = {**version_1, "version": 2, "media": document["media"]}
     assert without_information(await export_session(db, tenant, session.id, Limits())) == \
-        without_information(document)
+        without_information(expected)
     assert len(await run_cypher(db, TENANT_MEDIA, tenant=tenant)) == 2
     await assert_sound(ledger, session.id)
 
