@@ -95,8 +95,9 @@ class Settings:
     auto_compact_ratio: float
     # The model provider: Anthropic when ANTHROPIC_API_KEY is set, else None (offline).
     anthropic: AnthropicSettings | None
-    # The API: bearer tokens mapped to tenants (none: single-tenant, loopback only).
-    api_tokens: Mapping[str, str]
+    # The API: bearer tokens mapped to tenants (none: single-tenant, loopback only). Never
+    # in the repr: a logged Settings must not hand out the tokens.
+    api_tokens: Mapping[str, str] = field(repr=False)
     # Bounds on clients (service/api/guards.py, server.py, limits.py).
     operation_timeout_seconds: float
     request_read_timeout_seconds: float
