@@ -2,10 +2,11 @@
 
 json.dumps holds the GIL for the whole document it encodes, so moving it to a thread
 alone would not free the event loop. An answer is encoded in pieces instead: each object
-or list whose values are all scalars in one call, the containers around them piece by
-piece. Up to ON_LOOP_PIECES pieces or ON_LOOP_CHARS characters are encoded on the event
-loop, so a small answer never waits for a thread; the rest of a larger one is encoded in
-a worker thread, and between two of its pieces the interpreter lets the event loop run.
+or list that holds no container in one call (a run of such list items together), the
+containers around them piece by piece. Up to ON_LOOP_PIECES pieces or ON_LOOP_CHARS
+characters are encoded on the event loop, so a small answer never waits for a thread;
+the rest of a larger one is encoded in a worker thread, and between two of its pieces
+the interpreter lets the event loop run.
 The text is strawberry's own encoding (compact separators, ASCII escapes).
 """
 from __future__ import annotations
@@ -23,26 +24,64 @@ from strawberry.http.exceptions import WebSocketDisconnected
 
 ON_LOOP_PIECES = 256
 ON_LOOP_CHARS = 64 * 1024
-_ENCODER = json.JSONEncoder(separators=(",", ":"))
+RUN = 64  # a list's items encoded in one call, when none holds a container,
+RUN_CHARS = 16 * 1024  # unless their text adds up to this many characters first
+
+_encode_text = json.encoder.encode_basestring_ascii
+if json.encoder.c_make_encoder is not None:  # one C encoder for every piece (CPython)
+    _c_encoder = json.encoder.c_make_encoder(
+        None, json.JSONEncoder().default, _encode_text, None, ":", ",", False, False, True)
+
+    def _encode(value: Any) -> str:
+        return "".join(_c_encoder(value, 0))
+else:  # pragma: no cover
+    _encode = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def _flat_size(value: Any) -> int | None:
+    """Roughly how long `value` is as JSON when it holds no container; None when it does."""
+    kind = type(value)
+    if kind is str:
+        return len(value)
+    if kind is not dict and kind is not list:
+        return 8
+    size = 0
+    for item in value.values() if kind is dict else value:
+        if type(item) is dict or type(item) is list:
+            return None
+        size += len(item) if type(item) is str else 8
+    return size
 
 
 def pieces(value: Any) -> Iterator[str]:
-    """`value` as JSON text, in pieces."""
-    if isinstance(value, dict) and any(isinstance(v, (dict, list)) for v in value.values()):
-        yield "{"
-        for i, (key, item) in enumerate(value.items()):
-            yield ("," if i else "") + _ENCODER.encode(key) + ":"
+    """`value` as JSON text, in pieces: a value holding no container is one piece, and so
+    is a run of such items of a list (up to RUN of them, or RUN_CHARS characters)."""
+    if _flat_size(value) is not None:
+        yield _encode(value)
+    elif type(value) is dict:
+        separator = "{"
+        for key, item in value.items():
+            yield separator + _encode_text(key) + ":"
+            separator = ","
             yield from pieces(item)
         yield "}"
-    elif isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value):
-        yield "["
-        for i, item in enumerate(value):
-            if i:
-                yield ","
-            yield from pieces(item)
-        yield "]"
     else:
-        yield _ENCODER.encode(value)
+        separator, run, run_size = "[", [], 0
+        for item in value:
+            size = _flat_size(item)
+            if size is not None:
+                run.append(item)
+                run_size += size
+            if run and (size is None or len(run) == RUN or run_size >= RUN_CHARS):
+                yield separator + _encode(run)[1:-1]
+                separator, run, run_size = ",", [], 0
+            if size is None:
+                yield separator
+                separator = ","
+                yield from pieces(item)
+        if run:
+            yield separator + _encode(run)[1:-1]
+        yield "]"
 
 
 async def json_text(value: Any) -> str:

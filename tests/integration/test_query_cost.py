@@ -69,10 +69,12 @@ async def test_healthz_answers_while_a_large_answer_is_encoded(api, read_session
     pieces = encoding.pieces
 
     def held_at_the_end(value):
-        count = 0
+        count = size = 0
         for count, piece in enumerate(pieces(value), 1):
+            size += len(piece)
             yield piece
-        if count > encoding.ON_LOOP_PIECES and not started.is_set():
+        large = count > encoding.ON_LOOP_PIECES or size > encoding.ON_LOOP_CHARS
+        if large and not started.is_set():
             started.set()
             released.append(release.wait(30))
 

@@ -2,7 +2,7 @@
 import asyncio
 import json
 
-from service.api.encoding import ON_LOOP_PIECES, json_text, pieces
+from service.api.encoding import ON_LOOP_PIECES, RUN, json_text, pieces
 
 
 def test_pieces_join_to_strawberrys_encoding():
@@ -12,6 +12,9 @@ def test_pieces_join_to_strawberrys_encoding():
         {"data": {"nodes": [{"id": f"nod_{i}", "metadata": {"k": [i, {"deep": [i]}]}}
                             for i in range(3 * ON_LOOP_PIECES)]}},
         [{"data": {"x": 1}}, {"data": {"y": [{"z": "w"}]}}],  # a batch
+        {"data": {"runs": [[{"i": i} for i in range(n)] + [[n]] + list(range(n))
+                           for n in (RUN - 1, RUN, RUN + 1, 2 * RUN + 3)]}},
+        {"data": {"e": [[], {}, [[]], [{}], {"a": []}], "f": 1e300, "g": -0.0}},
     ]
     for answer in answers:
         expected = json.dumps(answer, separators=(",", ":"))
