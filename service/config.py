@@ -105,6 +105,7 @@ class Settings:
     max_connections: int
     max_websockets: int
     max_subscriptions_per_socket: int
+    max_query_cost: int  # values an operation's answer may hold, estimated (api/cost.py)
     # Browser pages on these origins may call the API (CORS) and open websockets
     # (service/api/guards.py): exact origins, normalized by `normalize_origin`.
     cors_origins: tuple[str, ...] = ()
@@ -172,6 +173,7 @@ class Settings:
             max_websockets=_integer(env, "CTXDAG_MAX_WEBSOCKETS", 32, 1),
             max_subscriptions_per_socket=_integer(env, "CTXDAG_MAX_SUBSCRIPTIONS_PER_SOCKET", 8,
                                                   1),
+            max_query_cost=_integer(env, "CTXDAG_MAX_QUERY_COST", 100_000, 1),
             cors_origins=_cors_origins(env),
             bookmark_keys=_bookmark_keys(env),
             bookmark_wait_seconds=_float(env, "CTXDAG_BOOKMARK_WAIT_SECONDS", 10.0, 0,
