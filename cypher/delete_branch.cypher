@@ -1,7 +1,7 @@
 // name: delete_branch
 // returns: one row {problem, fork_point_id, deleted_ids, previous_head_id, head_id, events}
 // purpose: tombstones a branch's exclusive nodes (everything below its fork point) and the summaries whose segment holds one of them; HEAD moves to the fork point if it was among them
-// params: session_id, tenant, tip_id, now, event_retention
+// params: session_id, tenant, tip_id, now
 // Nodes are flagged, never removed: calls that read them keep their READ edges.
 MATCH (s:Session {id: $session_id, tenant: $tenant})
 // include: session_write_lock

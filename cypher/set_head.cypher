@@ -1,7 +1,7 @@
 // name: set_head
 // returns: one row {problem, previous_head_id, head_id, events}
 // purpose: the explicit HEAD move (checkout, or rewind when $require_ancestor) — no other statement moves HEAD onto an existing node
-// params: session_id, tenant, node_id, require_ancestor, now, event_retention
+// params: session_id, tenant, node_id, require_ancestor, now
 MATCH (s:Session {id: $session_id, tenant: $tenant})
 // include: session_write_lock
 WITH s

@@ -1,7 +1,7 @@
 // name: summary_retire
 // returns: one row {problem, session_id, summary_id, restored_id, events}; no row when the summary does not exist
 // purpose: undoes a compaction: the summary stops applying anywhere (kept as a relic for provenance) and what applied before applies again; when it was the session's active summary, the pointer moves back to the one it replaced; HEAD untouched
-// params: summary_id, tenant, now, event_retention
+// params: summary_id, tenant, now
 // The active summary goes back along replaced_id (the active summary when each was
 // written; absorbed_id for summaries written before replaced_id was kept), past summaries
 // that are retired or deleted, to the first that still stands — or to none.

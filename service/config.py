@@ -96,8 +96,9 @@ class Settings:
     auto_compact_ratio: float
     # The model provider: Anthropic when ANTHROPIC_API_KEY is set, else None (offline).
     anthropic: AnthropicSettings | None
-    # The API: bearer tokens mapped to tenants (none: single-tenant, loopback only).
-    api_tokens: Mapping[str, str]
+    # The API: bearer tokens mapped to tenants (none: single-tenant, loopback only). Never
+    # in the repr: a logged Settings must not hand out the tokens.
+    api_tokens: Mapping[str, str] = field(repr=False)
     # Bounds on clients (service/api/guards.py, server.py, limits.py).
     operation_timeout_seconds: float
     request_read_timeout_seconds: float
@@ -105,6 +106,7 @@ class Settings:
     max_connections: int
     max_websockets: int
     max_subscriptions_per_socket: int
+    max_query_cost: int  # values an operation's answer may hold, estimated (api/cost.py)
     # Browser pages on these origins may call the API (CORS) and open websockets
     # (service/api/guards.py): exact origins, normalized by `normalize_origin`.
     cors_origins: tuple[str, ...] = ()
@@ -173,6 +175,7 @@ class Settings:
             max_websockets=_integer(env, "CTXDAG_MAX_WEBSOCKETS", 32, 1),
             max_subscriptions_per_socket=_integer(env, "CTXDAG_MAX_SUBSCRIPTIONS_PER_SOCKET", 8,
                                                   1),
+            max_query_cost=_integer(env, "CTXDAG_MAX_QUERY_COST", 100_000, 1),
             cors_origins=_cors_origins(env),
             bookmark_keys=_bookmark_keys(env),
             bookmark_wait_seconds=_float(env, "CTXDAG_BOOKMARK_WAIT_SECONDS", 10.0, 0,

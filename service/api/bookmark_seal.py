@@ -10,7 +10,7 @@ A sealed bookmark is AES-256-GCM-SIV (authenticated encryption: the ciphertext h
 bookmark, and a change to any bit fails to open) over the Neo4j bookmark and the time it
 expires, with the tenant as associated data, so one tenant's bookmark opens for no other.
 Its text is URL-safe base64 without padding of: a version byte, a 12-byte random nonce,
-the ciphertext and its 16-byte tag. A Neo4j 5 bookmark (31 characters) seals to 86.
+the ciphertext and its 16-byte tag: a Neo4j 5 bookmark of 31–39 characters seals to 86–96.
 
 Keys (`Settings.bookmark_keys`, CTXDAG_BOOKMARK_KEY): the first seals, every one opens,
 so a key can be replaced without failing the bookmarks clients hold (list the new one

@@ -5,7 +5,10 @@ fragment spreading the next one twice doubles it), so every limit here is measur
 one pass over the document with each fragment measured once. Only a document within
 the limits goes on to graphql-core's validation, which then walks at most
 MAX_SELECTIONS fields, and runs in a worker thread so the event loop keeps serving
-other requests. Execution is bounded in time by the operation timeout.
+other requests. A valid operation then has its answer's size estimated from the document
+and its variables (cost.py), and one that may hold more values than
+CTXDAG_MAX_QUERY_COST allows is refused before anything runs. Execution is bounded in
+time by the operation timeout.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.schema.schema import validate_document
 
 from ..errors import OperationTimedOut
+from .cost import Estimate, estimate
 
 MAX_QUERY_CHARS = 64 * 1024
 MAX_TOKENS = 2000
@@ -104,9 +108,22 @@ def over_limits(cost: Cost) -> str | None:
     return None
 
 
+def over_cost(cost: Estimate, limit: int) -> GraphQLError | None:
+    """The refusal of an operation whose answer may hold more than `limit` values."""
+    if cost.total <= limit:
+        return None
+    why = cost.explain()
+    return GraphQLError(
+        f"query cost estimate {cost.total:,} exceeds the limit {limit:,} "
+        f"(CTXDAG_MAX_QUERY_COST){': ' + why if why else ''}; ask for fewer fields, "
+        "smaller pages or fewer ids",
+        extensions={"code": "BAD_INPUT", "costEstimate": cost.total, "costLimit": limit})
+
+
 class BoundedValidation(SchemaExtension):
     """Refuses a document over the limits before any other rule runs; validates the rest
-    off the event loop."""
+    off the event loop, then refuses a valid operation whose estimated cost is over the
+    limit."""
 
     async def on_validate(self) -> AsyncIterator[None]:
         context = self.execution_context
@@ -116,9 +133,13 @@ class BoundedValidation(SchemaExtension):
             if reason is not None:
                 context.pre_execution_errors = [GraphQLError(reason)]
             else:
-                context.pre_execution_errors = await asyncio.to_thread(
-                    validate_document, context.schema._schema, document,
-                    context.validation_rules)
+                schema = context.schema._schema
+                errors = await asyncio.to_thread(validate_document, schema, document,
+                                                 context.validation_rules)
+                refused = None if errors else over_cost(
+                    estimate(schema, document, context.operation_name, context.variables),
+                    context.context.runtime.settings.max_query_cost)
+                context.pre_execution_errors = [refused] if refused else errors
         yield
 
 

@@ -22,9 +22,9 @@ from .events import EVENT_TYPES, SessionEvent, event_out, replay_start
 from .limits import MAX_TOKENS, BoundedValidation, OperationDeadline
 from .nodes import MAX_NODES_PER_LOOKUP, resolve_node
 from .types import (
-    CallDiff, Compaction, Message, ModelCall, Node, Role, Session, SessionConnection, Turn,
-    Uncompaction, call_diff_out, call_out, compaction_out, connection_out, message_out,
-    session_out, summary_out, turn_out,
+    MAX_CALLS_PAGE, CallDiff, Compaction, Message, ModelCall, Node, Role, Session,
+    SessionConnection, Turn, Uncompaction, call_diff_out, call_out, compaction_out,
+    connection_out, message_out, session_out, summary_out, turn_out,
 )
 
 STRATEGY_HELP = ('"rolling" (default: the active summary alone, one at a time) or "branch" '
@@ -82,7 +82,7 @@ class Query:
                             first: int = 100) -> list[ModelCall]:
         await info.context.loaders.nodes.load(str(node_id))
         page = await info.context.loaders.readers.load(
-            (str(node_id), window(first, maximum=1000)))
+            (str(node_id), window(first, maximum=MAX_CALLS_PAGE)))
         return [call_out(r.call) for r in page.items]
 
 

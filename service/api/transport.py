@@ -25,6 +25,7 @@ from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWS
 
 from .bookmarks import websocket_operation_extensions
 from .context import Context
+from .encoding import OffLoopJSONResponse, OffLoopWebSocketAdapter
 from .errors import error_body
 from .graphiql import graphiql_page, serve_graphiql_asset
 from .limits import MAX_QUERY_CHARS
@@ -89,6 +90,7 @@ class LegacyWSHandler(BaseGraphQLWSHandler):
 class Router(GraphQLRouter):
     graphql_transport_ws_handler_class = TransportWSHandler
     graphql_ws_handler_class = LegacyWSHandler
+    websocket_adapter_class = OffLoopWebSocketAdapter
 
     def __init__(self, *args: Any, tokens_required: bool = False, **kwargs: Any) -> None:
         """`tokens_required`: GraphiQL's page starts with an Authorization header to fill."""
@@ -102,6 +104,12 @@ class Router(GraphQLRouter):
         return HTMLResponse(graphiql_page(request.url.path, self.tokens_required),
                             headers={"cache-control": "no-cache",
                                      "x-content-type-options": "nosniff"})
+
+    def create_response(self, response_data: Any, sub_response: Any) -> OffLoopJSONResponse:
+        """The answer, encoded when it is sent, a large one off the event loop (encoding.py)."""
+        response = OffLoopJSONResponse(response_data, sub_response.status_code or 200)
+        response.headers.raw.extend(sub_response.headers.raw)
+        return response
 
     def decode_json(self, data: str | bytes) -> object:
         try:

@@ -22,6 +22,8 @@ from .blocks import (
 from ..turns.service import TurnResult
 
 
+MAX_CALLS_PAGE = 1000  # calls in a page of Session.modelCalls, Message.readBy, callsReading
+
 Role = strawberry.enum(store.Role, description="Who a node speaks for.")
 Purpose = strawberry.enum(store.Purpose, description="Why a model was called.")
 CompactionStatus = strawberry.enum(compaction.CompactionStatus)
@@ -84,7 +86,7 @@ class Message(Node):
     async def read_by(self, info: Info, first: Optional[int] = None,
                       after: Optional[str] = None, last: Optional[int] = None,
                       before: Optional[str] = None) -> "CallReadingConnection":
-        win = window(first, after, last, before, maximum=1000)
+        win = window(first, after, last, before, maximum=MAX_CALLS_PAGE)
         page = await info.context.loaders.readers.load((str(self.id), win))
         return CallReadingConnection(
             edges=[CallReadingEdge(cursor=c, node=call_out(r.call), position=r.position)
@@ -477,14 +479,15 @@ class Session(Node):
     async def model_calls(self, info: Info, first: Optional[int] = None,
                           after: Optional[str] = None, last: Optional[int] = None,
                           before: Optional[str] = None) -> "ModelCallConnection":
-        win = window(first, after, last, before, maximum=1000)
+        win = window(first, after, last, before, maximum=MAX_CALLS_PAGE)
         page = await info.context.loaders.session_calls.load((str(self.id), win))
         return connection_out(page, call_out, total_count=page.total)
 
     @strawberry.field(description="The session's first 1,000 model calls, oldest first.",
                       deprecation_reason="Use modelCalls: it pages.")
     async def calls(self, info: Info) -> list[ModelCall]:
-        page = await info.context.loaders.session_calls.load((str(self.id), Window(1000)))
+        page = await info.context.loaders.session_calls.load(
+            (str(self.id), Window(MAX_CALLS_PAGE)))
         return [call_out(c) for c in page.items]
 
 

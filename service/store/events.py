@@ -1,14 +1,19 @@
 """Session events as data. Every write that changes a session stores the events it announces
 in the same transaction (cypher/fragments/events_write.cypher), numbered per session in
 commit order; any service process reads them back in that order (service/events.py).
+
+A session keeps its newest `event_retention` events. The older ones are forgotten in
+batches (`prune_batch`): after the write whose events reach a multiple of the batch, by a
+statement of its own (cypher/events_prune.cypher), never inside the writes themselves.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
-from ..errors import NotFound
+from ..errors import CtxdagError, NotFound
 from . import validate
 from .db import Database
 from .ids import utcnow
@@ -16,8 +21,18 @@ from .models import native
 from .problems import single_row
 from .validate import Limits
 
+log = logging.getLogger("ctxdag.events")
+
 # Told the events a write just committed, and their session.
 OnCommit = Callable[[str, "list[SessionEvent]"], None]
+
+PRUNE_BATCH = 100  # events forgotten at once (fewer when the retention is under 1,000)
+
+
+def prune_batch(retention: int) -> int:
+    """How many of a session's events are forgotten at once: a session holds from
+    `retention` up to `retention + prune_batch - 1` events."""
+    return max(1, min(PRUNE_BATCH, retention // 10))
 
 
 @dataclass(frozen=True)
@@ -59,22 +74,36 @@ class Events:
         self._db, self._tenant, self._limits = db, tenant, limits
         self._on_commit = on_commit
 
-    def params(self) -> dict[str, Any]:
-        """What every statement that announces events takes besides its own parameters."""
-        return {"event_retention": self._limits.event_retention}
-
-    def committed(self, session_id: str | None, events: Sequence[Mapping] | None) -> None:
-        """A write committed `events` (rows of events_write)."""
-        if events and session_id is not None and self._on_commit is not None:
+    async def committed(self, session_id: str | None, events: Sequence[Mapping] | None) -> None:
+        """A write committed `events` (rows of events_write): tells `on_commit`, and when
+        they reach a multiple of the batch, forgets the events past retention."""
+        if not events or session_id is None:
+            return
+        if self._on_commit is not None:
             self._on_commit(session_id, [event_from_row(e) for e in events])
+        retention = self._limits.event_retention
+        batch = prune_batch(retention)
+        first, last = events[0]["seq"], events[-1]["seq"]
+        if last > retention and last // batch > (first - 1) // batch:
+            await self._prune(session_id)
+
+    async def _prune(self, session_id: str) -> None:
+        """The write committed: a failure here must not report it failed. What this batch
+        leaves is forgotten by the next one, which forgets everything past retention."""
+        try:
+            await self._db.write("events_prune", session_id=session_id, tenant=self._tenant,
+                                 now=utcnow(), event_retention=self._limits.event_retention)
+        except CtxdagError as e:
+            log.warning("forgetting the old events of session %s failed (%s); the next "
+                        "batch will", session_id, e.message)
 
     async def append(self, session_id: str, event: Mapping[str, Any]) -> None:
         """Stores an event that announces no other write (compaction_started, _failed)."""
         validate.identifier(session_id, "session id")
         rows = await self._db.write("event_append", single_row(session_id, {}),
                                     session_id=session_id, tenant=self._tenant,
-                                    event=dict(event), now=utcnow(), **self.params())
-        self.committed(session_id, rows[0]["events"])
+                                    event=dict(event), now=utcnow())
+        await self.committed(session_id, rows[0]["events"])
 
     async def bounds(self, session_id: str) -> EventBounds:
         validate.identifier(session_id, "session id")

@@ -87,10 +87,9 @@ class HeadMoves:
         ids = {"session_id": validate.identifier(session_id, "session id"),
                "tip_id": validate.identifier(tip_id, "tip id")}
         rows = await self._db.write("delete_branch", single_row(session_id, ids),
-                                    tenant=self._tenant, now=utcnow(), **ids,
-                                    **self._events.params())
+                                    tenant=self._tenant, now=utcnow(), **ids)
         row = rows[0]
-        self._events.committed(session_id, row["events"])
+        await self._events.committed(session_id, row["events"])
         return DeletedBranch(
             session_id=session_id, tip_id=tip_id, fork_point_id=row["fork_point_id"],
             deleted_ids=tuple(row["deleted_ids"]),
@@ -101,9 +100,8 @@ class HeadMoves:
         ids = {"session_id": validate.identifier(session_id, "session id"),
                "node_id": validate.identifier(node_id, "node id")}
         rows = await self._db.write("set_head", single_row(session_id, ids), tenant=self._tenant,
-                                    require_ancestor=require_ancestor, now=utcnow(), **ids,
-                                    **self._events.params())
-        self._events.committed(session_id, rows[0]["events"])
+                                    require_ancestor=require_ancestor, now=utcnow(), **ids)
+        await self._events.committed(session_id, rows[0]["events"])
         return HeadMove(session_id, rows[0]["previous_head_id"], rows[0]["head_id"])
 
     async def _fork(self, node_id: str, role: Role, content: str | None,
@@ -129,10 +127,10 @@ class HeadMoves:
             statement, single_row(ids.get("session_id"), {**ids, **message.problem_ids}),
             tenant=self._tenant, node_id=new_id("nod"), role=role.value, metadata=meta,
             now=utcnow(), call=None if call is None else call.as_param(), **message.params,
-            **ids, **params, **self._events.params(),
+            **ids, **params,
         )
         row = rows[0]
         node = node_from_row(row["node"])
-        self._events.committed(node.session_id, row["events"])
+        await self._events.committed(node.session_id, row["events"])
         return Appended(node, bool(row["head_moved"]), row["previous_head_id"],
                         row["summary_version"])

@@ -20,6 +20,8 @@ from . import validate
 T = TypeVar("T")
 
 _MAX_CURSOR_LENGTH = 4096  # a cursor holds a timestamp and an id of at most 128 characters
+DEFAULT_PAGE = 20  # items in a page when neither first nor last is given
+MAX_PAGE = 100
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,8 @@ class Page(Generic[T]):
 
 
 def window(first: int | None = None, after: str | None = None, last: int | None = None,
-           before: str | None = None, *, default: int = 20, maximum: int = 100) -> Window:
+           before: str | None = None, *, default: int = DEFAULT_PAGE,
+           maximum: int = MAX_PAGE) -> Window:
     """The slice Relay's `first`/`after`/`last`/`before` name; BadInput for a wrong one."""
     if first is not None and last is not None:
         raise BadInput("give first or last, not both")

@@ -88,11 +88,11 @@ class Sessions:
                     session_id=session_id, tenant=self._tenant, title=title,
                     set_title=set_title, extra_meta=merged,
                     expected_meta_version=current.meta_version, summary_strategy=strategy,
-                    now=utcnow(), **self._events.params(),
+                    now=utcnow(),
                 )
             except Stale:  # another save landed between our read and our write
                 continue
-            self._events.committed(session_id, rows[0]["events"])
+            await self._events.committed(session_id, rows[0]["events"])
             return session_from_row(rows[0]["session"])
         raise Conflict(f"session {session_id} metadata kept changing; try again")
 

@@ -84,10 +84,10 @@ class Summaries:
             compacted_head_id=compacted_head_id, retained_ids=list(retained_ids),
             instructions=instructions,
             call=None if call is None else call.as_param(),
-            announce=None if announce is None else dict(announce), **self._events.params(),
+            announce=None if announce is None else dict(announce),
         )
         row = rows[0]
-        self._events.committed(session_id, row["events"])
+        await self._events.committed(session_id, row["events"])
         return summary_from_row(row["summary"], row["covers_ids"])
 
     async def retire(self, summary_id: str) -> Retirement:
@@ -101,9 +101,9 @@ class Summaries:
             raise_for_problem(rows[0]["problem"], {"summary_id": summary_id})
 
         rows = await self._db.write("summary_retire", check, summary_id=summary_id,
-                                    tenant=self._tenant, now=utcnow(), **self._events.params())
+                                    tenant=self._tenant, now=utcnow())
         row = rows[0]
-        self._events.committed(row["session_id"], row["events"])
+        await self._events.committed(row["session_id"], row["events"])
         return Retirement(row["session_id"], summary_id, row["restored_id"])
 
     async def get(self, summary_id: str) -> Summary:

@@ -10,13 +10,13 @@ from tests.integration.test_api import new_session, send
 SESSION_VIEW = """query($id: ID!) { session(id: $id) {
   id headId
   graph { nodes { id role predecessorId callerId isHead coversIds supersededSummary } }
-  branches { tip { id content children { id } } isHead length }
-  render { headId nodeIds nodes { id role content coveredBy { id isActive }
+  branches { tip { id content children { id } coveredBy { id isActive } } isHead length }
+  render { headId nodeIds nodes { id role content
     readBy(first: 3) { totalCount edges { position node { id } } } } summaryId tokens }
   activeSummary { id coversIds }
-  calls { id readIds reads { id } }
+  calls { id }
   modelCalls(last: 5) { totalCount pageInfo { hasPreviousPage }
-    edges { cursor node { id replay { differs currentIds removed { id } } } } }
+    edges { cursor node { id readIds reads { id } replay { differs currentIds removed { id } } } } }
 } }"""
 
 
@@ -61,7 +61,7 @@ async def test_listing_sessions_with_their_views_is_not_n_plus_1(api):
         session = await new_session(client, f"list {i}")
         await send(client, session["id"], "Hi.")
     query = """query { sessions(first: 4) { nodes { id head { id } root { id }
-      branches { tip { id } } render { nodeIds } graph { nodes { id } } calls { id readIds }
+      branches { tip { id } } render { nodeIds } graph { nodes { id } } calls { id }
       modelCalls(first: 2) { totalCount nodes { id readIds } } } } }"""
     before = api.db.round_trips.total
     data = await client(query)

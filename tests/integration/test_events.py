@@ -7,6 +7,7 @@ import pytest
 from service.errors import EventsExpired
 from service.events import EventFeed
 from service.store import Ledger, Limits
+from service.store.queries import packaged_queries
 from tests.integration.helpers import chat, stored_events
 
 
@@ -64,3 +65,46 @@ async def test_retention_forgets_the_oldest_and_a_subscriber_behind_it_is_told(d
     bounds = await writer.events.bounds(session.id)
     assert (bounds.last_seq, bounds.pruned_through) == (10, 5)
     assert await writer.violations(session.id) == []
+
+
+async def test_retention_forgets_in_batches_after_the_write_that_reaches_one(db, tenant):
+    """Retention 50 forgets in batches of 5 (service/store/events.py: prune_batch): only a
+    write whose events reach a multiple of 5 past the 50th prunes, in a statement of its
+    own, down to the newest 50; in between a session holds up to 54."""
+    writer = Ledger.open(db, tenant, Limits(event_retention=50))
+    session = await writer.sessions.create()
+    await chat(writer, session, *[f"t{i}" for i in range(29)])  # 58 events
+    bounds = await writer.events.bounds(session.id)
+    assert (bounds.last_seq, bounds.pruned_through) == (58, 6)  # pruned after seq 56
+    assert [e.seq for e in await stored_events(writer, session.id)] == list(range(7, 59))
+    await chat(writer, session, "t29", start_with="assistant")  # seqs 59, 60
+    bounds = await writer.events.bounds(session.id)
+    assert (bounds.last_seq, bounds.pruned_through) == (60, 10)
+    assert db.round_trips.by_name["events_prune"] == 2  # after seqs 56 and 60
+    assert await writer.violations(session.id) == []
+
+
+def _operators(plan) -> list[tuple[str, str]]:
+    found = [(plan["operatorType"], str(plan.get("args", {}).get("Details", "")))]
+    for child in plan.get("children", []):
+        found += _operators(child)
+    return found
+
+
+async def test_a_write_that_stores_events_reads_no_event(neo4j_driver):
+    """Storing a write's events only creates them: no operator of the write's plan reads
+    :Event nodes (EXPLAIN, so nothing runs). A read of them would tie the plan of every
+    write to the Event statistics, which move with every write — Neo4j then plans the
+    write again, 0.3 s and more each time — and forgetting past retention is done in
+    batches by a statement of its own (events_prune)."""
+    writes = {name: q for name, q in packaged_queries().items() if "CREATE (e:Event" in q.source}
+    assert {"append_message", "fork_sibling", "set_head", "summary_persist"} <= set(writes)
+    reads = {}
+    async with neo4j_driver.session() as session:
+        for name, query in writes.items():
+            result = await session.run("EXPLAIN " + query.text,
+                                       query.bind(dict.fromkeys(query.params)))
+            plan = (await result.consume()).plan
+            reads[name] = [(op, details) for op, details in _operators(plan)
+                           if ":Event" in details and not op.startswith("Create")]
+    assert reads == {name: [] for name in writes}

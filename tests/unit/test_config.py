@@ -206,3 +206,10 @@ def test_only_config_reads_the_environment():
                      if any(word in path.read_text(encoding="utf-8")
                             for word in ("os.environ", "getenv(", "environ.get(")))
     assert readers == ["config.py"]
+
+
+def test_the_settings_repr_shows_no_secret():
+    settings = Settings.from_env({"CTXDAG_API_TOKENS": "s3cret-token=acme",
+                                  "ANTHROPIC_API_KEY": "sk-ant-secret"})
+    shown = repr(settings)
+    assert "s3cret-token" not in shown and "sk-ant-secret" not in shown

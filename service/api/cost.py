@@ -1,0 +1,244 @@
+"""What an operation may cost, estimated from its document and variables before it runs:
+how many values its answer may hold.
+
+Every field counts once for each object it is selected on, and a list once for each item
+it may hold, so lists nested in lists multiply:
+`nodes(ids: $i) { ... on Message { readBy(first: 1000) { nodes { reads { id } } } } }`
+with 100 ids may hold 100 × 1,000 × (reads of a call) × 2 values. How many items a list
+may hold is `LIST_SIZES`' decision, the one place it is made: what its arguments allow (a
+page's `first` or `last`, its default page when neither is given, the ids given), or, for
+a list the data sizes, a documented assumption. A list that holds more than assumed costs
+more than estimated; the operation timeout still bounds it.
+
+The estimate walks the operation with every fragment spread expanded, which the shape
+limits (limits.py) have already bounded to MAX_SELECTIONS fields. Alternatives of an
+abstract type (`... on Message`, `... on ModelCall`) are all counted, as if each applied.
+Introspection fields count once each: their lists are as long as the schema, not the data.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from graphql import (
+    DocumentNode, FieldNode, FragmentDefinitionNode, FragmentSpreadNode, GraphQLField,
+    GraphQLInterfaceType, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema,
+    InlineFragmentNode, IntValueNode, ListValueNode, OperationDefinitionNode,
+    SelectionSetNode, ValueNode, VariableNode, get_named_type,
+)
+from graphql.utilities import get_operation_ast
+
+from ..store.paging import DEFAULT_PAGE, MAX_PAGE
+from .nodes import MAX_NODES_PER_LOOKUP
+from .types import MAX_CALLS_PAGE
+
+
+@dataclass(frozen=True)
+class Paged:
+    """A page: `first` or `last` items, at most `maximum`; when neither is given, the
+    default of `first` in the schema, or else `default`. On a connection, the page sizes
+    its `edges` and `nodes`."""
+
+    what: str
+    default: int = DEFAULT_PAGE
+    maximum: int = MAX_PAGE
+
+
+@dataclass(frozen=True)
+class Given:
+    """As many items as the list argument `argument` holds, at most `maximum`."""
+
+    what: str
+    argument: str
+    maximum: int
+
+
+@dataclass(frozen=True)
+class Assumed:
+    """A list the data sizes: `size` items are assumed."""
+
+    what: str
+    size: int
+
+
+PAGE = "the page"  # a connection's edges and nodes: as many as the field that returned it asked
+
+# The sizes assumed for lists the data sizes (README, "No request can stall the service").
+PROMPT = 1000  # nodes in one prompt: a call's reads, a render, a summary's segment
+SESSION = 2000  # nodes of one session: its graph, a deleted branch
+FEW = 10  # a node's children, a session's branches, the summaries covering a node, and
+# the capsules listing one graph row (averaged over the rows: most rows are on none)
+
+LIST_SIZES: dict[str, Paged | Given | Assumed | str] = {
+    "Query.sessions": Paged("sessions per page"),
+    "Query.nodes": Given("ids", "ids", MAX_NODES_PER_LOOKUP),
+    "Query.callsReading": Paged("callsReading page", maximum=MAX_CALLS_PAGE),
+    "Session.modelCalls": Paged("modelCalls page", maximum=MAX_CALLS_PAGE),
+    "Session.calls": Assumed("calls (the first 1,000)", MAX_CALLS_PAGE),
+    "Message.readBy": Paged("readBy page", maximum=MAX_CALLS_PAGE),
+    "SessionConnection.edges": PAGE, "SessionConnection.nodes": PAGE,
+    "ModelCallConnection.edges": PAGE, "ModelCallConnection.nodes": PAGE,
+    "CallReadingConnection.edges": PAGE, "CallReadingConnection.nodes": PAGE,
+    "ModelCall.readIds": Assumed("reads of a call", PROMPT),
+    "ModelCall.reads": Assumed("reads of a call", PROMPT),
+    "CallDiff.addedIds": Assumed("reads of a call", PROMPT),
+    "CallDiff.removedIds": Assumed("reads of a call", PROMPT),
+    "CallDiff.movedIds": Assumed("reads of a call", PROMPT),
+    "CallDiff.added": Assumed("reads of a call", PROMPT),
+    "CallDiff.removed": Assumed("reads of a call", PROMPT),
+    "CallDiff.moved": Assumed("reads of a call", PROMPT),
+    "CallReplay.currentIds": Assumed("nodes of a render", PROMPT),
+    "CallReplay.addedIds": Assumed("nodes of a render", PROMPT),
+    "CallReplay.added": Assumed("nodes of a render", PROMPT),
+    "CallReplay.removedIds": Assumed("reads of a call", PROMPT),
+    "CallReplay.removed": Assumed("reads of a call", PROMPT),
+    "RenderedContext.nodeIds": Assumed("nodes of a render", PROMPT),
+    "RenderedContext.nodes": Assumed("nodes of a render", PROMPT),
+    "Summary.coversIds": Assumed("turns a summary covers", PROMPT),
+    "Summary.retainedIds": Assumed("turns a summary retains", PROMPT),
+    "SessionGraph.nodes": Assumed("rows of a session's graph", SESSION),
+    "BranchDeleted.deletedIds": Assumed("nodes of a deleted branch", SESSION),
+    "Session.branches": Assumed("branches of a session", FEW),
+    "Message.children": Assumed("children of a node", FEW),
+    "Message.coveredBy": Assumed("summaries covering a node", FEW),
+    "GraphNode.coversIds": Assumed("capsules listing a graph row", FEW),
+}
+
+
+@dataclass(frozen=True)
+class Factor:
+    size: int
+    what: str
+
+
+@dataclass
+class Estimate:
+    """`total`: values the answer may hold. `largest`: the list that may hold the most
+    items — its path in the answer and the sizes multiplied to reach it."""
+
+    total: int = 0
+    largest: tuple[int, str, tuple[Factor, ...]] = (0, "", ())
+
+    def explain(self) -> str:
+        items, path, factors = self.largest
+        if not factors:
+            return ""
+        sizes = " × ".join(f"{f.size:,} {f.what}" for f in factors)
+        return f"{path} may hold {items:,} items: {sizes}"
+
+
+def estimate(schema: GraphQLSchema, document: DocumentNode, operation_name: str | None,
+             variables: Mapping[str, Any] | None) -> Estimate:
+    """The estimate for the operation `operation_name` names (or the only one)."""
+    operation = get_operation_ast(document, operation_name)
+    result = Estimate()
+    if operation is None:
+        return result
+    root = schema.get_root_type(operation.operation)
+    given = variables if isinstance(variables, Mapping) else {}
+    walk = _Walk(schema, _values(operation, given), result,
+                 {d.name.value: d for d in document.definitions
+                  if isinstance(d, FragmentDefinitionNode)})
+    walk.selections(operation.selection_set, root, 1, (), None, "")
+    return result
+
+
+def _values(operation: OperationDefinitionNode, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The operation's variables: those given, else their defaults."""
+    values = dict(given)
+    for definition in operation.variable_definitions or ():
+        name = definition.variable.name.value
+        if name not in values and definition.default_value is not None:
+            values[name] = _literal(definition.default_value, {})
+    return values
+
+
+def _literal(node: ValueNode, variables: Mapping[str, Any]) -> Any:
+    if isinstance(node, VariableNode):
+        return variables.get(node.name.value)
+    if isinstance(node, IntValueNode):
+        return int(node.value)
+    if isinstance(node, ListValueNode):
+        return [_literal(v, variables) for v in node.values]
+    return None
+
+
+@dataclass
+class _Walk:
+    schema: GraphQLSchema
+    variables: dict[str, Any]
+    result: Estimate
+    fragments: dict[str, FragmentDefinitionNode]
+
+    def selections(self, selection_set: SelectionSetNode | None, parent: Any, multiplier: int,
+                   factors: tuple[Factor, ...], page: Factor | None, path: str) -> None:
+        for selection in selection_set.selections if selection_set else ():
+            if isinstance(selection, FieldNode):
+                self.field(selection, parent, multiplier, factors, page, path)
+                continue
+            if isinstance(selection, InlineFragmentNode):
+                condition, inner = selection.type_condition, selection.selection_set
+            elif isinstance(selection, FragmentSpreadNode) \
+                    and selection.name.value in self.fragments:
+                fragment = self.fragments[selection.name.value]
+                condition, inner = fragment.type_condition, fragment.selection_set
+            else:
+                continue
+            typed = self.schema.get_type(condition.name.value) if condition else parent
+            self.selections(inner, typed, multiplier, factors, page, path)
+
+    def field(self, node: FieldNode, parent: Any, multiplier: int,
+              factors: tuple[Factor, ...], page: Factor | None, path: str) -> None:
+        name = node.name.value
+        definition = (parent.fields.get(name)
+                      if isinstance(parent, (GraphQLObjectType, GraphQLInterfaceType)) else None)
+        if definition is None or name.startswith("__"):
+            self.result.total += multiplier
+            return
+        path = f"{path}.{node.alias.value if node.alias else name}".lstrip(".")
+        size = LIST_SIZES.get(f"{parent.name}.{name}")
+        inner_page = None
+        if _is_list(definition.type):
+            factor = self._list(node, definition, size, page)
+            multiplier *= factor.size
+            factors += (factor,)
+            if multiplier > self.result.largest[0]:
+                self.result.largest = (multiplier, path, factors)
+        elif isinstance(size, Paged):  # a connection: its page sizes its edges and nodes
+            inner_page = self._paged(node, definition, size)
+        self.result.total += multiplier
+        self.selections(node.selection_set, get_named_type(definition.type), multiplier,
+                        factors, inner_page, path)
+
+    def _list(self, node: FieldNode, definition: GraphQLField,
+              size: Paged | Given | Assumed | str | None, page: Factor | None) -> Factor:
+        if size == PAGE and page is not None:
+            return page
+        if isinstance(size, Paged):
+            return self._paged(node, definition, size)
+        if isinstance(size, Given):
+            given = self._argument(node, size.argument)
+            count = len(given) if isinstance(given, list) else int(given is not None)
+            return Factor(min(count, size.maximum), size.what)
+        if isinstance(size, Assumed):
+            return Factor(size.size, size.what)
+        raise LookupError(f"{node.name.value} is a list LIST_SIZES does not size")
+
+    def _paged(self, node: FieldNode, definition: GraphQLField, size: Paged) -> Factor:
+        first, last = self._argument(node, "first"), self._argument(node, "last")
+        asked = first if isinstance(first, int) else last if isinstance(last, int) else None
+        if asked is None:
+            default = definition.args["first"].default_value
+            asked = default if isinstance(default, int) else size.default
+        return Factor(max(0, min(asked, size.maximum)), size.what)
+
+    def _argument(self, node: FieldNode, name: str) -> Any:
+        for argument in node.arguments or ():
+            if argument.name.value == name:
+                return _literal(argument.value, self.variables)
+        return None
+
+
+def _is_list(type_: Any) -> bool:
+    return isinstance(type_.of_type if isinstance(type_, GraphQLNonNull) else type_,
+                      GraphQLList)
