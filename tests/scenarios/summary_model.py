@@ -1,12 +1,13 @@
 """An independent model of the two summary strategies ('rolling' and 'branch').
 
 Written from the data model the change is specified by (which summary a head renders,
-the capsule contract, deleteBranch, uncompact), in plain Python over facts the tests read
-through the public API: node ids, roles, seqs, predecessors and callers, and each summary's
-immutable facts as its compaction returned them (coverage, retained ids, absorbed id,
-compacted head, seq, splice). Everything that changes — which nodes and summaries are
-deleted or retired, where HEAD and the active-summary pointer are — the model works out
-itself from the moves the scenario made. It imports nothing from the service.
+the capsule contract, where compaction cuts, deleteBranch, uncompact), in plain Python over
+facts the tests read through the public API: node ids, roles, seqs, tokens, predecessors and
+callers, and each summary's immutable facts as its compaction returned them (coverage,
+retained ids, absorbed id, compacted head, seq, splice). Everything that changes — which
+nodes and summaries are deleted or retired, where HEAD and the active-summary pointer are —
+the model works out itself from the moves the scenario made. It imports nothing from the
+service.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ class Turn:
     caller: str | None = None
     side: bool = False   # on a spawned side branch
     deleted: bool = False
+    tokens: int = 0
 
 
 @dataclass
@@ -124,6 +126,30 @@ class SummaryModel:
         if not found:
             return None
         return max(found, key=lambda s: (self.depth(s.last), s.seq)).id
+
+    def cut(self, head: str, keep: int) -> tuple[list[str], list[str]] | None:
+        """Where compacting `head` with keepRecentTokens `keep` cuts what it renders: the
+        turns it newly covers and the tail it retains; None when it writes nothing.
+
+        The render after ROOT needs 4 entries. The summary standing in there is covered
+        whatever the budget; of the turns after it, the tail kept is the longest run at the
+        end whose tokens fit in `keep`, made to start at its first user turn (the turns
+        before that are covered too). Nothing is written when that leaves no turn to cover.
+        """
+        view = self.render(head)[1:]
+        if len(view) < 4:
+            return None
+        summary = view[0] if view[0] in self.summaries else None
+        turns = view[1:] if summary else view
+        start, kept = len(turns), 0
+        while start > 0 and kept + self.turns[turns[start - 1]].tokens <= keep:
+            start -= 1
+            kept += self.turns[turns[start]].tokens
+        if summary is None and start == 0:
+            return None  # no summary and every turn fits
+        start = next((i for i in range(start, len(turns)) if self.turns[turns[i]].role == "user"),
+                     len(turns))
+        return (turns[:start], turns[start:]) if start > 0 else None
 
     def render(self, head: str) -> list[str]:
         chain = self.chain(head)
