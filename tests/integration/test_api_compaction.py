@@ -50,6 +50,59 @@ async def assert_sound(api, session_id):
     assert await violations(api.db, api.tenant, session_id, Limits()) == []
 
 
+@pytest.mark.parametrize("strategy", ["rolling", "branch"])
+async def test_a_deleted_active_summary_never_comes_back_through_an_uncompact(api, strategy):
+    """Deleting the branch of the active summary leaves no active summary: the one it
+    replaced does not come back, neither then nor when a later compaction is undone."""
+    client = api.client
+    sid, root = await new_session(client, strategy)
+    u1, a1 = await send(client, sid, "First question.")
+    u2, a2 = await send(client, sid, "Second question.")
+    s3 = await compacted(client, sid, keep=1)
+    assert s3["coversIds"] == [u1, a1, u2, a2]
+    edit = (await client(f"mutation($n: ID!) {{ editMessage(nodeId: $n, content:"
+                         f" \"Second question, again.\") {{ {TURN} }} }}", n=u2))["editMessage"]
+    u4, a4 = edit["userNode"]["id"], edit["reply"]["id"]
+    s5 = await compacted(client, sid, keep=1)
+    assert s5["coversIds"] == [u1, a1, u4, a4]
+    assert (await state(client, sid))["activeSummaryId"] == s5["id"]
+
+    deleted = (await client("mutation($s: ID!, $t: ID!) { deleteBranch(sessionId: $s,"
+                            " tipId: $t) { headId activeSummaryId } }", s=sid, t=a4))
+    assert deleted["deleteBranch"] == {"headId": a1, "activeSummaryId": None}
+    after = await state(client, sid, a2)
+    assert (after["activeSummaryId"], after["activeSummary"]) == (None, None)
+    await assert_sound(api, sid)
+
+    if strategy == "rolling":  # S3 is a relic: a2 renders verbatim and compacts afresh
+        assert after["render"] == {"nodeIds": [root, u1, a1, u2, a2], "summaryId": None}
+        s7 = await compacted(client, sid, keep=1, head=a2)
+        assert (s7["absorbedId"], s7["coversIds"]) == (None, [u1, a1, u2, a2])
+        head, expected = a2, {"nodeIds": [root, u1, a1, u2, a2], "summaryId": None}
+    else:  # S3 still applies to a2 (every live summary counts): a compaction absorbs it
+        assert after["render"] == {"nodeIds": [root, s3["id"]], "summaryId": s3["id"]}
+        await client("mutation($s: ID!, $n: ID!) { checkout(sessionId: $s, nodeId: $n)"
+                     " { headId } }", s=sid, n=a2)
+        tail = [*await send(client, sid, "Third question."),
+                *await send(client, sid, "Fourth question.")]
+        s7 = await compacted(client, sid, keep=1)
+        assert (s7["absorbedId"], s7["coversIds"]) == (s3["id"], [u1, a1, u2, a2, *tail])
+        head, expected = tail[-1], {"nodeIds": [root, s3["id"], *tail], "summaryId": s3["id"]}
+    assert (await state(client, sid))["activeSummaryId"] == s7["id"]
+
+    undone = (await client("mutation($x: ID!) { uncompact(summaryId: $x) { restoredSummaryId"
+                           " session { activeSummaryId activeSummary { id } } } }",
+                           x=s7["id"]))["uncompact"]
+    assert undone == {"restoredSummaryId": None,
+                      "session": {"activeSummaryId": None, "activeSummary": None}}
+    final = await state(client, sid, head)
+    assert final["render"] == expected
+    if strategy == "rolling":  # no capsule: S3 stays a relic
+        rows = {r["id"]: r for r in final["graph"]["nodes"]}
+        assert (rows[s3["id"]]["supersededSummary"], rows[s3["id"]]["coversIds"]) == (True, None)
+    await assert_sound(api, sid)
+
+
 @pytest.mark.parametrize("strategy", ["branch", "rolling"])
 async def test_the_previous_summary_is_covered_even_when_the_tail_after_it_fits(api, strategy):
     """Spec §4: the view's first element, the previous summary, lands on the covered side;

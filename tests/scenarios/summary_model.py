@@ -52,8 +52,8 @@ class SummaryModel:
     head: str = ""
     turns: dict[str, Turn] = field(default_factory=dict)
     summaries: dict[str, Summary] = field(default_factory=dict)
-    # The session's ACTIVE_SUMMARY pointer. It may name a summary deleted with its branch
-    # (nothing in the data model moves it then); the API shows no active summary in that case.
+    # The session's ACTIVE_SUMMARY pointer: the latest compaction, until an uncompact walks
+    # it back or a branch deletion takes its summary (then there is none).
     pointer: str | None = None
 
     def __post_init__(self) -> None:
@@ -164,9 +164,8 @@ class SummaryModel:
 
     # ---- what the API shows ------------------------------------------------------------
     def active(self) -> str | None:
-        """The active summary as the API names it (none when the pointer's one is deleted)."""
-        return self.pointer if self.pointer is not None and \
-            not self.summaries[self.pointer].deleted else None
+        """The active summary as the API names it."""
+        return self.pointer
 
     def capsules(self) -> set[str]:
         if self.strategy == "rolling":
@@ -213,24 +212,31 @@ class SummaryModel:
         gone = {s.id for s in self.live_summaries() if doomed & set(s.covers)}
         for sid in gone:
             self.summaries[sid].deleted = True
+        if self.pointer in gone:
+            self.pointer = None  # and the summary it replaced does not come back
         if self.head in doomed:
             self.head = fork
         return fork, doomed | gone
 
     def uncompact(self, sid: str) -> str | None:
-        """Retires `sid`; when it held the pointer, the pointer walks back. Returns the
-        summary the pointer moved to (None when it did not move or moved to none)."""
+        """Retires `sid`; when it held the pointer, the pointer goes to what was active
+        before it. Returns the summary the pointer moved to (None when it did not move or
+        moved to none).
+
+        What was active before a summary is the one it replaced — or, when that one was
+        undone since, what was active before that one, and so on. A summary a branch
+        deletion took never comes back, and neither does anything it had replaced: had the
+        deletion happened while it was active, nothing would have been active after it.
+        """
         s = self.summaries[sid]
         assert self.candidate(sid), f"{sid} cannot be uncompacted"
         s.retired = True
         if self.pointer != sid:
             return None
-
-        def back(x: Summary) -> str | None:
-            return x.replaced if x.replaced is not None else x.absorbed
-
-        at = back(s)
-        while at is not None and not self.candidate(at):
-            at = back(self.summaries[at])
-        self.pointer = at
-        return at
+        before = s.replaced
+        while before is not None and self.summaries[before].retired:
+            before = self.summaries[before].replaced
+        if before is not None and self.summaries[before].deleted:
+            before = None
+        self.pointer = before
+        return before

@@ -704,26 +704,75 @@ async def test_delete_branch_takes_its_summary_along(client, checked):
         assert after["renders"][tip] == before["renders"][tip]
     assert after["session"]["activeSummaryId"] is None        # the active one went with B
 
-    # The pointer still names the deleted SB: nothing is active, whatever is uncompacted.
+    # Nothing is active: undoing a summary that is not moves nothing.
     assert await d.uncompact(sc) is None
     await d.check(head=trunk[-1])
 
-    # A compaction on A absorbs SA; undoing it walks back past SB (deleted) and SC
-    # (retired) to SA.
+    # A compaction on A absorbs SA and replaces none; undoing it makes none active (SB was
+    # the last active one: what it replaced does not come back), while SA, live, applies to
+    # A again.
     await d.checkout(a[-1])
     a += await d.chat(2, start=14)
     sa2 = await d.compact()
-    assert m.summaries[sa2].absorbed == sa and m.summaries[sa2].replaced == sb
+    assert m.summaries[sa2].absorbed == sa and m.summaries[sa2].replaced is None
     await d.check(head=a[-1])
-    assert await d.uncompact(sa2) == sa
+    assert await d.uncompact(sa2) is None
     state = await d.check(head=a[-1])
     assert state["session"]["render"]["summaryId"] == sa
+    assert state["session"]["activeSummaryId"] is None
 
     await d.delete(a[-1])
     state = await d.check(head=trunk[-1])
     assert m.summaries[sa].deleted and m.summaries[sa2].deleted
     assert state["session"]["activeSummaryId"] is None
     assert state["session"]["render"]["nodeIds"] == m.chain(trunk[-1])
+
+
+async def test_a_deleted_summary_never_becomes_active_again(client, checked):
+    """Issue 22, item 11, and its variants: whether the branch deletion takes the active
+    summary or one a later compaction replaced, neither it nor what it replaced comes back
+    through an uncompact; summaries undone before are walked past."""
+    for strategy in ("rolling", "branch"):
+        d = await Dag.start(client, f"deleted active {strategy}", strategy)
+        checked.append(d.id)
+        m = d.model
+        main = await d.chat(2)
+        s3 = await d.compact(keep=1)
+        fork = list(await d.edit(main[2], "Question 001, edited. ".ljust(100, "x")))
+        s5 = await d.compact(keep=1)                          # replaces S3
+        await d.check(head=fork[-1])
+        assert await d.delete(fork[-1]) == {*fork, s5}
+        state = await d.check(head=main[1])
+        assert state["session"]["activeSummaryId"] is None
+        await d.checkout(main[-1])
+        if strategy == "branch":                              # S3 still applies to main
+            main += await d.chat(2, start=10)
+        s7 = await d.compact(keep=1)
+        assert m.summaries[s7].replaced is None
+        await d.check(head=main[-1])
+        assert await d.uncompact(s7) is None                  # not S3
+        await d.check(head=main[-1])
+        assert not m.summaries[s3].retired
+
+        # SB, deleted after SM replaced it, had replaced SX: undoing SM restores neither.
+        # Had SB been undone before it went, undoing SM restores SX, what was active before.
+        for undone_first in (False, True):
+            main += await d.chat(2, start=20 + 10 * undone_first)
+            sx = await d.compact(keep=1)
+            b = list(await d.edit(main[2], f"Question 001, again {undone_first}. ".ljust(100, "x")))
+            sb = await d.compact(keep=1)
+            await d.checkout(main[-1])
+            main += await d.chat(2, start=25 + 10 * undone_first)
+            sm = await d.compact(keep=1)
+            assert (m.summaries[sb].replaced, m.summaries[sm].replaced) == (sx, sb)
+            await d.check(head=main[-1])
+            if undone_first:
+                assert await d.uncompact(sb) == sm                # not active: no move
+            await d.delete(b[-1])
+            assert m.summaries[sb].deleted and not m.summaries[sx].deleted
+            await d.check(head=main[-1])
+            assert await d.uncompact(sm) == (sx if undone_first else None)
+            await d.check(head=main[-1])
 
 
 async def test_the_previous_summary_is_covered_though_the_turns_after_it_fit(client, checked):
