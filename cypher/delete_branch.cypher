@@ -1,6 +1,6 @@
 // name: delete_branch
 // returns: one row {problem, fork_point_id, deleted_ids, previous_head_id, head_id, events}
-// purpose: tombstones a branch's exclusive nodes (everything below its fork point) and the summaries whose segment holds one of them; HEAD moves to the fork point if it was among them
+// purpose: tombstones a branch's exclusive nodes (everything below its fork point) and the summaries whose segment holds one of them; HEAD moves to the fork point if it was among them; the session's active summary, if among them, is active no more
 // params: session_id, tenant, tip_id, now
 // Nodes are flagged, never removed: calls that read them keep their READ edges.
 MATCH (s:Session {id: $session_id, tenant: $tenant})
@@ -45,6 +45,14 @@ OPTIONAL CALL (s, h, head, tip, problem) {
     WITH DISTINCT summary
     SET summary.deleted_at = $now
     RETURN collect(summary.id) AS summaries
+  }
+  // A deleted active summary leaves the session without one: the one it replaced does not
+  // come back (nothing it replaced is restored later either: summary_retire).
+  CALL (s) {
+    MATCH (s)-[pointer:ACTIVE_SUMMARY]->(active:Node)
+    WHERE active.deleted_at IS NOT NULL
+    DELETE pointer
+    SET active.superseded_summary = true
   }
   // The summaries that exist changed: a render or compaction that saw the old set is stale.
   FOREACH (_ IN CASE WHEN size(summaries) > 0 THEN [1] ELSE [] END |

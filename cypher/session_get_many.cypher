@@ -10,5 +10,5 @@ MATCH (s)-[:ROOT]->(r:Node)
 OPTIONAL MATCH (s)-[:HEAD]->(h:Node)
 RETURN s {
   .*, root_id: r.id, head_id: h.id,
-  active_summary: [(s)-[:ACTIVE_SUMMARY]->(a:Node) WHERE a.deleted_at IS NULL | a {.id, .content}][0]
+  active_summary: [(s)-[:ACTIVE_SUMMARY]->(a:Node) | a {.id, .content}][0]
 } AS session

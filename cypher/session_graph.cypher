@@ -10,7 +10,7 @@ UNWIND $session_ids AS session_id
 MATCH (s:Session {id: session_id, tenant: $tenant})-[:HEAD]->(head:Node)
 OPTIONAL MATCH (s)-[:ACTIVE_SUMMARY]->(active:Node)
 WITH s, head, coalesce(s.summary_strategy, 'rolling') = 'rolling' AS rolling,
-  CASE WHEN active.retired_at IS NULL AND active.deleted_at IS NULL THEN active.id END AS active_id
+  active.id AS active_id
 CALL (s, rolling) {
   WITH * WHERE NOT rolling
   // include: branch_tips

@@ -15,7 +15,7 @@ MATCH (s)-[:ROOT]->(r:Node)
 MATCH (s)-[:HEAD]->(h:Node)
 RETURN s {
   .*, root_id: r.id, head_id: h.id,
-  active_summary: [(s)-[:ACTIVE_SUMMARY]->(a:Node) WHERE a.deleted_at IS NULL | a {.id, .content}][0]
+  active_summary: [(s)-[:ACTIVE_SUMMARY]->(a:Node) | a {.id, .content}][0]
 } AS session
 ORDER BY CASE WHEN $from_end THEN s.created_at END, CASE WHEN $from_end THEN s.id END,
          s.created_at DESC, s.id DESC

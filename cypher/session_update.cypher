@@ -28,5 +28,5 @@ MATCH (s)-[:ROOT]->(r:Node)
 MATCH (s)-[:HEAD]->(h:Node)
 RETURN problem, strategy_changed, events, s {
   .*, root_id: r.id, head_id: h.id,
-  active_summary: [(s)-[:ACTIVE_SUMMARY]->(a:Node) WHERE a.deleted_at IS NULL | a {.id, .content}][0]
+  active_summary: [(s)-[:ACTIVE_SUMMARY]->(a:Node) | a {.id, .content}][0]
 } AS session

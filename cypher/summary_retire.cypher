@@ -2,9 +2,11 @@
 // returns: one row {problem, session_id, summary_id, restored_id, events}; no row when the summary does not exist
 // purpose: undoes a compaction: the summary stops applying anywhere (kept as a relic for provenance) and what applied before applies again; when it was the session's active summary, the pointer moves back to the one it replaced; HEAD untouched
 // params: summary_id, tenant, now
-// The active summary goes back along replaced_id (the active summary when each was
-// written; absorbed_id for summaries written before replaced_id was kept), past summaries
-// that are retired or deleted, to the first that still stands — or to none.
+// The active summary goes back along REPLACED (the active summary when each was written),
+// past summaries that were retired (each undone itself: what applied before it applies), to
+// the first that was not. That one is active again unless a branch deletion took it: then
+// none is, as when the active summary itself is deleted (delete_branch) — the one it
+// replaced does not come back, now or later.
 MATCH (x:Node {id: $summary_id, tenant: $tenant, role: 'summary'})
 MATCH (s:Session {id: x.session_id, tenant: $tenant})
 // session_write_lock serializes a compaction racing this one.
@@ -24,8 +26,10 @@ OPTIONAL CALL (s, x, problem, pointer, active) {
   OPTIONAL CALL (s, x, pointer, active) {
     WITH * WHERE active = x
     OPTIONAL MATCH back = (x)-[:REPLACED*]->(earlier:Node)
-    WHERE earlier.deleted_at IS NULL AND earlier.retired_at IS NULL
+    WHERE earlier.retired_at IS NULL
+      AND all(between IN nodes(back)[1..-1] WHERE between.retired_at IS NOT NULL)
     WITH s, pointer, earlier ORDER BY length(back) LIMIT 1
+    WITH s, pointer, CASE WHEN earlier.deleted_at IS NULL THEN earlier END AS earlier
     DELETE pointer
     WITH s, earlier
     CALL (s, earlier) {
@@ -35,8 +39,7 @@ OPTIONAL CALL (s, x, problem, pointer, active) {
     }
     RETURN earlier AS restored
   }
-  RETURN CASE WHEN active = x THEN restored WHEN active.deleted_at IS NULL THEN active END
-    AS now_active
+  RETURN CASE WHEN active = x THEN restored ELSE active END AS now_active
 }
 WITH s, x, problem, now_active, CASE WHEN problem IS NULL
   THEN [{type: 'summary_retired', summary_id: x.id, restored_summary_id: now_active.id}]

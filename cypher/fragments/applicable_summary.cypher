@@ -13,9 +13,8 @@
 // was not on its compacted chain). Only when that turn's candidates all refuse a turn
 // between it and `h` (a branch that existed elsewhere when they were written and has grown
 // since) is the whole chain walked and every candidate weighed.
-OPTIONAL MATCH (s)-[:ACTIVE_SUMMARY]->(pointer:Node)
-WITH s, h, coalesce(s.summary_strategy, 'rolling') AS strategy,
-  CASE WHEN pointer.deleted_at IS NULL AND pointer.retired_at IS NULL THEN pointer END AS active
+OPTIONAL MATCH (s)-[:ACTIVE_SUMMARY]->(active:Node)
+WITH s, h, coalesce(s.summary_strategy, 'rolling') AS strategy, active
 // Bound before the walk (not inside it), so the planner prunes the walk by its depth.
 OPTIONAL MATCH (last:Node {id: CASE WHEN strategy = 'rolling' THEN active.covers_last_id END})
 OPTIONAL CALL (h, active, last) {

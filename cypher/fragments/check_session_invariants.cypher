@@ -60,6 +60,11 @@ MATCH (s)-[:ACTIVE_SUMMARY]->(a:Node)
 WHERE a.role <> 'summary' OR a.superseded_summary OR a.session_id <> s.id
 RETURN 'summary: active ' + a.id + ' is not a current summary of this session' AS violation
 UNION ALL
+// A branch deletion that takes the active summary takes the pointer too.
+MATCH (s)-[:ACTIVE_SUMMARY]->(a:Node)
+WHERE a.deleted_at IS NOT NULL
+RETURN 'summary: active ' + a.id + ' is deleted' AS violation
+UNION ALL
 MATCH (x:Node {session_id: s.id, role: 'summary'})
 WHERE NOT x.superseded_summary AND NOT EXISTS { (s)-[:ACTIVE_SUMMARY]->(x) }
 RETURN 'summary: ' + x.id + ' is neither active nor superseded' AS violation

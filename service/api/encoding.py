@@ -6,8 +6,9 @@ or list that holds no container in one call (a run of such list items together),
 containers around them piece by piece. Up to ON_LOOP_PIECES pieces or ON_LOOP_CHARS
 characters are encoded on the event loop, so a small answer never waits for a thread;
 the rest of a larger one is encoded in a worker thread, and between two of its pieces
-the interpreter lets the event loop run.
-The text is strawberry's own encoding (compact separators, ASCII escapes).
+the interpreter lets the event loop run. Over HTTP the body then goes out a chunk at a
+time, so no event-loop step copies more than one chunk of it. The text is strawberry's
+own encoding (compact separators, ASCII escapes).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from strawberry.http.exceptions import WebSocketDisconnected
 
 ON_LOOP_PIECES = 256
 ON_LOOP_CHARS = 64 * 1024
+SEND_CHUNK = 4 * 1024 * 1024
 RUN = 64  # a list's items encoded in one call, when none holds a container,
 RUN_CHARS = 16 * 1024  # unless their text adds up to this many characters first
 
@@ -97,7 +99,8 @@ async def json_text(value: Any) -> str:
 
 
 class OffLoopJSONResponse(Response):
-    """A JSON response whose body is encoded (json_text) when it is sent."""
+    """A JSON response whose body is encoded (json_text) when it is sent, and sent in
+    chunks of SEND_CHUNK bytes, each after the connection has taken the one before."""
 
     media_type = "application/json"
 
@@ -106,9 +109,14 @@ class OffLoopJSONResponse(Response):
         self.content = content
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        self.body = (await json_text(self.content)).encode()
-        self.headers["content-length"] = str(len(self.body))
-        await super().__call__(scope, receive, send)
+        text = await json_text(self.content)  # ASCII: as many bytes as characters
+        self.headers["content-length"] = str(len(text))
+        await send({"type": "http.response.start", "status": self.status_code,
+                    "headers": self.raw_headers})
+        for start in range(0, max(len(text), 1), SEND_CHUNK):
+            await send({"type": "http.response.body",
+                        "body": text[start:start + SEND_CHUNK].encode(),
+                        "more_body": start + SEND_CHUNK < len(text)})
 
 
 class OffLoopWebSocketAdapter(ASGIWebSocketAdapter):

@@ -5,20 +5,21 @@ fragment spreading the next one twice doubles it), so every limit here is measur
 one pass over the document with each fragment measured once. Only a document within
 the limits goes on to graphql-core's validation, which then walks at most
 MAX_SELECTIONS fields, and runs in a worker thread so the event loop keeps serving
-other requests. A valid operation then has its answer's size estimated from the document
-and its variables (cost.py), and one that may hold more values than
-CTXDAG_MAX_QUERY_COST allows is refused before anything runs. Execution is bounded in
-time by the operation timeout.
+other requests. In the same thread a valid operation then has its answer's size
+estimated from the document and its variables (cost.py), and one that may hold more
+values than CTXDAG_MAX_QUERY_COST allows is refused before anything runs. Execution is
+bounded in time by the operation timeout.
 """
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 
 from graphql import (
     DocumentNode, FieldNode, FragmentDefinitionNode, FragmentSpreadNode, GraphQLError,
-    InlineFragmentNode, OperationDefinitionNode, OperationType, SelectionSetNode,
+    GraphQLSchema, InlineFragmentNode, OperationDefinitionNode, OperationType,
+    SelectionSetNode,
 )
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.schema import validate_document
@@ -120,10 +121,18 @@ def over_cost(cost: Estimate, limit: int) -> GraphQLError | None:
         extensions={"code": "BAD_INPUT", "costEstimate": cost.total, "costLimit": limit})
 
 
+def checked(schema: GraphQLSchema, document: DocumentNode, rules: Any,
+            operation_name: str | None, variables: Any, limit: int) -> list[GraphQLError]:
+    """graphql-core's validation, then, for a valid operation, the cost estimate."""
+    errors = validate_document(schema, document, rules)
+    refused = None if errors else over_cost(
+        estimate(schema, document, operation_name, variables), limit)
+    return [refused] if refused else errors
+
+
 class BoundedValidation(SchemaExtension):
-    """Refuses a document over the limits before any other rule runs; validates the rest
-    off the event loop, then refuses a valid operation whose estimated cost is over the
-    limit."""
+    """Refuses a document over the limits before any other rule runs; validates the rest,
+    and estimates a valid operation's cost, off the event loop."""
 
     async def on_validate(self) -> AsyncIterator[None]:
         context = self.execution_context
@@ -133,13 +142,10 @@ class BoundedValidation(SchemaExtension):
             if reason is not None:
                 context.pre_execution_errors = [GraphQLError(reason)]
             else:
-                schema = context.schema._schema
-                errors = await asyncio.to_thread(validate_document, schema, document,
-                                                 context.validation_rules)
-                refused = None if errors else over_cost(
-                    estimate(schema, document, context.operation_name, context.variables),
+                context.pre_execution_errors = await asyncio.to_thread(
+                    checked, context.schema._schema, document, context.validation_rules,
+                    context.operation_name, context.variables,
                     context.context.runtime.settings.max_query_cost)
-                context.pre_execution_errors = [refused] if refused else errors
         yield
 
 

@@ -44,7 +44,9 @@ and REPLACED edges are not listed: an import writes them from `absorbed_id` and
 `replaced_id`. A LEGACY export (written before migration 003) lists a summary's whole
 segment and has no `covers_new_count`: an import converts such a summary as the migration
 does (the absorbed summary's covers_count leading entries dropped, the rest renumbered
-from 0, covers_new_count set, replaced_id = absorbed_id) before checking anything.
+from 0, covers_new_count set, replaced_id = absorbed_id) before checking anything; an
+export naming a deleted summary as the session's active one (written before migration 007)
+is imported without an active summary, as the migration leaves such a session.
 
 Export is one read statement. Import validates the whole document first, by the same
 rules as the API's writes, then is one write statement in one transaction that
@@ -252,6 +254,7 @@ def _parse(document: Any, limits: Limits) -> _Parsed:
     session = {**session, "properties": _properties(session["properties"],
                                                     _where("session", session["properties"]))}
     nodes = _upgraded([_node(row, i) for i, row in enumerate(_list(doc, "nodes"))])
+    session, nodes = _without_deleted_active(session, nodes)
     calls = [_call(row, i) for i, row in enumerate(_list(doc, "calls"))]
     media = [_medium(row, i) for i, row in enumerate(_list(doc, _MEDIA_KEY))] \
         if _MEDIA_KEY in doc else []
@@ -381,6 +384,20 @@ def _upgraded(nodes: list[dict]) -> list[dict]:
                        for edge in node["covers"] if edge["order"] >= absorbed_count],
         })
     return upgraded
+
+
+def _without_deleted_active(session: dict, nodes: list[dict]) -> tuple[dict, list[dict]]:
+    """An export written before migration 007 may name a summary a branch deletion took as
+    the session's active one: like the migration, the import leaves the session without an
+    active summary and that summary superseded."""
+    active_id = session["active_summary_id"]
+    if not any(n["properties"].get("id") == active_id
+               and n["properties"].get("role") == "summary"
+               and n["properties"].get("deleted_at") is not None for n in nodes):
+        return session, nodes
+    return {**session, "active_summary_id": None}, [
+        {**n, "properties": {**n["properties"], "superseded_summary": True}}
+        if n["properties"].get("id") == active_id else n for n in nodes]
 
 
 def _is_count(value: Any) -> bool:

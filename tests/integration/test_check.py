@@ -225,6 +225,9 @@ SUMMARY_CORRUPTIONS = {
         ["MATCH (x:Node {id: $s2}) SET x.compacted_head_id = x.covers_last_id"],
         ["summary: {s2} has retained_ids that are not the chain right below its "
          "covers_last_id down to its compacted_head_id"]),
+    "active but deleted": (
+        ["MATCH (x:Node {id: $s2}) SET x.deleted_at = datetime()"],
+        ["summary: active {s2} is deleted"]),
     "retired but active": (
         ["MATCH (x:Node {id: $s2}) SET x.retired_at = datetime()"],
         ["summary: {s2} is retired but still active or not superseded"]),

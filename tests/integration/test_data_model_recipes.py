@@ -73,9 +73,10 @@ async def scenario(ledger, turns, compactor) -> Scenario:
     """Turns and a compaction (s1); a retry and a task spawned off it; more turns and a
     compaction with instructions (s2, absorbing s1); an edit, then back on the original
     branch more turns, a compaction there (s3, absorbing s2) and a turn reading s3, then
-    that branch deleted, s3 with it; a compaction of what is left (s4) that is undone,
-    which makes s2 active again; a last turn, and an external call reading that turn's
-    prompt backwards."""
+    that branch deleted, s3 with it (no summary is active then, s2 does not come back); a
+    compaction of what is left (s4), a turn, and a compaction absorbing s4 (s5) that is
+    undone, which makes s4 active again; a last turn, and an external call reading that
+    turn's prompt backwards."""
     session = await ledger.sessions.create("data model", "You are terse.")
     questions = iter(q for i, q in enumerate(texts(60)) if i % 2 == 0)
 
@@ -96,16 +97,20 @@ async def scenario(ledger, turns, compactor) -> Scenario:
     doomed.append(await ask())
     deleted = await ledger.head.delete_branch(session.id, doomed[-1].reply.id)
     assert s3.id in deleted.deleted_ids
+    assert (await ledger.sessions.get(session.id)).active_summary_id is None
     s4 = await compact(compactor, session.id)
-    assert (await ledger.summaries.retire(s4.id)).restored_id == s2.id
+    between = await ask()
+    s5 = await compact(compactor, session.id)
+    assert s5.absorbed_id == s4.id
+    assert (await ledger.summaries.retire(s5.id)).restored_id == s4.id
     last = await ask()
     chat = await ledger.calls.get(last.call_id)
     await turns.record_call(session.id, list(reversed(chat.read_ids)), "external-model")
 
-    summaries = await ledger.summaries.get_many([s1.id, s2.id, s3.id, s4.id])
+    summaries = await ledger.summaries.get_many([s1.id, s2.id, s3.id, s4.id, s5.id])
     built = Scenario(session.id, session.root_id, summaries, deleted.deleted_ids,
                      [session.root_id] + [s.id for s in summaries])
-    built.record(*early, asked, retried, task, *later, edited, *doomed, last)
+    built.record(*early, asked, retried, task, *later, edited, *doomed, between, last)
     await assert_sound(ledger, session.id)
     return built
 
@@ -175,7 +180,7 @@ async def test_summaries_covering_node_and_the_active_one(ledger, scenario):
     summary_ids = [s.id for s in scenario.summaries]
     await assert_covering_as_the_service_says(ledger, scenario.session_id, scenario.node_ids,
                                               summary_ids)
-    assert (await ledger.sessions.get(scenario.session_id)).active_summary_id == summary_ids[1]
+    assert (await ledger.sessions.get(scenario.session_id)).active_summary_id == summary_ids[3]
     first_turn = scenario.summaries[0].covers_ids[0]
     covering = await run_recipe(ledger, "summaries_covering_node", node_id=first_turn)
     assert column(covering, "summary_id") == summary_ids[::-1]
@@ -247,7 +252,7 @@ async def test_prompt_at_head_rolling_is_the_render(ledger, scenario):
         assert (row["summary_id"], row["node_ids"]) == (
             rendered.summary_id, list(rendered.node_ids)), head_id
         summaries_used.add(rendered.summary_id)
-    assert summaries_used == {None, scenario.summaries[1].id}
+    assert summaries_used == {None, scenario.summaries[3].id}
 
 
 def holder(summaries: dict[str, Summary], summary: Summary, node_id: str) -> str:

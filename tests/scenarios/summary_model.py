@@ -1,12 +1,13 @@
 """An independent model of the two summary strategies ('rolling' and 'branch').
 
 Written from the data model the change is specified by (which summary a head renders,
-the capsule contract, deleteBranch, uncompact), in plain Python over facts the tests read
-through the public API: node ids, roles, seqs, predecessors and callers, and each summary's
-immutable facts as its compaction returned them (coverage, retained ids, absorbed id,
-compacted head, seq, splice). Everything that changes — which nodes and summaries are
-deleted or retired, where HEAD and the active-summary pointer are — the model works out
-itself from the moves the scenario made. It imports nothing from the service.
+the capsule contract, where compaction cuts, deleteBranch, uncompact), in plain Python over
+facts the tests read through the public API: node ids, roles, seqs, tokens, predecessors and
+callers, and each summary's immutable facts as its compaction returned them (coverage,
+retained ids, absorbed id, compacted head, seq, splice). Everything that changes — which
+nodes and summaries are deleted or retired, where HEAD and the active-summary pointer are —
+the model works out itself from the moves the scenario made. It imports nothing from the
+service.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ class Turn:
     caller: str | None = None
     side: bool = False   # on a spawned side branch
     deleted: bool = False
+    tokens: int = 0
 
 
 @dataclass
@@ -50,8 +52,8 @@ class SummaryModel:
     head: str = ""
     turns: dict[str, Turn] = field(default_factory=dict)
     summaries: dict[str, Summary] = field(default_factory=dict)
-    # The session's ACTIVE_SUMMARY pointer. It may name a summary deleted with its branch
-    # (nothing in the data model moves it then); the API shows no active summary in that case.
+    # The session's ACTIVE_SUMMARY pointer: the latest compaction, until an uncompact walks
+    # it back or a branch deletion takes its summary (then there is none).
     pointer: str | None = None
 
     def __post_init__(self) -> None:
@@ -125,6 +127,30 @@ class SummaryModel:
             return None
         return max(found, key=lambda s: (self.depth(s.last), s.seq)).id
 
+    def cut(self, head: str, keep: int) -> tuple[list[str], list[str]] | None:
+        """Where compacting `head` with keepRecentTokens `keep` cuts what it renders: the
+        turns it newly covers and the tail it retains; None when it writes nothing.
+
+        The render after ROOT needs 4 entries. The summary standing in there is covered
+        whatever the budget; of the turns after it, the tail kept is the longest run at the
+        end whose tokens fit in `keep`, made to start at its first user turn (the turns
+        before that are covered too). Nothing is written when that leaves no turn to cover.
+        """
+        view = self.render(head)[1:]
+        if len(view) < 4:
+            return None
+        summary = view[0] if view[0] in self.summaries else None
+        turns = view[1:] if summary else view
+        start, kept = len(turns), 0
+        while start > 0 and kept + self.turns[turns[start - 1]].tokens <= keep:
+            start -= 1
+            kept += self.turns[turns[start]].tokens
+        if summary is None and start == 0:
+            return None  # no summary and every turn fits
+        start = next((i for i in range(start, len(turns)) if self.turns[turns[i]].role == "user"),
+                     len(turns))
+        return (turns[:start], turns[start:]) if start > 0 else None
+
     def render(self, head: str) -> list[str]:
         chain = self.chain(head)
         sid = self.applicable(head)
@@ -138,9 +164,8 @@ class SummaryModel:
 
     # ---- what the API shows ------------------------------------------------------------
     def active(self) -> str | None:
-        """The active summary as the API names it (none when the pointer's one is deleted)."""
-        return self.pointer if self.pointer is not None and \
-            not self.summaries[self.pointer].deleted else None
+        """The active summary as the API names it."""
+        return self.pointer
 
     def capsules(self) -> set[str]:
         if self.strategy == "rolling":
@@ -187,24 +212,31 @@ class SummaryModel:
         gone = {s.id for s in self.live_summaries() if doomed & set(s.covers)}
         for sid in gone:
             self.summaries[sid].deleted = True
+        if self.pointer in gone:
+            self.pointer = None  # and the summary it replaced does not come back
         if self.head in doomed:
             self.head = fork
         return fork, doomed | gone
 
     def uncompact(self, sid: str) -> str | None:
-        """Retires `sid`; when it held the pointer, the pointer walks back. Returns the
-        summary the pointer moved to (None when it did not move or moved to none)."""
+        """Retires `sid`; when it held the pointer, the pointer goes to what was active
+        before it. Returns the summary the pointer moved to (None when it did not move or
+        moved to none).
+
+        What was active before a summary is the one it replaced — or, when that one was
+        undone since, what was active before that one, and so on. A summary a branch
+        deletion took never comes back, and neither does anything it had replaced: had the
+        deletion happened while it was active, nothing would have been active after it.
+        """
         s = self.summaries[sid]
         assert self.candidate(sid), f"{sid} cannot be uncompacted"
         s.retired = True
         if self.pointer != sid:
             return None
-
-        def back(x: Summary) -> str | None:
-            return x.replaced if x.replaced is not None else x.absorbed
-
-        at = back(s)
-        while at is not None and not self.candidate(at):
-            at = back(self.summaries[at])
-        self.pointer = at
-        return at
+        before = s.replaced
+        while before is not None and self.summaries[before].retired:
+            before = self.summaries[before].replaced
+        if before is not None and self.summaries[before].deleted:
+            before = None
+        self.pointer = before
+        return before

@@ -23,7 +23,7 @@ from tests.scenarios.summary_model import Summary, SummaryModel, Turn
 KEEP = 130  # keepRecentTokens that retains about two exchanges (question + offline reply)
 CHUNK = 15  # aliases per request (the API allows 20)
 
-NODE = "id role seq depth predecessorId callerId sideBranch deleted"
+NODE = "id role seq depth predecessorId callerId sideBranch deleted tokens"
 SUMMARY = ("id seq coversIds retainedIds absorbedId compactedHeadId retired deleted"
            " superseded strategy content")
 TURN_COMPACTION = f"compaction {{ status summary {{ {SUMMARY} }} }} call {{ headId readIds }}"
@@ -47,7 +47,7 @@ def small_window(service):
     same = ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD", "CTXDAG_TENANT")
     with ServiceProcess({**{k: service.env[k] for k in same},
                          "CTXDAG_CONTEXT_WINDOW": "500",
-                         "CTXDAG_KEEP_RECENT_TOKENS": "130"}) as process:
+                         "CTXDAG_KEEP_RECENT_TOKENS": str(KEEP)}) as process:
         yield process
 
 
@@ -91,7 +91,7 @@ class Dag:
     def _learn(self, node: dict) -> str:
         role = node["role"].lower()
         turn = Turn(node["id"], role, node["seq"], node["predecessorId"], node["callerId"],
-                    node["sideBranch"])
+                    node["sideBranch"], tokens=node["tokens"])
         self.model.add_turn(turn)
         self.labels.setdefault(node["id"], f"{'R' if role == 'system' else role[0]}{node['seq']}")
         assert node["depth"] == self.model.depth(node["id"]), node
@@ -108,7 +108,8 @@ class Dag:
         compaction = turn["compaction"]
         if compaction is not None and compaction["status"] != "SKIPPED":
             assert compaction["status"] == "COMPACTED", compaction
-            self._compacted(compaction["summary"], prompt_head, *self._before(prompt_head))
+            self._compacted(compaction["summary"], prompt_head, KEEP,  # small_window's keep
+                            *self._before(prompt_head))
             self.auto.append(compaction["summary"]["id"])
         # The model call read exactly what the rule renders from the prompt's head.
         expected = self.model.render(prompt_head)
@@ -191,7 +192,8 @@ class Dag:
         newest = max([t.seq for t in m.turns.values()] + [s.seq for s in m.summaries.values()])
         return m.render(at), m.applicable(at), newest
 
-    async def compact(self, keep: int = KEEP, head: str | None = None) -> str:
+    async def compact(self, keep: int = KEEP, head: str | None = None) -> str | None:
+        """The new summary's id; None when the compaction was SKIPPED, as the model said."""
         at = head or self.model.head
         before = self._before(at)
         data = await self.client(
@@ -199,15 +201,20 @@ class Dag:
             f" headId: $h) {{ status message summary {{ {SUMMARY} }} }} }}",
             s=self.id, k=keep, h=head)
         result = data["compact"]
+        if self.model.cut(at, keep) is None:
+            assert (result["status"], result["summary"]) == ("SKIPPED", None), (
+                f"compacting {self.show(before[0])} at {self.show(at)} keeping {keep}: the"
+                f" model writes nothing, the service said {result}")
+            return None
         assert result["status"] == "COMPACTED", result
-        return self._compacted(result["summary"], at, *before)
+        return self._compacted(result["summary"], at, keep, *before)
 
-    def _compacted(self, s: dict, at: str, before: list[str], absorbed: str | None,
+    def _compacted(self, s: dict, at: str, keep: int, before: list[str], absorbed: str | None,
                    newest: int) -> str:
         """Checks a new summary's facts against the render its compaction saw: it absorbs
-        the summary that applied to the head, covers that summary's segment extended by a
-        prefix of the rendered tail, retains the rest of the head's chain, and is spliced
-        where the segment starts. Then the model takes it in."""
+        the summary that applied to the head, covers that summary's segment extended by the
+        turns the model's cut covers (a prefix of the rendered tail), retains the rest of the
+        head's chain, and is spliced where the segment starts. Then the model takes it in."""
         m = self.model
         sid = s["id"]
         self.labels[sid] = f"S{s['seq']}"
@@ -233,6 +240,10 @@ class Dag:
         assert covers[len(old):] == history[:len(covers) - len(old)], (
             f"{where}: the newly covered {self.show(covers[len(old):])} is not a prefix of the"
             f" rendered tail {self.show(history)}")
+        cut = m.cut(at, keep)
+        assert cut is not None and covers[len(old):] == cut[0], (
+            f"{where} keeping {keep}: newly covered {self.show(covers[len(old):])}, the model's"
+            f" cut covers {self.show(cut and cut[0])}")
         retained = chain[chain.index(covers[-1]) + 1:]
         assert s["retainedIds"] == retained, (
             f"{where}: retainedIds {self.show(s['retainedIds'])}, expected {self.show(retained)}")
@@ -693,26 +704,99 @@ async def test_delete_branch_takes_its_summary_along(client, checked):
         assert after["renders"][tip] == before["renders"][tip]
     assert after["session"]["activeSummaryId"] is None        # the active one went with B
 
-    # The pointer still names the deleted SB: nothing is active, whatever is uncompacted.
+    # Nothing is active: undoing a summary that is not moves nothing.
     assert await d.uncompact(sc) is None
     await d.check(head=trunk[-1])
 
-    # A compaction on A absorbs SA; undoing it walks back past SB (deleted) and SC
-    # (retired) to SA.
+    # A compaction on A absorbs SA and replaces none; undoing it makes none active (SB was
+    # the last active one: what it replaced does not come back), while SA, live, applies to
+    # A again.
     await d.checkout(a[-1])
     a += await d.chat(2, start=14)
     sa2 = await d.compact()
-    assert m.summaries[sa2].absorbed == sa and m.summaries[sa2].replaced == sb
+    assert m.summaries[sa2].absorbed == sa and m.summaries[sa2].replaced is None
     await d.check(head=a[-1])
-    assert await d.uncompact(sa2) == sa
+    assert await d.uncompact(sa2) is None
     state = await d.check(head=a[-1])
     assert state["session"]["render"]["summaryId"] == sa
+    assert state["session"]["activeSummaryId"] is None
 
     await d.delete(a[-1])
     state = await d.check(head=trunk[-1])
     assert m.summaries[sa].deleted and m.summaries[sa2].deleted
     assert state["session"]["activeSummaryId"] is None
     assert state["session"]["render"]["nodeIds"] == m.chain(trunk[-1])
+
+
+async def test_a_deleted_summary_never_becomes_active_again(client, checked):
+    """Issue 22, item 11, and its variants: whether the branch deletion takes the active
+    summary or one a later compaction replaced, neither it nor what it replaced comes back
+    through an uncompact; summaries undone before are walked past."""
+    for strategy in ("rolling", "branch"):
+        d = await Dag.start(client, f"deleted active {strategy}", strategy)
+        checked.append(d.id)
+        m = d.model
+        main = await d.chat(2)
+        s3 = await d.compact(keep=1)
+        fork = list(await d.edit(main[2], "Question 001, edited. ".ljust(100, "x")))
+        s5 = await d.compact(keep=1)                          # replaces S3
+        await d.check(head=fork[-1])
+        assert await d.delete(fork[-1]) == {*fork, s5}
+        state = await d.check(head=main[1])
+        assert state["session"]["activeSummaryId"] is None
+        await d.checkout(main[-1])
+        if strategy == "branch":                              # S3 still applies to main
+            main += await d.chat(2, start=10)
+        s7 = await d.compact(keep=1)
+        assert m.summaries[s7].replaced is None
+        await d.check(head=main[-1])
+        assert await d.uncompact(s7) is None                  # not S3
+        await d.check(head=main[-1])
+        assert not m.summaries[s3].retired
+
+        # SB, deleted after SM replaced it, had replaced SX: undoing SM restores neither.
+        # Had SB been undone before it went, undoing SM restores SX, what was active before.
+        for undone_first in (False, True):
+            main += await d.chat(2, start=20 + 10 * undone_first)
+            sx = await d.compact(keep=1)
+            b = list(await d.edit(main[2], f"Question 001, again {undone_first}. ".ljust(100, "x")))
+            sb = await d.compact(keep=1)
+            await d.checkout(main[-1])
+            main += await d.chat(2, start=25 + 10 * undone_first)
+            sm = await d.compact(keep=1)
+            assert (m.summaries[sb].replaced, m.summaries[sm].replaced) == (sx, sb)
+            await d.check(head=main[-1])
+            if undone_first:
+                assert await d.uncompact(sb) == sm                # not active: no move
+            await d.delete(b[-1])
+            assert m.summaries[sb].deleted and not m.summaries[sx].deleted
+            await d.check(head=main[-1])
+            assert await d.uncompact(sm) == (sx if undone_first else None)
+            await d.check(head=main[-1])
+
+
+async def test_the_previous_summary_is_covered_though_the_turns_after_it_fit(client, checked):
+    """Issue 22, item 12: the view [S9, a11, u13, a13] compacts with the default keep into
+    S9's segment and a11, retaining [u13, a13]; once the first turn after the summary opens
+    a tail that fits, there is nothing new to cover."""
+    default_keep = 20_000
+    for strategy in ("branch", "rolling"):
+        d = await Dag.start(client, f"summary-led view {strategy}", strategy)
+        checked.append(d.id)
+        m = d.model
+        main = await d.chat(3)
+        s9 = await d.compact(keep=1, head=main[4])             # its segment ends on a user turn
+        assert m.summaries[s9].last == main[4]
+        a11 = await d.retry(main[5])
+        u13, a13 = await d.say(question(13))
+        assert d.model.render(a13)[1:] == [s9, a11, u13, a13]
+        s = await d.compact(keep=default_keep)
+        assert s is not None and m.summaries[s].covers == (*main[:5], a11)
+        assert m.summaries[s].retained == (u13, a13)
+        await d.check(head=a13)
+        await d.say(question(15))
+        assert await d.compact(keep=default_keep) is None      # SKIPPED
+        await d.check()
 
 
 async def test_compacting_at_an_interior_head(client, checked):

@@ -43,6 +43,16 @@ def test_the_previous_summary_always_lands_on_the_covered_side():
     assert find_cut_index(h, 20) == 1
 
 
+def test_the_previous_summary_is_covered_even_when_every_turn_after_it_fits():
+    # The view [S9, a11, u13, a13]: S and the reply before the first user turn are covered.
+    assert find_cut_index(history(S, A, U, A), 1000) == 2
+    assert find_cut_index(history(S, A, T, A, U, A), 1000) == 4
+    # The first turn after S opens a tail that fits: only S is covered, nothing new.
+    assert find_cut_index(history(S, U, A, U, A), 1000) == 1
+    # No user turn after S to open a tail: everything is covered.
+    assert find_cut_index(history(S, A, T, A), 1000) == 4
+
+
 def test_no_user_turn_to_open_the_tail_covers_everything():
     assert find_cut_index(history(U, A, T, A), 20) == 4
 

@@ -2,7 +2,9 @@
 import asyncio
 import json
 
-from service.api.encoding import ON_LOOP_PIECES, RUN, json_text, pieces
+from service.api.encoding import (
+    ON_LOOP_PIECES, RUN, SEND_CHUNK, OffLoopJSONResponse, json_text, pieces,
+)
 
 
 def test_pieces_join_to_strawberrys_encoding():
@@ -20,3 +22,20 @@ def test_pieces_join_to_strawberrys_encoding():
         expected = json.dumps(answer, separators=(",", ":"))
         assert "".join(pieces(answer)) == expected
         assert asyncio.run(json_text(answer)) == expected
+
+
+def test_a_large_body_goes_out_in_chunks_under_its_whole_length():
+    rows = [{"text": "x" * 1000 + str(i)} for i in range(3 * SEND_CHUNK // 1000)]
+    answer = {"data": {"rows": rows}}
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(OffLoopJSONResponse(answer)({"type": "http"}, None, send))
+    start, *bodies = sent
+    expected = json.dumps(answer, separators=(",", ":")).encode()
+    assert dict(start["headers"])[b"content-length"] == str(len(expected)).encode()
+    assert b"".join(b["body"] for b in bodies) == expected
+    assert [b["more_body"] for b in bodies] == [True] * (len(bodies) - 1) + [False]
+    assert len(bodies) == -(-len(expected) // SEND_CHUNK) > 1
