@@ -22,12 +22,7 @@ def find_cut_index(history: Sequence[Node], keep_recent_tokens: int) -> int:
     opens a tail that fits: nothing new to cover), len(history) when no user turn
     can open a tail.
     """
-    first_turn = 1 if history and history[0].role is Role.SUMMARY else 0
-    kept_tokens = 0
-    cut = len(history)
-    while cut > first_turn and kept_tokens + history[cut - 1].tokens <= keep_recent_tokens:
-        cut -= 1
-        kept_tokens += history[cut].tokens
+    cut = _tail_start(history, keep_recent_tokens)
     if cut == 0:
         return 0
     while cut < len(history) and history[cut].role is not Role.USER:
@@ -61,16 +56,26 @@ def find_cut(history: Sequence[Node], keep_recent_tokens: int) -> Cut:
     index = find_cut_index(history, keep_recent_tokens)
     if index < len(history):
         return Cut(index)
-    lead = 1 if history and history[0].role is Role.SUMMARY else 0
-    starts = [i for i in range(lead + 1, len(history)) if history[i].role is Role.ASSISTANT]
-    fits = len(history)
-    kept = 0
-    while fits > lead and kept + history[fits - 1].tokens <= keep_recent_tokens:
-        fits -= 1
-        kept += history[fits].tokens
+    starts = [i for i in range(_first_turn(history) + 1, len(history))
+              if history[i].role is Role.ASSISTANT]
+    fits = _tail_start(history, keep_recent_tokens)
     later = [i for i in starts if i >= fits]
     if later or starts:
         return Cut(later[0] if later else starts[-1], split_turn=True)
     if history and tool_use_ids(history[-1].blocks):
         return Cut(None)
     return Cut(index)
+
+
+def _first_turn(history: Sequence[Node]) -> int:
+    """Where the turns start: after the summary leading the view, if any."""
+    return 1 if history and history[0].role is Role.SUMMARY else 0
+
+
+def _tail_start(history: Sequence[Node], keep_recent_tokens: int) -> int:
+    """The start of the longest suffix of the turns that fits in `keep_recent_tokens`."""
+    first_turn, kept, start = _first_turn(history), 0, len(history)
+    while start > first_turn and kept + history[start - 1].tokens <= keep_recent_tokens:
+        start -= 1
+        kept += history[start].tokens
+    return start
