@@ -1,10 +1,12 @@
 // name: backup_export
-// returns: zero or one row {session, root_ids, head_ids, active_summary_ids, nodes, calls}
-// purpose: everything a backup needs to rebuild a session — its properties, every node (deleted and superseded ones too) and every call, with all their edges
+// returns: zero or one row {session, root_ids, head_ids, active_summary_ids, nodes, calls, media, tool_sets}
+// purpose: everything a backup needs to rebuild a session — its properties, every node (deleted and superseded ones too) and every call, with all their edges, the media its nodes carry and the tools its calls were offered
 // params: session_id, tenant
 // Edges to single targets come back as lists, so a session holding two of them is seen,
 // not silently reduced to one. Nodes are in seq order, calls in start order. Events are
-// news of changes, not part of the conversation, and are not exported.
+// news of changes, not part of the conversation, and are not exported. A node's ToolUse
+// nodes and ANSWERS edges follow from its properties (an import derives them); the media
+// its blocks name by hash are listed once each, in hash order.
 MATCH (s:Session {id: $session_id, tenant: $tenant})
 RETURN properties(s) AS session,
   [(s)-[:ROOT]->(r:Node) | r.id] AS root_ids,
@@ -34,4 +36,16 @@ RETURN properties(s) AS session,
       produced_ids: [(c)-[:PRODUCED]->(o:Node) | o.id]
     } AS call
     ORDER BY c.started_at, c.id
-  } AS calls
+  } AS calls,
+  COLLECT {
+    MATCH (:Node {session_id: s.id})-[:CARRIES]->(m:Media {tenant: $tenant})
+    WITH DISTINCT m
+    RETURN {sha256: m.sha256, media_type: m.media_type, data: m.data, bytes: m.bytes} AS medium
+    ORDER BY medium.sha256
+  } AS media,
+  COLLECT {
+    MATCH (:Call {session_id: s.id})-[:OFFERED]->(t:ToolSet {tenant: $tenant})
+    WITH DISTINCT t
+    RETURN {sha256: t.sha256, tools: t.tools} AS tool_set
+    ORDER BY tool_set.sha256
+  } AS tool_sets

@@ -1,22 +1,33 @@
 // name: backup_import
-// returns: one row {problem, session_elsewhere, taken_ids, taken_elsewhere, created, violations}; nothing is created when problem is set
-// purpose: rebuilds an exported session in the importing tenant — Session, Nodes, Calls and all their edges (a summary's ABSORBED and REPLACED from its properties) — after checking that none of its ids exists, then checks the invariants of what it wrote
-// params: tenant, session, nodes, calls
+// returns: one row {problem, session_elsewhere, taken_ids, taken_elsewhere, missing_media, created, violations}; nothing is created when problem is set
+// purpose: rebuilds an exported session in the importing tenant — Session, Nodes, Calls and all their edges (a summary's ABSORBED and REPLACED from its properties, a node's ToolUse nodes, ANSWERS and CARRIES from its blocks), the media it carries and the tools its calls were offered — after checking that none of its ids exists and that the media it names are in the document or stored, then checks the invariants of what it wrote
+// params: tenant, session, nodes, calls, media, media_stored, tool_sets
 // Every id a row names was checked by the caller to be one of the document's own nodes.
-// The caller rolls the transaction back when `created` falls short of the document or
-// `violations` is not empty, so only a sound session is ever imported. Ids taken in other
-// tenants are only counted: an import never learns another tenant's ids.
+// A node row carries what its blocks imply, as the API's writes take it (blocks_write):
+// tool_uses [{id, name}], answers with answer_errors alike ordered, media_refs. $media are
+// the document's media; $media_stored the hashes its nodes name that it does not carry,
+// each to be stored for the tenant already. The caller rolls the transaction back when
+// `created` falls short of the document or `violations` is not empty (an answer reaching
+// no tool use of its predecessor is one), so only a sound session is ever imported. Ids
+// taken in other tenants are only counted: an import never learns another tenant's ids.
 WITH
   COLLECT { MATCH (x:Session {id: $session.properties.id}) RETURN coalesce(x.tenant = $tenant, false) AS own } AS taken_sessions,
   COLLECT {
     UNWIND $nodes AS row MATCH (x:Node {id: row.properties.id}) RETURN {id: x.id, own: coalesce(x.tenant = $tenant, false)} AS taken
     UNION ALL
     UNWIND $calls AS row MATCH (x:Call {id: row.properties.id}) RETURN {id: x.id, own: coalesce(x.tenant = $tenant, false)} AS taken
-  } AS taken
-WITH taken_sessions, taken,
+    UNION ALL
+    // Tool use ids are unique per session id: left over only where the session is gone.
+    UNWIND $nodes AS row UNWIND row.tool_uses AS tool_use
+    MATCH (x:ToolUse {session_id: $session.properties.id, id: tool_use.id})
+    RETURN {id: x.id, own: coalesce(x.tenant = $tenant, false)} AS taken
+  } AS taken,
+  [digest IN $media_stored WHERE NOT EXISTS { (:Media {tenant: $tenant, sha256: digest}) }] AS missing_media
+WITH taken_sessions, taken, missing_media,
   CASE
     WHEN size(taken_sessions) > 0 THEN 'session_exists'
     WHEN size(taken) > 0 THEN 'ids_exist'
+    WHEN size(missing_media) > 0 THEN 'media_not_carried'
   END AS problem
 OPTIONAL CALL (problem) {
   WITH * WHERE problem IS NULL
@@ -57,6 +68,36 @@ OPTIONAL CALL (problem) {
     MATCH (n:Node {id: row.properties.id}), (r:Node {id: row.properties.replaced_id})
     CREATE (n)-[:REPLACED]->(r)
   }
+  // What the nodes' blocks imply, as blocks_write writes it for one node.
+  CALL (s) {
+    UNWIND $nodes AS row
+    WITH row WHERE size(row.tool_uses) > 0
+    MATCH (n:Node {id: row.properties.id})
+    UNWIND range(0, size(row.tool_uses) - 1) AS i
+    CREATE (n)-[:USES {order: i}]->(:ToolUse {
+      tenant: $tenant, session_id: s.id, id: row.tool_uses[i].id, name: row.tool_uses[i].name})
+  }
+  CALL (s) {
+    UNWIND $nodes AS row
+    WITH row WHERE size(row.answers) > 0
+    MATCH (n:Node {id: row.properties.id})-[:PREDECESSOR]->(pred:Node)
+    UNWIND range(0, size(row.answers) - 1) AS i
+    MATCH (pred)-[:USES]->(answered:ToolUse {id: row.answers[i]})
+    CREATE (n)-[:ANSWERS {is_error: row.answer_errors[i]}]->(answered)
+  }
+  CALL (s) {
+    UNWIND $media AS m
+    MERGE (stored:Media {tenant: $tenant, sha256: m.sha256})
+    ON CREATE SET stored.media_type = m.media_type, stored.data = m.data, stored.bytes = m.bytes
+  }
+  CALL (s) {
+    UNWIND $nodes AS row
+    WITH row WHERE size(row.media_refs) > 0
+    MATCH (n:Node {id: row.properties.id})
+    UNWIND row.media_refs AS digest
+    MATCH (medium:Media {tenant: $tenant, sha256: digest})
+    CREATE (n)-[:CARRIES]->(medium)
+  }
   CALL (s) {
     UNWIND $calls AS row
     CREATE (c:Call)
@@ -68,6 +109,16 @@ OPTIONAL CALL (problem) {
     UNWIND row.reads AS read
     MATCH (x:Node {id: read.node_id})
     CREATE (c)-[:READ {position: read.position}]->(x)
+  }
+  CALL (s) {
+    UNWIND $tool_sets AS t
+    MERGE (stored:ToolSet {tenant: $tenant, sha256: t.sha256})
+    ON CREATE SET stored.tools = t.tools
+  }
+  CALL (s) {
+    MATCH (c:Call {session_id: s.id}) WHERE c.tools_sha256 IS NOT NULL
+    MATCH (tools:ToolSet {tenant: $tenant, sha256: c.tools_sha256})
+    CREATE (c)-[:OFFERED]->(tools)
   }
   CALL (s) {
     MATCH (r:Node {id: $session.root_id})
@@ -93,7 +144,11 @@ OPTIONAL CALL (problem) {
     produced: COUNT { (:Call {session_id: s.id})-[:PRODUCED]->() },
     root: COUNT { (s)-[:ROOT]->() },
     head: COUNT { (s)-[:HEAD]->() },
-    active_summary: COUNT { (s)-[:ACTIVE_SUMMARY]->() }
+    active_summary: COUNT { (s)-[:ACTIVE_SUMMARY]->() },
+    tool_uses: COUNT { (:ToolUse {session_id: s.id}) },
+    uses: COUNT { (:Node {session_id: s.id})-[:USES]->() },
+    carries: COUNT { (:Node {session_id: s.id})-[:CARRIES]->() },
+    offered: COUNT { (:Call {session_id: s.id})-[:OFFERED]->() }
   } AS created
   OPTIONAL CALL (s) {
     // include: check_session_invariants
@@ -102,4 +157,4 @@ OPTIONAL CALL (problem) {
 }
 RETURN problem, any(own IN taken_sessions WHERE NOT own) AS session_elsewhere,
   [t IN taken WHERE t.own | t.id] AS taken_ids, size([t IN taken WHERE NOT t.own]) AS taken_elsewhere,
-  created, violations
+  missing_media, created, violations

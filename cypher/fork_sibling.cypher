@@ -1,7 +1,7 @@
 // name: fork_sibling
-// returns: one row {problem, invalid_reads, session_id, head_moved, previous_head_id, summary_version, node, events}; node is null when problem is set
+// returns: one row {problem, invalid_reads, open_tool_uses, unanswered, unmatched_results, taken_tool_uses, missing_media, session_id, head_moved, previous_head_id, summary_version, node, events}; node is null when problem is set
 // purpose: retry and edit — a new sibling of node $fork_of (same predecessor, same role, new content) in that node's session; HEAD moves onto it, and the model call that produced it is recorded
-// params: tenant, fork_of, node_id, role, content, tokens, metadata, now, call
+// params: blocks, tool_uses, answers, answer_errors, media, media_refs, tenant, fork_of, node_id, role, content, tokens, metadata, now, call
 // $role names the move: 'assistant' retries a reply, 'user' edits a message. The session is
 // the forked node's, so it is read before session_lock; everything else is read after it.
 OPTIONAL MATCH (fork:Node {id: $fork_of, tenant: $tenant})
@@ -10,7 +10,9 @@ OPTIONAL MATCH (s:Session {id: fork.session_id, tenant: $tenant})
 OPTIONAL MATCH (s)-[:HEAD]->(head:Node)
 OPTIONAL MATCH (fork)-[:PREDECESSOR]->(pred:Node)
 // include: call_reads_check
-WITH s, seq, head, pred, null AS caller, call_reads, invalid_reads, fork.id AS fork_id,
+// include: pairing_check
+WITH s, seq, head, pred, null AS caller, call_reads, invalid_reads, open_tool_uses,
+  unanswered, unmatched_results, taken_tool_uses, missing_media, fork.id AS fork_id,
   false AS side_branch, true AS moves_head,
   CASE
     WHEN fork IS NULL OR s IS NULL THEN 'fork_not_found'
@@ -19,6 +21,10 @@ WITH s, seq, head, pred, null AS caller, call_reads, invalid_reads, fork.id AS f
     WHEN fork.role <> $role AND $role = 'assistant' THEN 'wrong_role_retry'
     WHEN fork.role <> $role THEN 'wrong_role_edit'
     WHEN size(invalid_reads) > 0 THEN 'read_invalid'
+    WHEN size(unmatched_results) > 0 THEN 'tool_result_unmatched'
+    WHEN size(unanswered) > 0 THEN 'tool_uses_open'
+    WHEN size(taken_tool_uses) > 0 THEN 'tool_use_taken'
+    WHEN size(missing_media) > 0 THEN 'media_not_found'
   END AS problem
 // include: node_write
 WITH *, CASE WHEN problem IS NULL THEN
@@ -27,7 +33,8 @@ WITH *, CASE WHEN problem IS NULL THEN
       ELSE [] END
   ELSE [] END AS announced
 // include: events_write
-RETURN problem, invalid_reads, events, s.id AS session_id, head_moved, head.id AS previous_head_id,
+RETURN problem, invalid_reads, open_tool_uses, unanswered, unmatched_results, taken_tool_uses,
+  missing_media, events, s.id AS session_id, head_moved, head.id AS previous_head_id,
   coalesce(s.summary_version, 0) AS summary_version,
   // include: node_map
   AS node

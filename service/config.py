@@ -83,6 +83,7 @@ class Settings:
     tenant: str
     max_content_bytes: int
     max_metadata_bytes: int
+    max_media_bytes: int
     max_call_reads: int
     # Session events (service/events.py): each session's newest kept for replay, and how
     # often a process with subscribers reads the events other processes wrote.
@@ -155,6 +156,7 @@ class Settings:
             tenant=_text(env, "CTXDAG_TENANT") or DEFAULT_TENANT,
             max_content_bytes=_integer(env, "CTXDAG_MAX_CONTENT_BYTES", 1024 * 1024, 1),
             max_metadata_bytes=_integer(env, "CTXDAG_MAX_METADATA_BYTES", 64 * 1024, 1),
+            max_media_bytes=_integer(env, "CTXDAG_MAX_MEDIA_BYTES", 5 * 1024 * 1024, 1),
             max_call_reads=_integer(env, "CTXDAG_MAX_CALL_READS", 10_000, 1),
             event_retention=_integer(env, "CTXDAG_EVENT_RETENTION", 10_000, 1),
             event_poll_seconds=_float(env, "CTXDAG_EVENT_POLL_SECONDS", 0.2, 0,

@@ -109,7 +109,7 @@ def ledger_for(database: Database, settings: Settings, events: EventFeed | None 
     """The ledger of `tenant` (default: the settings' tenant) under the configured limits;
     `events` hears of the events its writes commit."""
     limits = Limits(settings.max_content_bytes, settings.max_metadata_bytes,
-                    settings.max_call_reads, settings.event_retention)
+                    settings.max_call_reads, settings.event_retention, settings.max_media_bytes)
     return Ledger.open(database, tenant or settings.tenant, limits,
                        None if events is None else events.committed)
 

@@ -173,3 +173,70 @@ MATCH (c:Call {session_id: s.id})
 WITH c, COUNT { (c)-[:READ]->() } AS edges, COUNT { MATCH (c)-[:READ]->(x) RETURN DISTINCT x } AS read
 WHERE edges > read
 RETURN 'READ: call ' + c.id + ' reads ' + toString(edges - read) + ' nodes more than once' AS violation
+UNION ALL
+// Tool pairs (README, "Content blocks and tool calls"). A node's USES edges are its
+// tool_use_ids in order, each to a ToolUse of this session and tenant; each ToolUse is the
+// tool use of one message. (A value that is not a list of ids is a property problem, named
+// by records.py; here it counts as none.)
+MATCH (n:Node {session_id: s.id})
+WHERE n.tool_use_ids IS NOT NULL OR EXISTS { (n)-[:USES]->() }
+WITH n, CASE WHEN n.tool_use_ids IS :: LIST<STRING NOT NULL> NOT NULL THEN n.tool_use_ids ELSE [] END AS named,
+  COLLECT { MATCH (n)-[u:USES]->(t:ToolUse)
+            WHERE t.session_id = n.session_id AND t.tenant = n.tenant AND t.id IS :: STRING
+            RETURN t.id AS id ORDER BY u.order } AS uses,
+  COUNT { (n)-[:USES]->() } AS edges
+WHERE uses <> named OR edges <> size(uses)
+RETURN 'USES: ' + n.id + ' has USES edges to ('
+  + reduce(ids = '', i IN uses | ids + CASE WHEN ids = '' THEN '' ELSE ', ' END + i) + ')'
+  + CASE WHEN edges > size(uses) THEN ', and ' + toString(edges - size(uses))
+      + ' to tool uses of another session' ELSE '' END
+  + ' for its tool_use_ids ('
+  + reduce(ids = '', i IN named | ids + CASE WHEN ids = '' THEN '' ELSE ', ' END + i) + ')' AS violation
+UNION ALL
+MATCH (u:ToolUse {session_id: s.id})
+WITH u, COUNT { (m:Node)-[:USES]->(u) WHERE m.session_id = s.id } AS users
+WHERE users <> 1 OR coalesce(u.tenant <> s.tenant, true)
+RETURN 'USES: tool use ' + coalesce(toString(u.id), 'without an id') + ' is used by '
+  + toString(users) + ' messages of this session'
+  + CASE WHEN coalesce(u.tenant <> s.tenant, true) THEN ' and stored under another tenant'
+      ELSE '' END AS violation
+UNION ALL
+MATCH (u:ToolUse {session_id: s.id})
+WITH u.id AS id, count(*) AS uses WHERE uses > 1
+RETURN 'USES: tool use id ' + toString(id) + ' names ' + toString(uses) + ' tool uses' AS violation
+UNION ALL
+// A node's ANSWERS edges are its answered_ids, each to a tool use of its predecessor.
+MATCH (n:Node {session_id: s.id})
+WHERE n.answered_ids IS NOT NULL OR EXISTS { (n)-[:ANSWERS]->() }
+WITH n, CASE WHEN n.answered_ids IS :: LIST<STRING NOT NULL> NOT NULL THEN n.answered_ids ELSE [] END AS named,
+  COLLECT { MATCH (n)-[:PREDECESSOR]->(:Node)-[:USES]->(t:ToolUse)<-[:ANSWERS]-(n)
+            WHERE t.id IS :: STRING
+            RETURN t.id AS id ORDER BY id } AS reached,
+  COUNT { (n)-[:ANSWERS]->() } AS edges
+WHERE size(reached) <> size(named) OR edges <> size(reached) OR any(i IN named WHERE NOT i IN reached)
+RETURN 'ANSWERS: ' + n.id + ' answers ('
+  + reduce(ids = '', i IN named | ids + CASE WHEN ids = '' THEN '' ELSE ', ' END + i)
+  + ') but its ANSWERS edges reach ('
+  + reduce(ids = '', i IN reached | ids + CASE WHEN ids = '' THEN '' ELSE ', ' END + i)
+  + ') among the tool uses of its predecessor'
+  + CASE WHEN edges > size(reached) THEN ', and ' + toString(edges - size(reached))
+      + ' other tool uses' ELSE '' END AS violation
+UNION ALL
+// Every live turn after a message with tool uses is the one message answering all of them.
+MATCH (n:Node {session_id: s.id})<-[:PREDECESSOR]-(c:Node)
+WHERE n.tool_use_ids IS :: LIST<STRING NOT NULL> NOT NULL AND size(n.tool_use_ids) > 0
+  AND c.deleted_at IS NULL AND c.role <> 'summary'
+  AND NOT coalesce(c.role = 'tool' AND c.answered_ids IS :: LIST<STRING NOT NULL> NOT NULL
+                   AND size(c.answered_ids) = size(n.tool_use_ids)
+                   AND all(i IN n.tool_use_ids WHERE i IN c.answered_ids), false)
+RETURN 'tool pair: ' + c.id + ' (' + toString(c.role) + ') follows ' + n.id + ', whose tool uses ('
+  + reduce(ids = '', i IN n.tool_use_ids | ids + CASE WHEN ids = '' THEN '' ELSE ', ' END + i)
+  + ') only a tool message answering every one of them may follow' AS violation
+UNION ALL
+// A call's OFFERED edge is its tools_sha256: one edge to the tenant's ToolSet of that hash.
+MATCH (c:Call {session_id: s.id})
+WITH c, COLLECT { MATCH (c)-[:OFFERED]->(t:ToolSet) WHERE t.tenant = c.tenant
+                  RETURN t.sha256 AS sha256 } AS offered, COUNT { (c)-[:OFFERED]->() } AS edges
+WHERE edges <> size(offered)
+   OR offered <> CASE WHEN c.tools_sha256 IS NULL THEN [] ELSE [c.tools_sha256] END
+RETURN 'tools: call ' + c.id + ' has OFFERED edges that are not its tools_sha256' AS violation

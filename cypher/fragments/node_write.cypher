@@ -1,5 +1,6 @@
 // fragment node_write: unless `problem` is set, writes node `n` ($node_id, $role, $content,
-// $tokens, $metadata, created at $now) at `seq` after `pred`, with a CALLER edge to `caller`
+// $tokens, $metadata, its $blocks text, the ids of the tool uses it opens and answers, created at
+// $now, with what blocks_write adds) at `seq` after `pred`, with a CALLER edge to `caller`
 // and `fork_of` = `fork_id` when they are not null, on a side branch when `side_branch` or
 // `pred` is on one; moves HEAD onto it when `moves_head` (the including statement decides,
 // after session_lock); and records $call as the model call that produced it.
@@ -10,11 +11,14 @@ OPTIONAL CALL (s, seq, pred, caller, fork_id, side_branch, moves_head, problem, 
   WITH * WHERE problem IS NULL
   CREATE (n:Node {
     id: $node_id, session_id: s.id, tenant: s.tenant, role: $role, content: $content,
-    created_at: $now, tokens: $tokens, metadata: $metadata, seq: seq,
+    created_at: $now, tokens: $tokens, metadata: $metadata, seq: seq, blocks: $blocks,
+    tool_use_ids: CASE WHEN size($tool_uses) > 0 THEN [u IN $tool_uses | u.id] END,
+    answered_ids: CASE WHEN size($answers) > 0 THEN $answers END,
     depth: pred.depth + 1, side_branch: side_branch OR pred.side_branch, fork_of: fork_id
   })
   CREATE (n)-[:PREDECESSOR]->(pred)
   FOREACH (c IN CASE WHEN caller IS NULL THEN [] ELSE [caller] END | CREATE (n)-[:CALLER]->(c))
+  // include: blocks_write
   WITH s, n, moves_head, call_reads
   CALL (s, n, moves_head) {
     WITH * WHERE moves_head

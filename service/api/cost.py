@@ -102,6 +102,15 @@ LIST_SIZES: dict[str, Paged | Given | Assumed | str] = {
     "Message.children": Assumed("children of a node", FEW),
     "Message.coveredBy": Assumed("summaries covering a node", FEW),
     "GraphNode.coversIds": Assumed("capsules listing a graph row", FEW),
+    # Content blocks (README, "Content blocks and tool calls"): a message holds a few (each
+    # parallel tool call is one), as do a tool result's parts and a head's open tool uses.
+    "Message.blocks": Assumed("blocks of a message", FEW),
+    "GraphNode.blocks": Assumed("blocks of a message", FEW),
+    "ToolResultBlock.content": Assumed("parts of a tool result", FEW),
+    "Message.toolUseIds": Assumed("tool uses of a message", FEW),
+    "GraphNode.toolUseIds": Assumed("tool uses of a message", FEW),
+    "RenderedContext.openToolUseIds": Assumed("tool uses of a message", FEW),
+    "Turn.openToolUseIds": Assumed("tool uses of a message", FEW),
 }
 
 

@@ -68,6 +68,8 @@ class Loaders:
     session_calls: DataLoader[tuple[str, Window], Page[Call]]
     readers: DataLoader[tuple[str, Window], Page[CallReading]]
     covering: DataLoader[str, list[str]]
+    media: DataLoader[str, str | None]  # stored media data (base64) by hash
+    tool_sets: DataLoader[str, list[dict] | None]  # the tools calls were offered, by hash
 
     @classmethod
     def for_request(cls, ledger: Ledger) -> "Loaders":
@@ -86,4 +88,17 @@ class Loaders:
             session_calls=_per_argument(ledger.calls.session_pages),
             readers=_per_argument(ledger.calls.readers_pages),
             covering=_grouped(ledger.summaries.covering_many),
+            media=DataLoader(_found(ledger.nodes.media)),
+            tool_sets=DataLoader(_found(ledger.calls.tool_sets)),
         )
+
+
+def _found(fetch: Callable[[list[K]], Awaitable[dict[K, V]]]
+           ) -> Callable[[list[K]], Awaitable[list[V | None]]]:
+    """A load over a fetch by content hash: a hash nothing is stored under loads as None."""
+
+    async def load(keys: list[K]) -> list[V | None]:
+        found = await fetch(keys)
+        return [found.get(k) for k in keys]
+
+    return load

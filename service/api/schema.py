@@ -12,6 +12,9 @@ from strawberry.types.graphql import OperationType
 from ..errors import BadInput
 from ..store.paging import window
 from ..store.validate import MAX_INSTRUCTIONS_LENGTH
+from .blocks import (
+    ContentBlockInput, ToolChoiceInput, ToolInput, ToolResultBlockInput, blocks_in, options_in,
+)
 from .bookmarks import BookmarksPerOperation
 from .context import LoadersPerOperation
 from .errors import coded_stream, with_codes
@@ -116,31 +119,71 @@ class Mutation:
             str(session_id), title=title if set_title else None, set_title=set_title,
             extra_meta=extra_meta, summary_strategy=summary_strategy))
 
-    @strawberry.mutation(description="The user's turn: the message at HEAD, then the reply.")
-    async def send_message(self, info: Info, session_id: strawberry.ID, content: str) -> Turn:
-        return turn_out(await info.context.services.turns.send_message(str(session_id), content))
+    @strawberry.mutation(description=(
+        "The user's turn: the message (`content` or `blocks`) at HEAD, then the reply. "
+        "`tools` are offered to the model (and `toolChoice` says whether it must call one); "
+        "a reply that calls tools is stored with its blocks and the Turn's `openToolUseIds` "
+        "name them: answer with `submitToolResults`. While HEAD has open tool uses a message "
+        "is BAD_INPUT naming them, unless `cancelOpenToolUses`, which first stores their "
+        "answers as cancelled errors."))
+    async def send_message(self, info: Info, session_id: strawberry.ID,
+                           content: Optional[str] = None,
+                           blocks: Optional[list[ContentBlockInput]] = None,
+                           tools: Optional[list[ToolInput]] = None,
+                           tool_choice: Optional[ToolChoiceInput] = None,
+                           cancel_open_tool_uses: bool = False) -> Turn:
+        return turn_out(await info.context.services.turns.send_message(
+            str(session_id), content, blocks=blocks_in(blocks),
+            options=options_in(None, None, tools, tool_choice),
+            cancel_open_tool_uses=cancel_open_tool_uses))
+
+    @strawberry.mutation(description=(
+        "The agent loop's next step: the results of HEAD's open tool uses (every one of "
+        "them, by toolUseId), then the model's next reply, offered `tools` again; repeat "
+        "while the Turn names open tool uses."))
+    async def submit_tool_results(self, info: Info, session_id: strawberry.ID,
+                                  results: list[ToolResultBlockInput],
+                                  tools: Optional[list[ToolInput]] = None,
+                                  tool_choice: Optional[ToolChoiceInput] = None) -> Turn:
+        return turn_out(await info.context.services.turns.submit_tool_results(
+            str(session_id), blocks_in([ContentBlockInput(tool_result=r) for r in results]),
+            options=options_in(None, None, tools, tool_choice)))
 
     @strawberry.mutation(description="Appends a node without calling a model. HEAD advances "
-                                     "only when the predecessor (default: HEAD) is HEAD.")
+                                     "only when the predecessor (default: HEAD) is HEAD. The "
+                                     "message is `content` (text) or `blocks`, not both; a "
+                                     "write that would break a tool pair is BAD_INPUT naming "
+                                     "the open ids, and writes nothing.")
     async def append_message(self, info: Info, session_id: strawberry.ID, role: Role,
-                             content: str, predecessor_id: Optional[strawberry.ID] = None,
+                             content: Optional[str] = None,
+                             blocks: Optional[list[ContentBlockInput]] = None,
+                             predecessor_id: Optional[strawberry.ID] = None,
                              caller_id: Optional[strawberry.ID] = None,
                              metadata: Optional[JSON] = None) -> Message:
         appended = await info.context.services.ledger.head.append_message(
-            str(session_id), role.value, content,
+            str(session_id), role.value, content, blocks=blocks_in(blocks),
             predecessor_id=_optional(predecessor_id), caller_id=_optional(caller_id),
             metadata=metadata)
         return message_out(appended.node)
 
     @strawberry.mutation(description="A new answer to the prompt of an assistant reply; "
                                      "HEAD moves to it.")
-    async def retry(self, info: Info, node_id: strawberry.ID) -> Turn:
-        return turn_out(await info.context.services.turns.retry(str(node_id)))
+    async def retry(self, info: Info, node_id: strawberry.ID,
+                    tools: Optional[list[ToolInput]] = None,
+                    tool_choice: Optional[ToolChoiceInput] = None) -> Turn:
+        return turn_out(await info.context.services.turns.retry(
+            str(node_id), options=options_in(None, None, tools, tool_choice)))
 
     @strawberry.mutation(description="A new version of a user message, answered; HEAD moves "
                                      "to it.")
-    async def edit_message(self, info: Info, node_id: strawberry.ID, content: str) -> Turn:
-        return turn_out(await info.context.services.turns.edit(str(node_id), content))
+    async def edit_message(self, info: Info, node_id: strawberry.ID,
+                           content: Optional[str] = None,
+                           blocks: Optional[list[ContentBlockInput]] = None,
+                           tools: Optional[list[ToolInput]] = None,
+                           tool_choice: Optional[ToolChoiceInput] = None) -> Turn:
+        return turn_out(await info.context.services.turns.edit(
+            str(node_id), content, blocks=blocks_in(blocks),
+            options=options_in(None, None, tools, tool_choice)))
 
     @strawberry.mutation(description="HEAD to any live turn of the session.")
     async def checkout(self, info: Info, session_id: strawberry.ID,
@@ -192,17 +235,20 @@ class Mutation:
         return turn_out(await info.context.services.turns.spawn_task(
             str(session_id), str(from_node_id), prompt))
 
-    @strawberry.mutation(description="Records a call an external runtime made; with output, "
-                                     "the reply is appended after the last node read.")
+    @strawberry.mutation(description="Records a call an external runtime made; with `output` "
+                                     "(text) or `outputBlocks`, the reply is appended after "
+                                     "the last node read.")
     async def record_call(self, info: Info, session_id: strawberry.ID,
                           read_ids: list[strawberry.ID], model: str,
                           output: Optional[str] = None,
+                          output_blocks: Optional[list[ContentBlockInput]] = None,
                           input_tokens: Optional[int] = None,
                           output_tokens: Optional[int] = None) -> ModelCall:
         usage = {k: v for k, v in (("input_tokens", input_tokens),
                                    ("output_tokens", output_tokens)) if v is not None}
         call = await info.context.services.turns.record_call(
-            str(session_id), [str(i) for i in read_ids], model, output, usage or None)
+            str(session_id), [str(i) for i in read_ids], model, output, usage or None,
+            output_blocks=blocks_in(output_blocks))
         return call_out(call)
 
 

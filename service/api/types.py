@@ -15,6 +15,10 @@ from ..store.capsules import fold
 from ..store.paging import Page, Window, window
 from ..store.views import GraphRow
 from ..turns.replay import Replay, compared_head, replayed
+from ..turns.requests import open_tool_uses
+from .blocks import (
+    ContentBlock, RequestFormat, ToolChoiceInput, ToolInput, block_out, options_in, request_of,
+)
 from ..turns.service import TurnResult
 
 
@@ -51,6 +55,19 @@ class Message(Node):
     deleted: bool = strawberry.field(
         description="Deleted with its branch: gone from every view, kept for provenance.")
     metadata: JSON
+    stored_blocks: strawberry.Private[tuple]
+
+    @strawberry.field(description=(
+        "The message's content blocks, in order (a plain message is one text block); "
+        "`content` is their text projection."))
+    def blocks(self) -> list[ContentBlock]:
+        return [block_out(b) for b in self.stored_blocks]
+
+    @strawberry.field(description=(
+        "The tool uses this message opens (ids of its toolUse blocks): the next message must "
+        "answer every one of them."))
+    def tool_use_ids(self) -> list[str]:
+        return store.blocks.tool_use_ids(self.stored_blocks)
 
     @strawberry.field(description="Live nodes whose predecessor is this one.")
     async def children(self, info: Info) -> list["Message"]:
@@ -88,7 +105,8 @@ def message_out(n: store.Node) -> Message:
     return Message(id=n.id, session_id=n.session_id, role=n.role, content=n.content,
                 predecessor_id=n.predecessor_id, caller_id=n.caller_id, fork_of=n.fork_of,
                 tokens=n.tokens, created_at=n.created_at, seq=n.seq, depth=n.depth,
-                side_branch=n.side_branch, deleted=n.deleted, metadata=dict(n.metadata))
+                side_branch=n.side_branch, deleted=n.deleted, metadata=dict(n.metadata),
+                stored_blocks=n.blocks)
 
 
 @strawberry.type
@@ -120,12 +138,29 @@ class RenderedContext:
     summary_id: Optional[strawberry.ID] = strawberry.field(
         description="The summary standing in for its covered segment, if the rule applied.")
     tokens: int
+    open_tool_use_ids: list[str] = strawberry.field(description=(
+        "Tool uses the head leaves unanswered: a runtime appends their results before it "
+        "asks the model (`request` refuses until then)."))
+    rendered: strawberry.Private[store.Rendered]
+
+    @strawberry.field(description=(
+        "Exactly the body a runtime sends to the provider for this render (Anthropic's "
+        "`POST /v1/messages`, OpenAI's `POST /v1/chat/completions`): the system prompt, the "
+        "messages with their blocks in the format's shape, the summary stand-in framed as "
+        "the service frames it, and the given model, maxTokens, tools and toolChoice. The "
+        "service's own providers send the same body. BAD_INPUT while tool uses are open."))
+    async def request(self, info: Info, format: RequestFormat, model: Optional[str] = None,
+                      max_tokens: Optional[int] = None, tools: Optional[list[ToolInput]] = None,
+                      tool_choice: Optional[ToolChoiceInput] = None) -> JSON:
+        return await request_of(info, self.rendered, format,
+                                options_in(model, max_tokens, tools, tool_choice))
 
 
 def rendered_out(r: store.Rendered) -> RenderedContext:
     return RenderedContext(head_id=r.head_id, node_ids=list(r.node_ids),
                            nodes=[message_out(n) for n in r.nodes], summary_id=r.summary_id,
-                           tokens=sum(n.tokens for n in r.nodes))
+                           tokens=sum(n.tokens for n in r.nodes),
+                           open_tool_use_ids=open_tool_uses(r.nodes), rendered=r)
 
 
 @strawberry.type(description="A summary: the stand-in for a contiguous chain segment.")
@@ -213,6 +248,18 @@ class GraphNode:
     drawn_from_id: Optional[strawberry.ID] = strawberry.field(description=(
         "Where to draw the edge into this row from: its predecessor when that is drawn, "
         "otherwise the capsule the predecessor folds into; null for ROOT."))
+    stored_blocks: strawberry.Private[tuple] = ()
+
+    @strawberry.field(description=(
+        "The node's content blocks, for drawing tool calls, results, thinking and images "
+        "(a plain message is one text block holding its preview; media data is loaded only "
+        "when asked)."))
+    def blocks(self) -> list[ContentBlock]:
+        return [block_out(b) for b in self.stored_blocks]
+
+    @strawberry.field(description="The tool uses this row opens; the next row answers them.")
+    def tool_use_ids(self) -> list[str]:
+        return store.blocks.tool_use_ids(self.stored_blocks)
 
 
 @strawberry.type
@@ -234,7 +281,8 @@ def graph_out(rows: list[GraphRow]) -> SessionGraph:
                   deleted=r.deleted,
                   covers_ids=list(r.covers_ids) if r.covers_ids is not None else None,
                   superseded_summary=r.superseded_summary, retired=r.retired,
-                  folded_into=placed[r.id].folded_into, drawn_from_id=placed[r.id].drawn_from)
+                  folded_into=placed[r.id].folded_into, drawn_from_id=placed[r.id].drawn_from,
+                  stored_blocks=r.blocks)
         for r in rows])
 
 
@@ -264,6 +312,16 @@ class ModelCall(Node):
     async def reads(self, info: Info) -> list[Message]:
         call = await info.context.loaders.calls.load(str(self.id))
         return await _nodes(info, list(call.read_ids or ()))
+
+    tools_sha256: strawberry.Private[Optional[str]] = None
+
+    @strawberry.field(description=(
+        "The tools the model was offered (part of what it read), as the neutral definitions "
+        "{name, description, input_schema}; null when none were."))
+    async def tools(self, info: Info) -> Optional[JSON]:
+        if self.tools_sha256 is None:
+            return None
+        return await info.context.loaders.tool_sets.load(self.tools_sha256)
 
     @strawberry.field
     async def output(self, info: Info) -> Optional[Message]:
@@ -296,6 +354,8 @@ class CallDiff:
     moved_ids: list[strawberry.ID] = strawberry.field(
         description="In both, but placed differently among the nodes both hold "
                     "(the second prompt's order).")
+    tools_changed: bool = strawberry.field(
+        description="The two calls were offered different tools (see ModelCall.tools).")
 
     @strawberry.field
     async def added(self, info: Info) -> list[Message]:
@@ -319,7 +379,8 @@ def call_diff_out(first: store.Call, second: store.Call) -> CallDiff:
     diff = diff_reads(first.read_ids or (), second.read_ids or ())
     return CallDiff(first=call_out(first), second=call_out(second),
                     added_ids=list(diff.added), removed_ids=list(diff.dropped),
-                    moved_ids=list(diff.moved))
+                    moved_ids=list(diff.moved),
+                    tools_changed=first.tools_sha256 != second.tools_sha256)
 
 
 @strawberry.type(description="A call's prompt rebuilt from the nodes it read (nodes are "
@@ -360,7 +421,7 @@ def call_out(c: store.Call) -> ModelCall:
                      output_id=c.output_id, input_tokens=c.input_tokens,
                      output_tokens=c.output_tokens, error=c.error, error_code=c.error_code,
                      created_at=c.started_at, finished_at=c.finished_at,
-                     read_count=c.read_count)
+                     read_count=c.read_count, tools_sha256=c.tools_sha256)
 
 
 @strawberry.type
@@ -518,6 +579,10 @@ class Compaction:
     local_command: Optional[str] = strawberry.field(
         description="A hint to show the user when nothing was compacted.")
     error_code: Optional[str]
+    split_turn: bool = strawberry.field(default=False, description=(
+        "No user turn opened a retained tail that fits (an autonomous tool run): the cut "
+        "lies inside the turn, before an assistant message that follows a complete tool "
+        "pair, and `message` says so."))
 
 
 @strawberry.type(description="An undone compaction.")
@@ -533,7 +598,7 @@ def compaction_out(c: CompactionResult) -> Compaction:
     return Compaction(status=c.status,
                       summary=summary_out(c.summary) if c.summary else None,
                       covered_count=c.covered_count, tokens_before=c.tokens_before,
-                      tokens_after=c.tokens_after, message=c.message,
+                      tokens_after=c.tokens_after, message=c.message, split_turn=c.split_turn,
                       local_command=c.local_command, error_code=c.error_code)
 
 
@@ -545,6 +610,9 @@ class Turn:
     compaction: Optional[Compaction]
     error: Optional[str] = strawberry.field(description="Why there is no reply.")
     error_code: Optional[str]
+    open_tool_use_ids: list[str] = strawberry.field(description=(
+        "The tool uses the reply opens (it stopped to call tools): run them and answer "
+        "with `submitToolResults`. Empty when the model answered without tools."))
 
     @strawberry.field
     async def call(self, info: Info) -> Optional[ModelCall]:
@@ -558,4 +626,5 @@ def turn_out(t: TurnResult) -> Turn:
                 reply=message_out(t.reply) if t.reply else None, call_id=t.call_id,
                 compaction=compaction_out(t.compaction) if t.compaction else None,
                 error=t.error.message if t.error else None,
-                error_code=t.error.code if t.error else None)
+                error_code=t.error.code if t.error else None,
+                open_tool_use_ids=t.open_tool_use_ids)

@@ -31,7 +31,7 @@ from ..store import validate
 from ..store.ids import utcnow
 from ..tokens import estimate_tokens
 from .budget import BudgetPolicy
-from .cut import MIN_ENTRIES, find_cut_index
+from .cut import MIN_ENTRIES, find_cut
 from .render import render_context
 from .summarizers import Summarizer, SummaryText
 from .tokens import TokenEstimator
@@ -42,6 +42,8 @@ CompactionTrigger = Literal["manual", "auto", "passive"]
 log = logging.getLogger("ctxdag.compaction")
 
 LOCAL_COMMAND_HINT = "nothing to compact yet"
+SPLIT_TURN = ("no user turn opens a tail that fits, so the cut is inside the current turn: "
+              "the retained tail opens on an assistant message after a complete tool pair")
 
 
 class CompactionStatus(str, Enum):
@@ -62,6 +64,7 @@ class CompactionResult:
     message: str | None = None
     local_command: str | None = None  # a user-visible hint when nothing was compacted
     error_code: str | None = None
+    split_turn: bool = False  # no user turn opened a tail that fits: cut inside the turn
 
 
 class Compactor:
@@ -135,8 +138,12 @@ class Compactor:
             return self._skipped(session_id, trigger, view,
                                  f"nothing to compact: the history has {len(history)} entries "
                                  f"(at least {MIN_ENTRIES} are needed)")
-        cut = find_cut_index(history, keep)
-        covered, retained = history[:cut], history[cut:]
+        cut = find_cut(history, keep)
+        if cut.index is None:
+            return self._skipped(session_id, trigger, view,
+                                 "nothing to compact: every cut would separate a tool use "
+                                 "from its result")
+        covered, retained = history[:cut.index], history[cut.index:]
         previous = covered[0] if covered and covered[0].role is Role.SUMMARY else None
         new_turns = [n for n in covered if n.role is not Role.SUMMARY]
         if not new_turns:
@@ -184,7 +191,9 @@ class Compactor:
             await self._failed(session_id, trigger, "internal error", "INTERNAL")
             raise
         return CompactionResult(CompactionStatus.COMPACTED, session_id, trigger, summary,
-                                len(summary.covers_ids), view.tokens, tokens_after)
+                                len(summary.covers_ids), view.tokens, tokens_after,
+                                split_turn=cut.split_turn,
+                                message=SPLIT_TURN if cut.split_turn else None)
 
     async def _failed(self, session_id: str, trigger: CompactionTrigger, reason: str,
                       code: str) -> None:

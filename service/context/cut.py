@@ -1,9 +1,11 @@
 """Where compaction cuts the rendered history (spec §4.2). Pure: no database."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 from ..store import Node, Role
+from ..store.blocks import tool_use_ids
 
 MIN_ENTRIES = 4
 
@@ -20,14 +22,60 @@ def find_cut_index(history: Sequence[Node], keep_recent_tokens: int) -> int:
     opens a tail that fits: nothing new to cover), len(history) when no user turn
     can open a tail.
     """
-    first_turn = 1 if history and history[0].role is Role.SUMMARY else 0
-    kept_tokens = 0
-    cut = len(history)
-    while cut > first_turn and kept_tokens + history[cut - 1].tokens <= keep_recent_tokens:
-        cut -= 1
-        kept_tokens += history[cut].tokens
+    cut = _tail_start(history, keep_recent_tokens)
     if cut == 0:
         return 0
     while cut < len(history) and history[cut].role is not Role.USER:
         cut += 1
     return cut
+
+
+@dataclass(frozen=True)
+class Cut:
+    """Where a compaction cuts: `index` of the first retained entry (None: nowhere, every
+    cut would separate a tool use from its result); `split_turn` when the tail opens
+    inside a turn."""
+
+    index: int | None
+    split_turn: bool = False
+
+
+def find_cut(history: Sequence[Node], keep_recent_tokens: int) -> Cut:
+    """`find_cut_index`, never separating a tool use from its result.
+
+    A cut before a user turn is always pair-safe: the ledger lets nothing but its answers
+    follow a message with open tool uses, so a user turn never does. When no user turn
+    opens a tail that fits (an autonomous run: one prompt, then many tool round trips),
+    the cut moves inside the turn instead of covering everything: to the first assistant
+    message at or after where the tail would start (an assistant message follows a
+    complete pair, or the user turn that opened the run), else the last one before it,
+    so the tail keeps the run's most recent steps and every covered tool use keeps its
+    result on the covered side. Covering everything is left for a history that holds no
+    assistant message to cut at and leaves no tool use open; otherwise nothing is cut.
+    """
+    index = find_cut_index(history, keep_recent_tokens)
+    if index < len(history):
+        return Cut(index)
+    starts = [i for i in range(_first_turn(history) + 1, len(history))
+              if history[i].role is Role.ASSISTANT]
+    fits = _tail_start(history, keep_recent_tokens)
+    later = [i for i in starts if i >= fits]
+    if later or starts:
+        return Cut(later[0] if later else starts[-1], split_turn=True)
+    if history and tool_use_ids(history[-1].blocks):
+        return Cut(None)
+    return Cut(index)
+
+
+def _first_turn(history: Sequence[Node]) -> int:
+    """Where the turns start: after the summary leading the view, if any."""
+    return 1 if history and history[0].role is Role.SUMMARY else 0
+
+
+def _tail_start(history: Sequence[Node], keep_recent_tokens: int) -> int:
+    """The start of the longest suffix of the turns that fits in `keep_recent_tokens`."""
+    first_turn, kept, start = _first_turn(history), 0, len(history)
+    while start > first_turn and kept + history[start - 1].tokens <= keep_recent_tokens:
+        start -= 1
+        kept += history[start].tokens
+    return start

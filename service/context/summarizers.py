@@ -6,11 +6,13 @@ used when ANTHROPIC_API_KEY is set).
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Any, Mapping, Protocol, Sequence
 
 from ..store import Node, Role
+from ..store.blocks import Text, ToolResult, ToolUse
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,10 @@ class OfflineExtractiveSummarizer:
     async def summarize(self, turns: Sequence[Node], previous_summary: str | None, *,
                         instructions: str | None = None) -> SummaryText:
         folded, lines = _previous_lines(previous_summary)
-        lines += [self._line(turn) for turn in turns if turn.role is not Role.SUMMARY]
+        names: dict[str, str] = {}  # tool use id -> tool name, for the results that follow
+        for turn in turns:
+            if turn.role is not Role.SUMMARY:
+                lines.append(self._line(turn, names))
         if len(lines) > self.max_lines:
             folded += len(lines) - self.max_lines
             lines = lines[-self.max_lines:]
@@ -71,12 +76,35 @@ class OfflineExtractiveSummarizer:
             body.append(f"({folded} earlier turns folded away.)")
         return SummaryText("\n".join(body + lines), self.name)
 
-    def _line(self, turn: Node) -> str:
-        text = " ".join(turn.content.split())
-        opening = _SENTENCE_END.split(text, maxsplit=1)[0]
+    def _line(self, turn: Node, names: dict[str, str]) -> str:
+        """One line a turn: its opening sentence; a tool call as `called name(input)`, a
+        result as `name → its first line` (so the summary keeps what tools did)."""
+        uses = [b for b in turn.blocks if isinstance(b, ToolUse)]
+        results = [b for b in turn.blocks if isinstance(b, ToolResult)]
+        texts = [b.text for b in turn.blocks if isinstance(b, Text)]
+        parts = [self._opening(" ".join(texts))] if texts and not results else []
+        for use in uses:
+            names[use.id] = use.name
+            parts.append(f"called {use.name}({self._opening(_arguments(use.input))})")
+        for result in results:
+            first = next((line for p in result.content if isinstance(p, Text)
+                          for line in p.text.splitlines() if line.strip()), "(no text)")
+            failed = " failed" if result.is_error else ""
+            parts.append(f"{names.get(result.tool_use_id, result.tool_use_id)}{failed} → "
+                         f"{self._opening(first)}")
+        if not parts:
+            parts = [self._opening(turn.content)]
+        return f"- {turn.role.value}: " + "; ".join(parts)
+
+    def _opening(self, text: str) -> str:
+        opening = _SENTENCE_END.split(" ".join(text.split()), maxsplit=1)[0]
         if len(opening) > self.max_line_chars:
             opening = opening[: self.max_line_chars - 1] + "…"
-        return f"- {turn.role.value}: {opening}"
+        return opening
+
+
+def _arguments(tool_input: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in tool_input.items())
 
 
 def _previous_lines(previous: str | None) -> tuple[int, list[str]]:

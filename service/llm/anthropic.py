@@ -16,7 +16,7 @@ translator only once its retries are spent.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
@@ -196,29 +196,35 @@ class Completion:
     output_tokens: int
     stop_reason: str | None
     request_id: str | None
+    blocks: list[dict[str, Any]] = field(default_factory=list)  # the reply's content blocks
 
 
-async def complete(client: anthropic.AsyncAnthropic, *, model: str, system: str,
-                   messages: list[dict], max_tokens: int) -> Completion:
-    """One non-streaming Messages API call; the reply's text blocks joined.
+# The reply blocks the ledger stores (service/store/blocks.py), by the SDK's block type;
+# any other kind (a server tool's use or result) is named in the reply's metadata instead.
+_KEPT = {
+    "text": lambda b: {"type": "text", "text": b.text} if b.text else None,
+    "thinking": lambda b: {"type": "thinking", "thinking": b.thinking, "signature": b.signature},
+    "redacted_thinking": lambda b: {"type": "redacted_thinking", "data": b.data},
+    "tool_use": lambda b: {"type": "tool_use", "id": b.id, "name": b.name, "input": b.input},
+}
 
-    An empty `system` is left out of the request.
-    """
+
+async def complete(client: anthropic.AsyncAnthropic, **body: Any) -> Completion:
+    """One non-streaming Messages API call with `body` (service/turns/requests.py's
+    `anthropic_messages`, or a prompt of our own); an empty `system` is left out."""
+    if not body.get("system"):
+        body.pop("system", None)
     async with translate_anthropic_errors():
-        message = await client.messages.create(
-            model=model,
-            max_tokens=max_tokens,
-            messages=messages,  # type: ignore[arg-type]
-            **({"system": system} if system else {}),
-        )
-    text = "".join(block.text for block in message.content if block.type == "text")
+        message = await client.messages.create(**body)
+    kept = [_KEPT[block.type](block) for block in message.content if block.type in _KEPT]
     return Completion(
-        text=text,
+        text="".join(block.text for block in message.content if block.type == "text"),
         model=message.model,
         input_tokens=message.usage.input_tokens,
         output_tokens=message.usage.output_tokens,
         stop_reason=message.stop_reason,
         request_id=getattr(message, "_request_id", None),
+        blocks=[b for b in kept if b is not None],
     )
 
 

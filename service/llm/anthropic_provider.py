@@ -1,17 +1,17 @@
 """The Anthropic chat model behind the ModelProvider interface (service/turns/providers.py).
 
-It sends the provider-neutral prompt shape of service/turns/messages.py; llm depends on
-turns, never the reverse.
+Its request is service/turns/requests.py's `anthropic_messages`, the very body a client
+gets from `RenderedContext.request(format: ANTHROPIC_MESSAGES)`; llm depends on turns,
+never the reverse.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import replace
 
 import anthropic
 
-from ..store import Node
-from ..turns.messages import to_messages
-from ..turns.providers import ModelReply
+from ..turns.providers import ModelReply, Prompt
+from ..turns.requests import anthropic_messages
 from .anthropic import AnthropicSettings, complete
 
 
@@ -23,10 +23,12 @@ class AnthropicProvider:
         self._settings = settings
         self.model = settings.model
 
-    async def complete(self, nodes: Sequence[Node]) -> ModelReply:
-        system, messages = to_messages(nodes)
-        done = await complete(self._client, model=self.model, system=system, messages=messages,
-                              max_tokens=self._settings.max_tokens)
+    async def complete(self, prompt: Prompt) -> ModelReply:
+        options = replace(prompt.options, model=self.model, max_tokens=self._settings.max_tokens)
+        done = await complete(self._client, **anthropic_messages(prompt.nodes, prompt.media,
+                                                                 options))
+        plain = all(b["type"] == "text" for b in done.blocks)
         return ModelReply(done.text, done.model, done.input_tokens, done.output_tokens,
                           {"provider": self.name, "model": done.model,
-                           "stop_reason": done.stop_reason, "request_id": done.request_id})
+                           "stop_reason": done.stop_reason, "request_id": done.request_id},
+                          blocks=None if plain else done.blocks, stop_reason=done.stop_reason)

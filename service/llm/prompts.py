@@ -4,8 +4,10 @@ No SDK here: these are pure, so tests can read exactly what a model would be sen
 """
 from __future__ import annotations
 
+import json
 from typing import Sequence
 
+from ..store.blocks import RedactedThinking, Thinking, ToolResult, ToolUse, text_of
 from ..store.models import Node, Role
 
 SUMMARY_SECTIONS = (
@@ -39,7 +41,8 @@ What has been done or settled so far.
 The open tasks and unanswered questions.
 ## Files and artifacts
 Files, paths, commands, documents and other artifacts read, created or changed, \
-with what happened to each.
+with what happened to each: the tool calls in the transcript (<tool_use> with their \
+inputs, <tool_result> with their outputs and errors) say which.
 ## Next step
 What the assistant was about to do next, if anything.
 
@@ -56,9 +59,25 @@ _ROLE_LABELS = {
 
 
 def render_transcript(turns: Sequence[Node]) -> str:
-    """The turns in order, each labeled with its role; the whole content of every turn."""
+    """The turns in order, each labeled with its role; the whole content of every turn,
+    its tool calls and results as elements of their own (thinking is left out)."""
     return "\n\n".join(
-        f'<turn role="{_ROLE_LABELS[turn.role]}">\n{turn.content}\n</turn>' for turn in turns)
+        f'<turn role="{_ROLE_LABELS[turn.role]}">\n{_body(turn)}\n</turn>' for turn in turns)
+
+
+def _body(turn: Node) -> str:
+    parts = []
+    for block in turn.blocks:
+        if isinstance(block, ToolUse):
+            parts.append(f'<tool_use id="{block.id}" name="{block.name}">'
+                         f"{json.dumps(dict(block.input), ensure_ascii=False)}</tool_use>")
+        elif isinstance(block, ToolResult):
+            error = ' error="true"' if block.is_error else ""
+            parts.append(f'<tool_result for="{block.tool_use_id}"{error}>'
+                         f"{text_of(block.content)}</tool_result>")
+        elif not isinstance(block, (Thinking, RedactedThinking)):
+            parts.append(text_of([block]))
+    return "\n".join(parts) or turn.content
 
 
 def summary_prompt(turns: Sequence[Node], previous_summary: str | None,

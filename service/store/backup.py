@@ -1,15 +1,17 @@
 """Backup: one session as a JSON document, and the document back into the store.
 
-The document (format "ctxdag-session", version 1):
+The document (format "ctxdag-session", version 2):
 
-    {"format": "ctxdag-session", "version": 1,
+    {"format": "ctxdag-session", "version": 2,
      "exported_at": ISO-8601, "source_tenant": str,      # information only, never imported
      "session": {"properties": {...}, "root_id": str, "head_id": str,
                  "active_summary_id": str | null},
      "nodes": [{"properties": {...}, "predecessor_id": str | null, "caller_id": str | null,
                 "covers": [{"node_id": str, "order": int}, ...]}, ...],      # seq order
      "calls": [{"properties": {...}, "reads": [{"node_id": str, "position": int}, ...],
-                "produced_id": str | null}, ...]}                            # start order
+                "produced_id": str | null}, ...],                            # start order
+     "media": [{"sha256": str, "media_type": str, "data": base64, "bytes": int}, ...]}
+                                                                             # hash order
 
 `properties` are every stored property except `tenant` (an import writes into the
 importing tenant): exactly the properties the ledger writes, each a value its API could
@@ -17,6 +19,24 @@ have written (service/store/records.py). Values are JSON strings, integers and
 booleans, and lists of them (a summary's retained_ids); a timestamp is an object holding
 an ISO-8601 string, nanoseconds and offset (and zone, in brackets) included:
 {"datetime": "2025-01-02T03:04:05.123456789+00:00"}.
+
+Content blocks (service/store/blocks.py) travel as the node properties that hold them:
+`blocks` (the stored JSON text, media named by hash), `tool_use_ids` and `answered_ids`.
+A node's ToolUse nodes and USES edges, its ANSWERS edges (to the tool uses of its
+predecessor, is_error from its tool_result blocks) and CARRIES edges are not listed: an
+import writes them from the blocks and the chain, as the API's writes do. `media` holds
+each medium the session's nodes carry, once, its data as the ledger stores it (standard
+padded base64 of at most the importing service's max_media_bytes, under its sha256); an
+import stores one per tenant and hash, keeping one the tenant holds already. A medium a
+node names may be left out of `media` when the importing tenant has it stored already.
+
+`tool_sets` (present when some call was offered tools) holds the tools the calls were
+offered, each once: `{"sha256", "tools"}`, the canonical JSON text a call's
+`tools_sha256` names; an import stores one per tenant and hash and links each call to
+its own (OFFERED).
+
+Version 1 (before media were exported) has no `media`: it is read as version 2 without
+any, so the media its nodes name must be stored for the importing tenant.
 
 A summary's `covers` are the turns it newly covered (its COVERS edges, orders
 0..covers_new_count-1); the rest of its segment is the summary it absorbed. Its ABSORBED
@@ -32,12 +52,15 @@ Export is one read statement. Import validates the whole document first, by the 
 rules as the API's writes, then is one write statement in one transaction that
 refuses ids already in the store (of any tenant, naming only the importing tenant's:
 problem codes `session_exists` / `ids_exist`, turned into errors by
-service/store/problems.py) and checks the session's invariants on what it wrote: a
-failed check rolls everything back, so an import leaves either the whole session or
-nothing.
+service/store/problems.py) and media named but neither carried nor stored
+(`media_not_carried`), and checks the session's invariants on what it wrote (tool pairs
+included): a failed check rolls everything back, so an import leaves either the whole
+session or nothing.
 """
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
 from datetime import timezone
 from typing import Any, Callable, Mapping
 
@@ -52,7 +75,8 @@ from .problems import raise_for_problem
 from .validate import Limits
 
 FORMAT = "ctxdag-session"
-VERSION = 1
+VERSION = 2
+READABLE = (1, 2)  # version 1 has no media
 INFORMATION_KEYS = ("exported_at", "source_tenant")  # differ between exports of one session
 # Where the session's event sequence stands: events are not exported, and an imported
 # session's sequence starts afresh (backup_import).
@@ -60,6 +84,8 @@ EVENT_COUNTERS = ("next_event_seq", "events_pruned_through")
 PROBLEMS_NAMED = 5
 
 _DOCUMENT_KEYS = {"format", "version", "session", "nodes", "calls", *INFORMATION_KEYS}
+_MEDIA_KEY = "media"  # from version 2
+_TOOL_SETS_KEY = "tool_sets"  # from version 2; absent when no call was offered tools
 _SESSION_KEYS = {"properties", "root_id", "head_id", "active_summary_id"}
 _NODE_KEYS = {"properties", "predecessor_id", "caller_id", "covers"}
 _CALL_KEYS = {"properties", "reads", "produced_id"}
@@ -90,9 +116,14 @@ async def export_session(db: Database, tenant: str, session_id: str, limits: Lim
         },
         "nodes": [_export_node(node) for node in row["nodes"]],
         "calls": [_export_call(call) for call in row["calls"]],
+        "media": [dict(medium) for medium in row["media"]],
     }
+    if row["tool_sets"]:
+        document[_TOOL_SETS_KEY] = [dict(tool_set) for tool_set in row["tool_sets"]]
     try:
-        _parse(document, limits)  # what cannot be imported again is not a backup
+        parsed = _parse(document, limits)  # what cannot be imported again is not a backup
+        if parsed.named_not_carried:
+            raise BadInput(_not_carried(parsed.named_not_carried))
     except BadInput as e:
         raise Conflict(f"{where} cannot be exported as it is stored: {e.message} "
                        f"(check it with `ctxdag check {session_id}`)") from e
@@ -156,28 +187,39 @@ def _zone_suffix(tz: Any) -> str:
 async def import_session(db: Database, tenant: str, document: Any, limits: Limits) -> str:
     """Rebuilds an exported session in `tenant`; returns its id.
 
-    BadInput for a document that is not a well-formed version-1 export, holds a value
+    BadInput for a document that is not a well-formed export (of a READABLE version),
+    names media it neither carries nor finds stored for `tenant`, holds a value
     the API could not have written (by `limits`, the importing service's), or does not
     describe a sound session; Conflict when its session (or a node or call id) already
     exists in any tenant. Either way nothing is written.
     """
-    params, expected = _parse(document, limits)
-    session_id = params["session"]["properties"]["id"]
-    await db.write("backup_import", _import_check(session_id, expected), tenant=tenant,
-                   **params)
+    parsed = _parse(document, limits)
+    session_id = parsed.params["session"]["properties"]["id"]
+    await db.write("backup_import", _import_check(session_id, parsed), tenant=tenant,
+                   media_stored=sorted(parsed.named_not_carried), **parsed.params)
     return session_id
 
 
-def _import_check(session_id: str, expected: dict[str, int]) -> Callable[[Rows], None]:
+@dataclass(frozen=True)
+class _Parsed:
+    params: dict[str, Any]  # the import statement's: session, nodes, calls, media
+    expected: dict[str, int]  # what it must create
+    named_not_carried: dict[str, str]  # hashes the nodes name outside `media`: the first namer
+
+
+def _import_check(session_id: str, parsed: _Parsed) -> Callable[[Rows], None]:
     """Runs inside the import's transaction: raising rolls the whole import back.
 
-    The ids already taken are a problem code (service/store/problems.py); what was
-    created and the invariants of the result are checked here.
+    The ids already taken and media not stored are problem codes
+    (service/store/problems.py); what was created and the invariants of the result are
+    checked here.
     """
+    expected = parsed.expected
 
     def check(rows: Rows) -> None:
         row = rows[0]
-        raise_for_problem(row["problem"], {**row, "session_id": session_id})
+        raise_for_problem(row["problem"], {**row, "session_id": session_id,
+                                           "media_named_by": parsed.named_not_carried})
         if row["created"] != expected:
             raise Conflict(f"importing session {session_id} gave {row['created']}, not the "
                            f"document's {expected}: nodes or calls of that session id were "
@@ -194,27 +236,39 @@ def _listed(problems: list[str]) -> str:
     return "; ".join(problems[:PROBLEMS_NAMED]) + (f"; and {rest} more" if rest > 0 else "")
 
 
-def _parse(document: Any, limits: Limits) -> tuple[dict[str, Any], dict[str, int]]:
-    """The import statement's parameters, and what it must create; BadInput if malformed."""
-    doc = _fields(document, _DOCUMENT_KEYS, "the document", optional=INFORMATION_KEYS)
-    if doc["format"] != FORMAT or type(doc["version"]) is not int:
+def _parse(document: Any, limits: Limits) -> _Parsed:
+    """The import statement's parameters, what it must create and the media it must find
+    stored; BadInput if malformed."""
+    if not isinstance(document, dict):
+        raise BadInput("the document must be an object")
+    version = document.get("version")
+    if document.get("format") != FORMAT or type(version) is not int:
         raise BadInput(f"not a session backup: format must be {FORMAT!r} with an integer version")
-    if doc["version"] != VERSION:
-        raise BadInput(f"backup version {validate.shown(doc['version'])} is not supported "
-                       f"(this is {VERSION})")
+    if version not in READABLE:
+        raise BadInput(f"backup version {validate.shown(version)} is not supported "
+                       f"(this reads versions {', '.join(map(str, READABLE))})")
+    keys = _DOCUMENT_KEYS | ({_MEDIA_KEY, _TOOL_SETS_KEY} if version >= 2 else set())
+    doc = _fields(document, keys, "the document",
+                  optional=(*INFORMATION_KEYS, _TOOL_SETS_KEY))
     session = _fields(doc["session"], _SESSION_KEYS, "session")
     session = {**session, "properties": _properties(session["properties"],
                                                     _where("session", session["properties"]))}
     nodes = _upgraded([_node(row, i) for i, row in enumerate(_list(doc, "nodes"))])
     session, nodes = _without_deleted_active(session, nodes)
     calls = [_call(row, i) for i, row in enumerate(_list(doc, "calls"))]
+    media = [_medium(row, i) for i, row in enumerate(_list(doc, _MEDIA_KEY))] \
+        if _MEDIA_KEY in doc else []
     found = records.problems(session["properties"], [n["properties"] for n in nodes],
                              [c["properties"] for c in calls], limits)
+    found += [p for medium in media for p in records.medium_problems(medium, limits)]
     if found:
         raise BadInput(_listed(found))
     _check_references(session, nodes, calls)
     for call in calls:
         _check_reads(call, limits)
+    nodes = [{**node, **_implied(node, limits)} for node in nodes]
+    named_not_carried = _check_media(nodes, media)
+    tool_sets = _tool_sets(doc.get(_TOOL_SETS_KEY, []), calls)
     expected = {
         "nodes": len(nodes), "calls": len(calls),
         "predecessor": sum(n["predecessor_id"] is not None for n in nodes),
@@ -225,8 +279,73 @@ def _parse(document: Any, limits: Limits) -> tuple[dict[str, Any], dict[str, int
         "read": sum(len(c["reads"]) for c in calls),
         "produced": sum(c["produced_id"] is not None for c in calls),
         "root": 1, "head": 1, "active_summary": int(session["active_summary_id"] is not None),
+        "tool_uses": sum(len(n["tool_uses"]) for n in nodes),
+        "uses": sum(len(n["tool_uses"]) for n in nodes),
+        "carries": sum(len(n["media_refs"]) for n in nodes),
+        "offered": sum(c["properties"].get("tools_sha256") is not None for c in calls),
     }
-    return {"session": session, "nodes": nodes, "calls": calls}, expected
+    return _Parsed({"session": session, "nodes": nodes, "calls": calls, "media": media,
+                    "tool_sets": tool_sets}, expected, named_not_carried)
+
+
+def _tool_sets(raw: Any, calls: list[dict]) -> list[dict[str, str]]:
+    """The tools the document's calls were offered: each once, its text under its sha256,
+    a JSON list of tool definitions, and every call's tools_sha256 among them."""
+    if not isinstance(raw, list):
+        raise BadInput(f"{_TOOL_SETS_KEY} must be a list")
+    found = []
+    for i, item in enumerate(raw):
+        row = _fields(item, {"sha256", "tools"}, f"{_TOOL_SETS_KEY}[{i}]")
+        where = f"{_TOOL_SETS_KEY}[{i}]"
+        if not isinstance(row["tools"], str) or not isinstance(row["sha256"], str):
+            raise BadInput(f"{where}: sha256 and tools must be strings")
+        if hashlib.sha256(row["tools"].encode("utf-8")).hexdigest() != row["sha256"]:
+            raise BadInput(f"{where}: tools do not hash to sha256 {validate.shown(row['sha256'])}")
+        tools = validate.parse_json(row["tools"], f"{where}.tools")
+        if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+            raise BadInput(f"{where}.tools must be a JSON list of tool definitions")
+        found.append({"sha256": row["sha256"], "tools": row["tools"]})
+    carried = _unique([t["sha256"] for t in found], _TOOL_SETS_KEY)
+    for call in calls:
+        digest = call["properties"].get("tools_sha256")
+        if digest is not None and digest not in carried:
+            raise BadInput(f"{records.label('call', call['properties'])}: tools_sha256 "
+                           f"{digest} is not among the document's {_TOOL_SETS_KEY}")
+    return found
+
+
+def _implied(node: dict, limits: Limits) -> dict[str, list[Any]]:
+    """What the node's blocks imply (its ToolUse nodes, answers, media), as its import
+    writes it; its blocks passed their rules already."""
+    implied = records.implied_edges(node["properties"], limits)
+    assert implied is not None, "records.problems refuses blocks that break a rule"
+    return implied
+
+
+def _check_media(nodes: list[dict], media: list[dict]) -> dict[str, str]:
+    """Each medium of the document once and named by a node; returns the hashes the nodes
+    name that the document does not carry, each with the first node naming it."""
+    carried = _unique([m["sha256"] for m in media], "media")
+    named: dict[str, str] = {}
+    for node in nodes:
+        for digest in node["media_refs"]:
+            named.setdefault(digest, node["properties"]["id"])
+    unnamed = sorted(carried - set(named))
+    if unnamed:
+        raise BadInput(f"media {validate.some(unnamed)}: no node of the document names it; "
+                       "a backup carries only the media its nodes name")
+    return {digest: node_id for digest, node_id in named.items() if digest not in carried}
+
+
+def _not_carried(named_by: Mapping[str, str]) -> str:
+    """What an export says of media a node names without a CARRIES edge to it."""
+    return _listed([f"node {node_id} names media {digest} but does not carry it"
+                    for digest, node_id in named_by.items()])
+
+
+def _medium(raw: Any, index: int) -> dict[str, Any]:
+    row = _fields(raw, set(records.MEDIUM_FIELDS), f"media[{index}]")
+    return {key: row[key] for key in records.MEDIUM_FIELDS}
 
 
 def _upgraded(nodes: list[dict]) -> list[dict]:
@@ -289,8 +408,8 @@ def _check_references(session: dict, nodes: list[dict], calls: list[dict]) -> No
     """Ids are unique, every record belongs to the session, and every edge ends at a node
     of the document, never outside it."""
     session_id = session["properties"]["id"]
-    node_ids = _unique([n["properties"]["id"] for n in nodes], "node")
-    _unique([c["properties"]["id"] for c in calls], "call")
+    node_ids = _unique([n["properties"]["id"] for n in nodes], "node id")
+    _unique([c["properties"]["id"] for c in calls], "call id")
 
     def known(node_id: Any, where: str, required: bool = False) -> None:
         if node_id is None and not required:
@@ -427,6 +546,6 @@ def _unique(ids: list[str], kind: str) -> set[str]:
     seen: set[str] = set()
     for item in ids:
         if item in seen:
-            raise BadInput(f"{kind} id {item} appears twice in the document")
+            raise BadInput(f"{kind} {item} appears twice in the document")
         seen.add(item)
     return seen

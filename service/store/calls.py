@@ -5,6 +5,7 @@ and today's render of its head, in service/turns/replay.py).
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Sequence
@@ -74,6 +75,13 @@ class Calls:
         return await by_ids(self._db, "call_get_many", call_ids, param="call_ids", what="call",
                             build=lambda r: call_from_row(r["call"]), key=lambda c: c.id,
                             tenant=self._tenant)
+
+    async def tool_sets(self, hashes: Sequence[str]) -> dict[str, list[dict]]:
+        """The tool definitions calls were offered, by content hash (the tenant's)."""
+        if not hashes:
+            return {}
+        rows = await self._db.read("tool_set_get_many", hashes=list(hashes), tenant=self._tenant)
+        return {row["sha256"]: json.loads(row["tools"]) for row in rows}
 
     async def reads(self, call_id: str) -> list[Node]:
         """The nodes the call's prompt contained, in prompt order, with content."""

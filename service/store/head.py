@@ -16,10 +16,10 @@ saves never call any of these.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
-from ..tokens import estimate_tokens
 from . import validate
+from .blocks import message_blocks
 from .db import Database
 from .events import Events
 from .ids import new_id, utcnow
@@ -37,8 +37,9 @@ class HeadMoves:
         self,
         session_id: str,
         role: Role | str,
-        content: str,
+        content: str | None = None,
         *,
+        blocks: Sequence[Any] | None = None,
         predecessor_id: str | None = None,
         caller_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
@@ -49,7 +50,8 @@ class HeadMoves:
         """Appends after `predecessor_id` (default: HEAD). One statement, one transaction.
 
         HEAD moves onto the new node only when its predecessor is HEAD and
-        `advance_head` holds (a spawned sub-agent turn writes with it off).
+        `advance_head` holds (a spawned sub-agent turn writes with it off). The message
+        is `content` (plain text) or `blocks` (service/store/blocks.py), never both.
         `side_branch` marks a spawned branch (and, by inheritance, everything under
         it): such nodes never count as user branches. `call`, when given, is the
         model call that produced this node, recorded in the same transaction.
@@ -57,8 +59,8 @@ class HeadMoves:
         ids = {"session_id": validate.identifier(session_id, "session id"),
                "predecessor_id": validate.optional_identifier(predecessor_id, "predecessor id"),
                "caller_id": validate.optional_identifier(caller_id, "caller id")}
-        return await self._write_node("append_message", ids, role, content, metadata, call,
-                                      side_branch=side_branch, advance_head=advance_head)
+        return await self._write_node("append_message", ids, role, content, blocks, metadata,
+                                      call, side_branch=side_branch, advance_head=advance_head)
 
     async def set_head(self, session_id: str, node_id: str) -> HeadMove:
         """Checkout: HEAD to any live, non-summary node of the session."""
@@ -68,16 +70,18 @@ class HeadMoves:
         """HEAD back to an ancestor of HEAD (or HEAD itself); nothing is deleted."""
         return await self._move(session_id, node_id, require_ancestor=True)
 
-    async def retry(self, node_id: str, content: str, *,
+    async def retry(self, node_id: str, content: str | None = None, *,
+                    blocks: Sequence[Any] | None = None,
                     metadata: Mapping[str, Any] | None = None,
                     call: CallRecord | None = None) -> Appended:
         """A new sibling of assistant reply `node_id`; HEAD moves onto it."""
-        return await self._fork(node_id, Role.ASSISTANT, content, metadata, call)
+        return await self._fork(node_id, Role.ASSISTANT, content, blocks, metadata, call)
 
-    async def edit(self, node_id: str, content: str, *,
+    async def edit(self, node_id: str, content: str | None = None, *,
+                   blocks: Sequence[Any] | None = None,
                    metadata: Mapping[str, Any] | None = None) -> Appended:
         """A new sibling of user message `node_id` with new content; HEAD moves onto it."""
-        return await self._fork(node_id, Role.USER, content, metadata, None)
+        return await self._fork(node_id, Role.USER, content, blocks, metadata, None)
 
     async def delete_branch(self, session_id: str, tip_id: str) -> DeletedBranch:
         ids = {"session_id": validate.identifier(session_id, "session id"),
@@ -100,28 +104,30 @@ class HeadMoves:
         await self._events.committed(session_id, rows[0]["events"])
         return HeadMove(session_id, rows[0]["previous_head_id"], rows[0]["head_id"])
 
-    async def _fork(self, node_id: str, role: Role, content: str,
-                    metadata: Mapping[str, Any] | None, call: CallRecord | None) -> Appended:
+    async def _fork(self, node_id: str, role: Role, content: str | None,
+                    blocks: Sequence[Any] | None, metadata: Mapping[str, Any] | None,
+                    call: CallRecord | None) -> Appended:
         ids = {"fork_of": validate.identifier(node_id, "node id")}
-        return await self._write_node("fork_sibling", ids, role, content, metadata, call)
+        return await self._write_node("fork_sibling", ids, role, content, blocks, metadata, call)
 
     async def _write_node(self, statement: str, ids: Mapping[str, str | None],
-                          role: Role | str, content: str, metadata: Mapping[str, Any] | None,
-                          call: CallRecord | None, **params: Any) -> Appended:
+                          role: Role | str, content: str | None, blocks: Sequence[Any] | None,
+                          metadata: Mapping[str, Any] | None, call: CallRecord | None,
+                          **params: Any) -> Appended:
         """Runs `statement` (append_message or fork_sibling): one statement, one transaction.
 
         `ids` are the statement's id parameters, named in its errors.
         """
         role = validate.appendable_role(role)
-        content = validate.content(content, self._limits)
+        message = message_blocks(role, content, blocks, self._limits)
         meta = validate.json_object(metadata, self._limits, "metadata")
         if call is not None:
             validate.call_record(call, self._limits)
         rows = await self._db.write(
-            statement, single_row(ids.get("session_id"), ids), tenant=self._tenant,
-            node_id=new_id("nod"), role=role.value, content=content,
-            tokens=estimate_tokens(content), metadata=meta, now=utcnow(),
-            call=None if call is None else call.as_param(), **ids, **params,
+            statement, single_row(ids.get("session_id"), {**ids, **message.problem_ids}),
+            tenant=self._tenant, node_id=new_id("nod"), role=role.value, metadata=meta,
+            now=utcnow(), call=None if call is None else call.as_param(), **message.params,
+            **ids, **params,
         )
         row = rows[0]
         node = node_from_row(row["node"])

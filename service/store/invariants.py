@@ -1,8 +1,9 @@
 """The storage invariants of a session, checked on the stored data.
 
-The structure (HEAD, ROOT, chains, coverage, reads) is checked in Cypher; every
-record's properties by the rules the API's writes apply (records.py), so a value
-only an import or a hand edit could have stored is named too.
+The structure (HEAD, ROOT, chains, coverage, reads, tool pairs) is checked in Cypher;
+every record's properties by the rules the API's writes apply (records.py), so a value
+only an import or a hand edit could have stored is named too, and so are the edges and
+media a node's blocks imply.
 """
 from __future__ import annotations
 
@@ -26,10 +27,16 @@ async def _check(db: Database, tenant: str, session_id: str, limits: Limits) -> 
     strangers = [f"tenant: {records.label(kind, r)} is stored under another tenant"
                  for kind in ("node", "call") for r in row[f"{kind}s"]
                  if r.get("tenant") != tenant]
-    problems = records.problems(_untenanted(row["session"]),
-                                [_untenanted(n) for n in row["nodes"]],
+    strangers += [f"tenant: media {m.get('sha256')} is stored under another tenant"
+                  for m in row["media"] if m.get("tenant") != tenant]
+    nodes = [_untenanted(n) for n in row["nodes"]]
+    problems = records.problems(_untenanted(row["session"]), nodes,
                                 [_untenanted(c) for c in row["calls"]], limits)
-    return row["violations"] + strangers + [f"property: {p}" for p in problems]
+    problems += [p for m in row["media"] for p in records.medium_problems(_untenanted(m), limits)]
+    by_id = {n.get("id"): n for n in nodes}
+    edges = [p for e in row["edges"]
+             for p in records.edge_problems(by_id.get(e["id"], {}), e, limits)]
+    return row["violations"] + strangers + [f"property: {p}" for p in problems] + edges
 
 
 def _untenanted(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,13 +1,18 @@
 """The ledger's records: frozen, built from query rows by one function each."""
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timedelta, timezone
 from enum import Enum
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from .ids import new_id
+
+if TYPE_CHECKING:
+    from .blocks import Block
 
 
 class Role(str, Enum):
@@ -65,10 +70,19 @@ class Node:
     fork_of: str | None = None  # the node this one was retried or edited from
     # Neo4j's element id, as read: lets a call recorded from a render find its reads directly.
     element_id: str | None = field(default=None, compare=False, repr=False)
+    # The stored `blocks` text (service/store/blocks.py); None for a plain-text message.
+    blocks_json: str | None = field(default=None, repr=False)
 
     @property
     def deleted(self) -> bool:
         return self.deleted_at is not None
+
+    @cached_property
+    def blocks(self) -> tuple["Block", ...]:
+        """The message's content blocks; a plain-text message is one text block."""
+        from .blocks import loads
+
+        return loads(self.blocks_json, self.content)
 
 
 @dataclass(frozen=True)
@@ -160,6 +174,7 @@ def node_from_row(row: Mapping[str, Any]) -> Node:
         deleted_at=native(row.get("deleted_at")),
         fork_of=row.get("fork_of"),
         element_id=row.get("element_id"),
+        blocks_json=row.get("blocks"),
     )
 
 
@@ -258,6 +273,15 @@ class CallRecord:
     # The reads' element ids when the prompt was a render (None where unknown): the write
     # finds those nodes directly instead of through the id index, and checks their ids.
     read_element_ids: tuple[str | None, ...] | None = None
+    # The tools the model was offered, as canonical JSON text (part of what it read): stored
+    # once per tenant and content hash, the call linked to them.
+    tools_json: str | None = None
+
+    @property
+    def tools_sha256(self) -> str | None:
+        if self.tools_json is None:
+            return None
+        return hashlib.sha256(self.tools_json.encode("utf-8")).hexdigest()
 
     @classmethod
     def of_prompt(cls, purpose: Purpose, provider: str, model: str | None,
@@ -276,6 +300,7 @@ class CallRecord:
             "started_at": self.started_at, "finished_at": self.finished_at,
             "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
             "error_code": self.error_code, "error_message": self.error_message,
+            "tools": self.tools_json, "tools_sha256": self.tools_sha256,
         }
 
 
@@ -298,6 +323,7 @@ class Call:
     output_tokens: int | None
     error_code: str | None
     error_message: str | None
+    tools_sha256: str | None = None  # the tools it was offered (Calls.tool_sets), if any
 
     @property
     def error(self) -> str | None:
@@ -313,4 +339,5 @@ def call_from_row(row: Mapping[str, Any]) -> Call:
         started_at=native(row["started_at"]), finished_at=native(row["finished_at"]),
         input_tokens=row.get("input_tokens"), output_tokens=row.get("output_tokens"),
         error_code=row.get("error_code"), error_message=row.get("error_message"),
+        tools_sha256=row.get("tools_sha256"),
     )

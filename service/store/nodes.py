@@ -30,3 +30,10 @@ class Nodes:
         return await grouped(self._db, "node_children_many", node_ids, param="node_ids",
                              what="node", group="parent_id",
                              build=lambda r: node_from_row(r["node"]), tenant=self._tenant)
+
+    async def media(self, hashes: Sequence[str]) -> dict[str, str]:
+        """The base64 data of stored media by hash (the tenant's; unknown ones left out)."""
+        if not hashes:
+            return {}
+        rows = await self._db.read("media_get_many", hashes=list(hashes), tenant=self._tenant)
+        return {row["sha256"]: row["data"] for row in rows}

@@ -77,6 +77,22 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
     "read_invalid": lambda ids: BadInput(
         f"{len(ids['invalid_reads'])} read ids are not nodes of session {ids['session_id']}: "
         f"{some(ids['invalid_reads'])}"),
+    "tool_result_unmatched": lambda ids: BadInput(
+        f"tool results answer {some(ids['unmatched_results'])}, which the message they follow "
+        f"does not leave open ({_open(ids)}); a tool_result answers a tool_use of the "
+        "assistant message right before it", unmatched_tool_use_ids=ids["unmatched_results"]),
+    "tool_uses_open": lambda ids: BadInput(
+        f"the message this follows has open tool uses ({some(ids['unanswered'])}): the next "
+        "message must be the tool results answering every one of them"
+        + (f" (this one answers only {some(ids['answers'])})" if ids.get("answers") else "")
+        + "; nothing else may follow it", open_tool_use_ids=ids["unanswered"]),
+    "tool_use_taken": lambda ids: BadInput(
+        f"tool use ids already used in this session: {some(ids['taken_tool_uses'])}; a tool "
+        "use id names one tool use (a prompt may hold it only once)",
+        taken_tool_use_ids=ids["taken_tool_uses"]),
+    "media_not_found": lambda ids: BadInput(
+        f"media named by hash is not stored: {some(ids['missing_media'])}; send its data "
+        "(a base64 source) once, then refer to it by hash"),
     "tip_not_found": _not_found("node", "tip_id"),
     "tip_other_session": _bad("node {tip_id} belongs to another session"),
     "tip_deleted": _conflict("branch tip {tip_id} was already deleted"),
@@ -104,9 +120,20 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
                                   "segment {absorbed_id}"),
     "meta_changed": lambda ids: Stale(f"session {ids['session_id']} metadata changed while "
                                       "it was being saved"),
+    "media_not_carried": lambda ids: BadInput(
+        "the document does not carry media its nodes name, and this tenant has not stored "
+        "them: " + "; ".join(f"node {ids['media_named_by'][digest]} names media {digest}"
+                             for digest in ids["missing_media"][:5])
+        + (f"; and {len(ids['missing_media']) - 5} more" if len(ids["missing_media"]) > 5
+           else ""), missing_media=ids["missing_media"]),
     "session_exists": _session_taken,
     "ids_exist": _ids_taken,
 }
+
+
+def _open(ids: Mapping[str, Any]) -> str:
+    opened = ids.get("open_tool_uses") or []
+    return f"it leaves open {some(opened)}" if opened else "it opened none"
 
 
 def error_for(problem: str, ids: Mapping[str, Any]) -> CtxdagError:

@@ -4,16 +4,24 @@ An import runs `problems` on its document before it writes anything, and `ctxdag
 check` runs it on what is stored, so both refuse exactly what the API refuses. A
 property the ledger never writes is a problem too. Each problem names the record
 and the property.
+
+A node's blocks also imply edges the writes derive from them (`implied_edges`: its
+ToolUse nodes, the is_error of its ANSWERS, the media it CARRIES): an import writes
+them from it, and check compares what is stored with it (`edge_problems`). A medium
+(`medium_problems`) holds its data as the API stores it, under the hash of that data.
 """
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
+import re
 from typing import Any, Callable, Mapping, Sequence
 
 from neo4j.time import DateTime
 
 from ..errors import BadInput
-from ..tokens import estimate_tokens
-from . import validate
+from . import blocks, validate
 from .models import Purpose, Role
 from .validate import Limits
 
@@ -75,11 +83,63 @@ def _content(value: Any, record: Record, limits: Limits, what: str) -> None:
 
 
 def _tokens(value: Any, record: Record, limits: Limits, what: str) -> None:
-    text = record.get("content")
-    expected = estimate_tokens(text) if isinstance(text, str) else None
+    stored = _sound_blocks(record, limits)
+    if stored is None:
+        return  # the blocks' (or the content's) own rule names what is wrong
+    expected = blocks.estimate(stored)
     if value != expected or isinstance(value, bool):
-        raise BadInput(f"{what} is {validate.shown(value)}, not the estimate of the content "
-                       f"({expected})")
+        raise BadInput(f"{what} is {validate.shown(value)}, not the estimate of "
+                       f"{'its blocks' if 'blocks' in record else 'the content'} ({expected})")
+
+
+def _sound_blocks(record: Record, limits: Limits) -> tuple[blocks.Block, ...] | None:
+    """A node's blocks (a plain-text node's content as one text block); None when they
+    break a rule, which the rule of `blocks` (or of `content`) names."""
+    if record.get("blocks") is None:
+        content = record.get("content")
+        return (blocks.Text(content),) if isinstance(content, str) else None
+    try:
+        return _blocks_of(record["blocks"], record, limits, "blocks")
+    except BadInput:
+        return None
+
+
+def _blocks_of(value: Any, record: Record, limits: Limits, what: str
+               ) -> tuple[blocks.Block, ...]:
+    if not isinstance(value, str):
+        raise BadInput(f"{what} must be content blocks stored as JSON text")
+    parsed = blocks.parse(validate.parse_json(value, what), str(record.get("role")), limits, what)
+    if parsed.media:
+        raise BadInput(f"{what} carry media data; stored blocks name media by hash")
+    if parsed.plain_text is not None:
+        raise BadInput(f"{what} are one text block; the ledger stores that as content alone")
+    if blocks.dumps(parsed.blocks) != value:
+        raise BadInput(f"{what} are not in the form the ledger writes them (compact JSON, "
+                       "keys sorted)")
+    return parsed.blocks
+
+
+def _blocks(value: Any, record: Record, limits: Limits, what: str) -> None:
+    stored = _blocks_of(value, record, limits, what)
+    if record.get("content") != blocks.text_of(stored):
+        raise BadInput(f"content is not the text of the node's {what}")
+    for key, ids in (("tool_use_ids", blocks.tool_use_ids(stored)),
+                     ("answered_ids", blocks.answered_ids(stored))):
+        if ids and key not in record:
+            raise BadInput(f"{key} is missing: the node's {what} name {validate.some(ids)}")
+
+
+def _ids_of_blocks(ids_in: Callable[[Sequence[blocks.Block]], list[str]], kind: str) -> Rule:
+    """A list property restating the ids the node's blocks name (never empty when stored)."""
+
+    def rule(value: Any, record: Record, limits: Limits, what: str) -> None:
+        stored = _sound_blocks(record, limits)
+        listed = isinstance(value, (list, tuple)) and bool(value)
+        if not listed or (stored is not None and list(value) != ids_in(stored)):
+            raise BadInput(f"{what} {validate.shown(value)} are not the ids of the node's "
+                           f"{kind} blocks")
+
+    return rule
 
 
 def _instructions(value: Any, record: Record, limits: Limits, what: str) -> None:
@@ -96,6 +156,11 @@ def _read_count(value: Any, record: Record, limits: Limits, what: str) -> None:
     purpose = record.get("purpose")
     validate.read_count(value, limits, Purpose.EXTERNAL if purpose == Purpose.EXTERNAL.value
                         else Purpose.CHAT, what)
+
+
+def _sha256(value: Any, record: Record, limits: Limits, what: str) -> None:
+    if not isinstance(value, str) or len(value) != 64 or value.strip("0123456789abcdef"):
+        raise BadInput(f"{what} must be 64 lowercase hex digits")
 
 
 def _error_message(value: Any, record: Record, limits: Limits, what: str) -> None:
@@ -130,6 +195,7 @@ NODE: dict[str, tuple[bool, Rule]] = {
     "depth": (REQUIRED, _count(0)),
     "side_branch": (REQUIRED, _flag),
     "deleted_at": (OPTIONAL, _datetime),
+    "blocks": (OPTIONAL, _blocks),
 }
 
 FORK = {"fork_of": (OPTIONAL, _identifier)}
@@ -137,8 +203,10 @@ FORK = {"fork_of": (OPTIONAL, _identifier)}
 NODE_BY_ROLE: dict[str, dict[str, tuple[bool, Rule]]] = {
     Role.SYSTEM.value: NODE,
     Role.USER.value: {**NODE, **FORK},
-    Role.ASSISTANT.value: {**NODE, **FORK},
-    Role.TOOL.value: NODE,
+    Role.ASSISTANT.value: {
+        **NODE, **FORK, "tool_use_ids": (OPTIONAL, _ids_of_blocks(blocks.tool_use_ids, "tool_use"))},
+    Role.TOOL.value: {
+        **NODE, "answered_ids": (OPTIONAL, _ids_of_blocks(blocks.answered_ids, "tool_result"))},
     Role.SUMMARY.value: {
         **NODE,
         "strategy": (REQUIRED, _strategy),
@@ -172,6 +240,7 @@ CALL: dict[str, tuple[bool, Rule]] = {
     "error_code": (OPTIONAL, _name),
     "error_message": (OPTIONAL, _error_message),
     "read_count": (REQUIRED, _read_count),
+    "tools_sha256": (OPTIONAL, _sha256),
 }
 
 # Properties that name another node of the same session (a list property names several),
@@ -250,3 +319,99 @@ def problems(session: Record, nodes: Sequence[Record], calls: Sequence[Record],
     for call in calls:
         found += record_problems("call", call, CALL, limits)
     return found + reference_problems(nodes, calls)
+
+
+# --- what a node's blocks imply beyond its properties ------------------------------------
+
+def implied_edges(node: Record, limits: Limits) -> dict[str, list[Any]] | None:
+    """What the writes derive from a node's blocks, as they take it (blocks.Written.params):
+    `tool_uses` [{id, name}] in order, `answers` (tool_use ids) with `answer_errors` alike
+    ordered, and `media_refs` (hashes, each once); None when its blocks break a rule."""
+    stored = _sound_blocks(node, limits)
+    if stored is None:
+        return None
+    params = blocks.Written(blocks.Parsed(stored), "").params
+    return {key: params[key] for key in ("tool_uses", "answers", "answer_errors", "media_refs")}
+
+
+def edge_problems(node: Record, stored: Mapping[str, Any], limits: Limits) -> list[str]:
+    """The stored edges of a node (`uses` [{id, name}], `answers` [{id, is_error}],
+    `carries` [sha256]) that disagree with its blocks. Which tool uses the edges reach is
+    an invariant of the graph (cypher/fragments/check_session_invariants.cypher); this
+    names what only the blocks say: tool names, error flags and media."""
+    implied = implied_edges(node, limits)
+    if implied is None:
+        return []
+    where = label("node", node)
+    names = {use["id"]: use["name"] for use in implied["tool_uses"]}
+    errors = dict(zip(implied["answers"], implied["answer_errors"]))
+    found = [f"USES: {where}: tool use {use['id']} is named {validate.shown(use['name'])}, "
+             f"not {names[use['id']]!r} as in its blocks"
+             for use in stored["uses"] if use["id"] in names and use["name"] != names[use["id"]]]
+    found += [f"ANSWERS: {where}: its ANSWERS edge to {answer['id']} has is_error "
+              f"{validate.shown(answer['is_error'])}, not its tool_result's {errors[answer['id']]}"
+              for answer in stored["answers"]
+              if answer["id"] in errors and answer["is_error"] is not errors[answer["id"]]]
+    if sorted(map(str, stored["carries"])) != sorted(implied["media_refs"]):
+        found.append(f"CARRIES: {where} carries media ({_listed(stored['carries'])}) where its "
+                     f"blocks name ({_listed(implied['media_refs'])})")
+    return found
+
+
+def _listed(items: Sequence[Any]) -> str:
+    return ", ".join(str(item) for item in sorted(map(str, items)))
+
+
+# --- media ------------------------------------------------------------------------------
+
+MEDIUM_FIELDS = ("sha256", "media_type", "data", "bytes")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def medium_problems(medium: Record, limits: Limits) -> list[str]:
+    """What is wrong with a stored medium (or a backup's), each problem naming it; [] when
+    it holds exactly what the API stores: data of an image or document type, in standard
+    padded base64, within the limit, under the sha256 of the data and its size in bytes."""
+    digest = medium.get("sha256")
+    where = f"media {digest}" if isinstance(digest, str) and _SHA256.match(digest) else \
+        f"media {validate.shown(digest)}"
+    found = [f"{where}: {key} is not a property the ledger writes on a medium"
+             for key in sorted(set(medium) - set(MEDIUM_FIELDS))]
+    found += [f"{where}: {key} is missing" for key in MEDIUM_FIELDS if key not in medium]
+    if found:
+        return found
+    types = blocks.IMAGE_TYPES + blocks.DOCUMENT_TYPES
+    if not isinstance(digest, str) or not _SHA256.match(digest):
+        found.append(f"{where}: sha256 must be 64 lowercase hex digits")
+    if medium["media_type"] not in types:
+        found.append(f"{where}: media_type must be one of: {', '.join(types)}; "
+                     f"not {validate.shown(medium['media_type'])}")
+    try:
+        data = _media_data(medium["data"], limits)
+    except BadInput as e:
+        return found + [f"{where}: {e.message}"]
+    if hashlib.sha256(data).hexdigest() != digest:
+        return found + [f"{where}: data does not hash to its sha256"]
+    if type(medium["bytes"]) is not int or medium["bytes"] != len(data):
+        found.append(f"{where}: bytes is {validate.shown(medium['bytes'])}, not the "
+                     f"{len(data)} bytes of its data")
+    return found
+
+
+def _media_data(value: Any, limits: Limits) -> bytes:
+    if not isinstance(value, str):
+        raise BadInput("data must be base64 text")
+    if len(value) > (limits.max_media_bytes + 2) // 3 * 4 + 4:  # never decode what is far over
+        raise BadInput(f"data is over the limit of {limits.max_media_bytes} bytes")
+    try:
+        data = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        data = None
+    if data is None or base64.b64encode(data).decode("ascii") != value:
+        raise BadInput("data is not base64 as the ledger stores it (the standard alphabet, "
+                       "padded, on one line)")
+    if not data:
+        raise BadInput("data is empty")
+    if len(data) > limits.max_media_bytes:
+        raise BadInput(f"data is {len(data)} bytes; the limit is {limits.max_media_bytes}")
+    return data

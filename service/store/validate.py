@@ -40,6 +40,7 @@ class Limits:
     max_metadata_bytes: int = 64 * 1024
     max_call_reads: int = 10_000  # node ids a recorded external call may name
     event_retention: int = 10_000  # a session's newest events kept for replay
+    max_media_bytes: int = 5 * 1024 * 1024  # one image or document of a message, decoded
 
 
 def shown(value: object) -> str:

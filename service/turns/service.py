@@ -18,7 +18,9 @@ from ..context.render import RenderMemory, render_context
 from ..errors import BadInput, CtxdagError, ModelError
 from ..store import Appended, Call, CallRecord, Ledger, Node, Purpose, Rendered, Role, validate
 from ..store.ids import utcnow
-from .providers import ModelProvider
+from ..store.blocks import media_hashes, message_blocks, tool_use_ids
+from .providers import ModelProvider, Prompt
+from .requests import Options, tools_json
 from .writer import TurnWriter
 
 
@@ -30,6 +32,11 @@ class TurnResult:
     compaction: CompactionResult | None = None  # an auto or passive compaction the turn ran
     error: CtxdagError | None = None  # why there is no reply
 
+    @property
+    def open_tool_use_ids(self) -> list[str]:
+        """The tool uses the reply opens: the runtime answers them (submit_tool_results)."""
+        return [] if self.reply is None else tool_use_ids(self.reply.blocks)
+
 
 class Turns:
     def __init__(self, ledger: Ledger, compactor: Compactor, provider: ModelProvider,
@@ -39,26 +46,50 @@ class Turns:
         self.provider = provider
         self.renders = RenderMemory() if renders is None else renders
 
-    async def send_message(self, session_id: str, content: str) -> TurnResult:
-        """The user's turn: the message at HEAD, then the model's reply after it."""
-        writer = TurnWriter(self.ledger, session_id, advance_head=True)
-        return await self._respond_to(writer, await writer.open(content), Purpose.CHAT)
+    async def send_message(self, session_id: str, content: str | None = None, *,
+                           blocks: Sequence[Any] | None = None, options: Options = Options(),
+                           cancel_open_tool_uses: bool = False) -> TurnResult:
+        """The user's turn: the message at HEAD, then the model's reply after it.
 
-    async def edit(self, node_id: str, content: str) -> TurnResult:
+        HEAD may leave tool uses open (the reply before it called tools): then the message
+        is refused, naming them, unless `cancel_open_tool_uses`, which first stores their
+        answers as errors saying they were cancelled (stored, so the render stays a pure
+        projection of stored nodes).
+        """
+        writer = TurnWriter(self.ledger, session_id, advance_head=True)
+        if cancel_open_tool_uses:
+            # The message is checked first: a refused one must leave nothing behind.
+            message_blocks(Role.USER, content, blocks, self.ledger.limits)
+            await writer.cancel_open_tool_uses()
+        opened = await writer.open(content, blocks=blocks)
+        return await self._respond_to(writer, opened, Purpose.CHAT, options=options)
+
+    async def submit_tool_results(self, session_id: str, results: Sequence[Any], *,
+                                  options: Options = Options()) -> TurnResult:
+        """The agent loop's next step: the results answering HEAD's open tool uses, then the
+        model's next reply (which may call tools again)."""
+        writer = TurnWriter(self.ledger, session_id, advance_head=True)
+        return await self._respond_to(writer, await writer.results(results), Purpose.CHAT,
+                                      options=options)
+
+    async def edit(self, node_id: str, content: str | None = None, *,
+                   blocks: Sequence[Any] | None = None,
+                   options: Options = Options()) -> TurnResult:
         """A new version of a user message (a fork; HEAD moves to it), then the reply."""
         original = await self.ledger.nodes.get(node_id)
         writer = TurnWriter(self.ledger, original.session_id, advance_head=True)
-        return await self._respond_to(writer, await writer.open_edit(node_id, content),
-                                      Purpose.CHAT)
+        return await self._respond_to(writer, await writer.open_edit(node_id, content, blocks),
+                                      Purpose.CHAT, options=options)
 
-    async def retry(self, node_id: str) -> TurnResult:
+    async def retry(self, node_id: str, *, options: Options = Options()) -> TurnResult:
         """A new answer to the prompt that produced reply `node_id` (a fork; HEAD moves to it)."""
         original = await self.ledger.nodes.get(node_id)
         if original.role is not Role.ASSISTANT or original.predecessor_id is None:
             raise BadInput(f"node {node_id} is not an assistant reply; retry forks replies")
         writer = TurnWriter(self.ledger, original.session_id, advance_head=True)
         prompt_head = await self.ledger.nodes.get(original.predecessor_id)
-        result = await self._respond(writer, prompt_head, Purpose.CHAT, retry_of=node_id)
+        result = await self._respond(writer, prompt_head, Purpose.CHAT, retry_of=node_id,
+                                     options=options)
         return TurnResult(None, result.reply, result.call_id, result.compaction, result.error)
 
     async def spawn_task(self, session_id: str, from_node_id: str, prompt: str, *,
@@ -82,12 +113,14 @@ class Turns:
 
     async def record_call(self, session_id: str, read_ids: Sequence[str], model: str,
                           output: str | None = None,
-                          usage: Mapping[str, Any] | None = None) -> Call:
+                          usage: Mapping[str, Any] | None = None, *,
+                          output_blocks: Sequence[Any] | None = None) -> Call:
         """Records a call an external runtime made itself.
 
         `read_ids` (prompt order) must be nodes of the session, each named once, at most
         `Limits.max_call_reads` of them. With `output`, the reply is appended after the
-        last node read (HEAD advances if that node is HEAD).
+        last node read (HEAD advances if that node is HEAD); `output_blocks` is the reply
+        as content blocks instead (tool uses included: the runtime then answers them).
         """
         validate.identifier(session_id, "session id")
         read_ids = validate.read_ids(read_ids, self.ledger.limits, Purpose.EXTERNAL)
@@ -97,21 +130,23 @@ class Turns:
         call = CallRecord(Purpose.EXTERNAL, "external", model, read_ids, now, now,
                           input_tokens=tokens.get("input_tokens"),
                           output_tokens=tokens.get("output_tokens"))
-        if output is None:
+        if output is None and output_blocks is None:
             return await self.ledger.calls.record(session_id, call)
         writer = TurnWriter(self.ledger, session_id, advance_head=True)
-        await writer.reply(read_ids[-1], output, call, {"provider": "external", "model": model})
+        await writer.reply(read_ids[-1], output, output_blocks, call,
+                           {"provider": "external", "model": model})
         return await self.ledger.calls.get(call.id)
 
     async def _respond_to(self, writer: TurnWriter, opened: Appended, purpose: Purpose, *,
-                          compact: bool = True) -> TurnResult:
+                          compact: bool = True, options: Options = Options()) -> TurnResult:
         """The rest of a turn whose opening node was just written."""
         ready = self.renders.extend(self.ledger.tenant, writer.session_id, opened)
-        return await self._respond(writer, opened.node, purpose, ready=ready, compact=compact)
+        return await self._respond(writer, opened.node, purpose, ready=ready, compact=compact,
+                                   options=options)
 
     async def _respond(self, writer: TurnWriter, prompt_head: Node, purpose: Purpose, *,
                        ready: Rendered | None = None, retry_of: str | None = None,
-                       compact: bool = True) -> TurnResult:
+                       compact: bool = True, options: Options = Options()) -> TurnResult:
         session_id = writer.session_id
         compaction = None
         # One render serves the budget check and the prompt, unless a compaction changed it.
@@ -128,7 +163,7 @@ class Turns:
             nonlocal ready
             view, ready = ready, None  # a retry after a passive compaction renders afresh
             return await self._call_model(writer, prompt_head, purpose, retry_of, call_ids,
-                                          view)
+                                          view, options)
 
         try:
             if compact:
@@ -144,28 +179,35 @@ class Turns:
 
     async def _call_model(self, writer: TurnWriter, prompt_head: Node, purpose: Purpose,
                           retry_of: str | None, call_ids: list[str],
-                          view: Rendered | None) -> Node:
+                          view: Rendered | None, options: Options) -> Node:
         if view is None:
             view = await render_context(self.ledger, writer.session_id, prompt_head.id)
         self.renders.remember(self.ledger.tenant, writer.session_id, view)
+        hashes = list(dict.fromkeys(h for n in view.nodes for h in media_hashes(n.blocks)))
+        prompt = Prompt(view.nodes, await self.ledger.nodes.media(hashes), options)
         started = utcnow()
         try:
-            answer = await self.provider.complete(view.nodes)
+            answer = await self.provider.complete(prompt)
         except ModelError as error:
             failed = CallRecord.of_prompt(purpose, self.provider.name, self.provider.model,
                                           view.nodes, started, utcnow(), head_id=view.head_id,
-                                          error_code=error.code, error_message=error.message)
+                                          error_code=error.code, error_message=error.message,
+                                          tools_json=tools_json(options.tools))
             call_ids.append((await writer.failed(failed)).id)
             raise
         call = CallRecord.of_prompt(purpose, self.provider.name, answer.model, view.nodes,
                                     started, utcnow(), head_id=view.head_id,
                                     input_tokens=answer.input_tokens,
-                                    output_tokens=answer.output_tokens)
+                                    output_tokens=answer.output_tokens,
+                                    tools_json=tools_json(options.tools))
         call_ids.append(call.id)
+        metadata = {**answer.metadata, **({"stop_reason": answer.stop_reason}
+                                          if answer.stop_reason else {})}
+        content, blocks = (answer.text, None) if answer.blocks is None else (None, answer.blocks)
         if retry_of is not None:
-            reply = await writer.retry_reply(retry_of, answer.text, call, answer.metadata)
+            reply = await writer.retry_reply(retry_of, content, blocks, call, metadata)
         else:
-            reply = await writer.reply(prompt_head.id, answer.text, call, answer.metadata)
+            reply = await writer.reply(prompt_head.id, content, blocks, call, metadata)
         self.renders.extend(self.ledger.tenant, writer.session_id, reply)
         return reply.node
 

@@ -12,10 +12,13 @@ Nothing else in service/turns writes to the chain.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..errors import BadInput
-from ..store import Appended, Call, CallRecord, Ledger
+from ..store import Appended, Call, CallRecord, Ledger, Role
+from ..store.blocks import tool_use_ids
+
+CANCELLED = "cancelled: the user sent a new message instead of waiting for this result"
 
 
 class TurnWriter:
@@ -27,32 +30,56 @@ class TurnWriter:
         self._side_branch = side_branch
         self._caller_id = caller_id
 
-    async def open(self, content: str, *, predecessor_id: str | None = None,
+    async def open(self, content: str | None = None, *, blocks: Sequence[Any] | None = None,
+                   predecessor_id: str | None = None,
                    metadata: Mapping[str, Any] | None = None) -> Appended:
         """The turn's opening user node: at HEAD, or under `predecessor_id`."""
         return await self._ledger.head.append_message(
-            self.session_id, "user", content, predecessor_id=predecessor_id,
+            self.session_id, "user", content, blocks=blocks, predecessor_id=predecessor_id,
             caller_id=self._caller_id, metadata=metadata, side_branch=self._side_branch,
             advance_head=self.advance_head)
 
-    async def open_edit(self, node_id: str, content: str) -> Appended:
+    async def results(self, results: Sequence[Any]) -> Appended:
+        """The agent loop's opening node: tool results answering HEAD's open tool uses."""
+        self._require_user_turn("submit tool results")
+        return await self._ledger.head.append_message(self.session_id, "tool", blocks=results)
+
+    async def cancel_open_tool_uses(self) -> Appended | None:
+        """Answers HEAD's open tool uses, if any, as cancelled (is_error results, stored)."""
+        self._require_user_turn("cancel tool uses")
+        head = await self._ledger.nodes.get((await self._ledger.sessions.get(
+            self.session_id)).head_id)
+        open_ids = tool_use_ids(head.blocks) if head.role is Role.ASSISTANT else []
+        if not open_ids:
+            return None
+        return await self._ledger.head.append_message(
+            self.session_id, "tool", predecessor_id=head.id,
+            metadata={"cancelled_tool_uses": open_ids}, blocks=[
+                {"type": "tool_result", "tool_use_id": use_id, "is_error": True,
+                 "content": CANCELLED} for use_id in open_ids])
+
+    async def open_edit(self, node_id: str, content: str | None,
+                        blocks: Sequence[Any] | None = None) -> Appended:
         """Edit: the opening node is a new sibling of user message `node_id` (a user move)."""
         self._require_user_turn("edit")
-        return await self._ledger.head.edit(node_id, content)
+        return await self._ledger.head.edit(node_id, content, blocks=blocks)
 
-    async def reply(self, predecessor_id: str, content: str, call: CallRecord,
+    async def reply(self, predecessor_id: str, content: str | None,
+                    blocks: Sequence[Any] | None, call: CallRecord,
                     metadata: Mapping[str, Any]) -> Appended:
         """The model's reply, written with the call that produced it, in one transaction."""
         return await self._ledger.head.append_message(
-            self.session_id, "assistant", content, predecessor_id=predecessor_id,
+            self.session_id, "assistant", content, blocks=blocks, predecessor_id=predecessor_id,
             caller_id=self._caller_id, metadata=metadata, advance_head=self.advance_head,
             call=call)
 
-    async def retry_reply(self, node_id: str, content: str, call: CallRecord,
+    async def retry_reply(self, node_id: str, content: str | None,
+                          blocks: Sequence[Any] | None, call: CallRecord,
                           metadata: Mapping[str, Any]) -> Appended:
         """Retry: the new reply is a sibling of `node_id`, and HEAD moves onto it (a user move)."""
         self._require_user_turn("retry")
-        return await self._ledger.head.retry(node_id, content, metadata=metadata, call=call)
+        return await self._ledger.head.retry(node_id, content, blocks=blocks, metadata=metadata,
+                                             call=call)
 
     async def failed(self, call: CallRecord) -> Call:
         """The error path: the failed call is recorded; no node is written, HEAD is untouched."""

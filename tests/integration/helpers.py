@@ -99,7 +99,8 @@ MATCH (s:Session {id: $sid})
 OPTIONAL MATCH (n:Node {session_id: $sid})
 OPTIONAL MATCH (c:Call {session_id: $sid})
 OPTIONAL MATCH (e:Event {session_id: $sid})
-DETACH DELETE s, n, c, e
+OPTIONAL MATCH (u:ToolUse {session_id: $sid})
+DETACH DELETE s, n, c, e, u
 """
 
 
@@ -171,3 +172,77 @@ async def run_command(runtime, *argv: str) -> int:
 
     args = parse_args(argv)
     return await args.job(runtime, args)
+
+
+PDF = (b"%PDF-1.4\n1 0 obj <</Type /Pages /Kids [2 0 R 3 0 R]>>\n2 0 obj <</Type /Page>>\n"
+       b"3 0 obj <</Type/Page>>\n%%EOF")
+
+
+def tool_uses(*ids: str, text: str | None = None) -> list[dict]:
+    """An assistant's blocks opening a read_file tool use per id (after `text`, if given)."""
+    lead = [{"type": "text", "text": text}] if text else []
+    return lead + [{"type": "tool_use", "id": i, "name": "read_file",
+                    "input": {"path": f"{i}.txt"}} for i in ids]
+
+
+def tool_results(*ids: str) -> list[dict]:
+    return [{"type": "tool_result", "tool_use_id": i, "content": f"contents of {i}"}
+            for i in ids]
+
+
+async def agent_session(ledger, compactor) -> tuple[Session, dict[str, str]]:
+    """A session of an agent: plain turns compacted once, then a question with an image; a
+    reply thinking (signed) and opening two parallel tool uses, answered (one an error);
+    the image again by hash with a PDF; a tool-using reply answered, retried with another
+    tool use, answered too. Returns the session and its notable nodes' ids by name."""
+    import base64
+
+    from tests.unit.test_blocks import png
+
+    def base64_source(media_type: str, data: bytes) -> dict:
+        return {"type": "base64", "media_type": media_type,
+                "data": base64.b64encode(data).decode()}
+
+    async def append(role, content=None, **kwargs):
+        return (await ledger.head.append_message(session.id, role, content, **kwargs)).node
+
+    session = await ledger.sessions.create("agent", "You use tools.")
+    await chat(ledger, session, *turns(8))
+    summary = (await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)).summary
+    ask = await append("user", blocks=[
+        {"type": "text", "text": "What do these files and this picture hold?"},
+        {"type": "image", "source": base64_source("image/png", png(64, 32))}])
+    call = await append("assistant", blocks=[
+        {"type": "thinking", "thinking": "Two files: read both at once.",
+         "signature": "EqQBCkYIBxgCKkD+/sig=="},
+        *tool_uses("toolu_a", "toolu_b", text="Reading both.")])
+    results = await append("tool", blocks=[
+        *tool_results("toolu_a"),
+        {"type": "tool_result", "tool_use_id": "toolu_b", "is_error": True,
+         "content": [{"type": "text", "text": "no such file"}]}])
+    await append("assistant", "a.txt holds text; b.txt is missing.")
+    image = ask.blocks[1].source
+    again = await append("user", blocks=[
+        {"type": "image", "source": {"type": "media", "media_type": "image/png",
+                                     "sha256": image.sha256, "bytes": image.bytes}},
+        {"type": "document", "title": "Spec", "source": base64_source("application/pdf", PDF)},
+        {"type": "text", "text": "Compare the picture with the spec."}])
+    lookup = await append("assistant", blocks=tool_uses("toolu_c"))
+    looked = await append("tool", blocks=tool_results("toolu_c"), predecessor_id=lookup.id)
+    retried = (await ledger.head.retry(lookup.id, blocks=tool_uses(
+        "toolu_d", text="Once more, the other file."))).node
+    answered = await append("tool", blocks=tool_results("toolu_d"))
+    from service.store import CallRecord, Purpose
+    from service.store.ids import utcnow
+    from service.turns.requests import Tool, tools_json
+
+    offered = tools_json([Tool("read_file", "Reads a file.", {"type": "object"})])
+    rendered = await ledger.views.render(session.id)
+    reply = (await ledger.head.append_message(
+        session.id, "assistant", "They match.", call=CallRecord.of_prompt(
+            Purpose.EXTERNAL, "external", "a-model", rendered.nodes, utcnow(), utcnow(),
+            head_id=rendered.head_id, tools_json=offered))).node
+    return session, {"summary": summary.id, "ask": ask.id, "call": call.id,
+                     "results": results.id, "again": again.id, "lookup": lookup.id,
+                     "looked": looked.id, "retried": retried.id, "answered": answered.id,
+                     "reply": reply.id}

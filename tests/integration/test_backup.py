@@ -1,6 +1,8 @@
 """Backup: a session exported, removed and imported again answers every query as before."""
+import base64
 import copy
 import dataclasses
+import hashlib
 import json
 import uuid
 
@@ -8,12 +10,14 @@ import pytest
 
 from service.errors import BadInput, Conflict, NotFound
 from service.store import CallRecord, Ledger, Limits, Purpose
-from service.store.backup import FORMAT, INFORMATION_KEYS, export_session, import_session
+from service.store.backup import (
+    FORMAT, INFORMATION_KEYS, VERSION, export_session, import_session,
+)
 from service.tokens import estimate_tokens
 from service.store.ids import utcnow
 from tests.integration.helpers import (
-    DELETE_SESSION, KEEP_FOUR, assert_sound, broken_sessions, chat, run_command, run_cypher,
-    runtime_for, session_calls, snapshot, turns as texts, two_compactions,
+    DELETE_SESSION, KEEP_FOUR, agent_session, assert_sound, broken_sessions, chat, run_command,
+    run_cypher, runtime_for, session_calls, snapshot, turns as texts, two_compactions,
 )
 
 # Timestamps the ledger does not write itself (it writes UTC to the microsecond), set on
@@ -105,7 +109,8 @@ async def test_a_session_survives_export_removal_and_import(
     db.round_trips.by_name.clear()
     document = await export_session(db, tenant, session.id, Limits())
     assert db.round_trips.by_name == {"backup_export": 1}
-    assert document["format"] == FORMAT and document["version"] == 1
+    assert document["format"] == FORMAT and document["version"] == VERSION == 2
+    assert document["media"] == []
     assert document["source_tenant"] == tenant
     node_ids = [n["properties"]["id"] for n in document["nodes"]]
     kinds = {(n["properties"]["role"], "deleted_at" in n["properties"],
@@ -227,7 +232,7 @@ def _duplicate_node(document):
 MALFORMED = {
     "not an object": lambda d: [d],
     "wrong format": _set(["format"], "something-else"),
-    "newer version": _set(["version"], 2),
+    "newer version": _set(["version"], 3),
     "boolean version": _set(["version"], True),
     "unknown field": _set(["extra"], 1),
     "nodes not a list": _set(["nodes"], {"a": 1}),
@@ -773,3 +778,246 @@ async def test_a_legacy_export_is_imported_in_the_new_shape(
     assert [[e[0] for e in row["edges"]] for row in rows] == [
         ["COVERS"] * 4 + ["PREDECESSOR"],
         ["ABSORBED"] + ["COVERS"] * 4 + ["PREDECESSOR", "REPLACED"]]
+
+
+# --- content blocks: tool pairs and media (README, "Content blocks and tool calls") -------
+
+# What an import rebuilds from the nodes' blocks and the chain, each edge with its properties.
+TOOL_GRAPH = """
+MATCH (n:Node {session_id: $sid})
+RETURN n.id AS id,
+  COLLECT { MATCH (n)-[u:USES]->(t:ToolUse)
+            RETURN [u.order, t.id, t.name, t.session_id] AS use ORDER BY u.order } AS uses,
+  COLLECT { MATCH (n)-[a:ANSWERS]->(t:ToolUse)<-[:USES]-(p:Node)
+            RETURN [t.id, a.is_error, p.id] AS answer ORDER BY t.id } AS answers,
+  COLLECT { MATCH (n)-[:CARRIES]->(m:Media)
+            RETURN [m.sha256, m.media_type, m.bytes] AS medium ORDER BY m.sha256 } AS carries
+ORDER BY n.seq
+"""
+
+TENANT_MEDIA = "MATCH (m:Media {tenant: $tenant}) RETURN m.sha256 AS sha256 ORDER BY sha256"
+TOOL_USE_TENANTS = "MATCH (t:ToolUse {session_id: $sid}) RETURN DISTINCT t.tenant AS tenant"
+
+
+async def tips_rendered(ledger, session_id):
+    """Each branch tip's render: the node ids and blocks the model reads there."""
+    tips = sorted(b.tip.id for b in await ledger.branches.list(session_id))
+    return {tip: [(n.id, n.blocks) for n in (await ledger.views.render(session_id, tip)).nodes]
+            for tip in tips}
+
+
+async def test_an_agent_session_round_trips_its_blocks_tool_pairs_and_media(
+        ledger, compactor, db, tenant, other_tenant):
+    session, ids = await agent_session(ledger, compactor)
+    await assert_sound(ledger, session.id)
+    document = await export_session(db, tenant, session.id, Limits())
+    assert document["version"] == 2
+    image, pdf = (await ledger.nodes.get(ids["ask"])).blocks[1].source, \
+        (await ledger.nodes.get(ids["again"])).blocks[1].source
+    media = {m["sha256"]: m for m in document["media"]}
+    assert [m["sha256"] for m in document["media"]] == sorted([image.sha256, pdf.sha256])
+    assert (media[pdf.sha256]["media_type"], media[pdf.sha256]["bytes"]) == (
+        "application/pdf", pdf.bytes)
+    assert media[image.sha256]["data"] == (await ledger.nodes.media([image.sha256]))[image.sha256]
+    call = record_of(document, ids["call"])
+    assert call["tool_use_ids"] == ["toolu_a", "toolu_b"]
+    assert json.loads(call["blocks"])[0]["signature"] == "EqQBCkYIBxgCKkD+/sig=="
+    assert record_of(document, ids["results"])["answered_ids"] == ["toolu_a", "toolu_b"]
+    (tool_set,) = document["tool_sets"]
+    assert json.loads(tool_set["tools"])[0]["name"] == "read_file"
+    offered = [c for c in document["calls"] if c["properties"].get("tools_sha256")]
+    assert [c["properties"]["tools_sha256"] for c in offered] == [tool_set["sha256"]]
+    before = {"renders": await tips_rendered(ledger, session.id),
+              "graph": await run_cypher(db, TOOL_GRAPH, sid=session.id)}
+    assert len(before["renders"]) == 2  # the reply, and the answer of the first lookup
+
+    await run_cypher(db, DELETE_SESSION, sid=session.id)
+    text = json.dumps(document)
+    assert await import_session(db, other_tenant, json.loads(text), Limits()) == session.id
+    imported = Ledger.open(db, other_tenant, Limits())
+    assert await imported.violations(session.id) == []
+    again = await export_session(db, other_tenant, session.id, Limits())
+    assert without_information(again) == without_information(document)
+    assert {"renders": await tips_rendered(imported, session.id),
+            "graph": await run_cypher(db, TOOL_GRAPH, sid=session.id)} == before
+    assert await run_cypher(db, TOOL_USE_TENANTS, sid=session.id) == [{"tenant": other_tenant}]
+    # Each medium is stored once per tenant, however many nodes name it.
+    expected = [{"sha256": h} for h in sorted([image.sha256, pdf.sha256])]
+    assert await run_cypher(db, TENANT_MEDIA, tenant=other_tenant) == expected
+    assert await run_cypher(db, TENANT_MEDIA, tenant=tenant) == expected
+    (call,) = [c for c in await imported.calls.get_many([offered[0]["properties"]["id"]])]
+    assert await imported.calls.tool_sets([call.tools_sha256]) == {
+        tool_set["sha256"]: json.loads(tool_set["tools"])}
+
+
+async def test_media_already_stored_for_the_tenant_need_not_be_in_the_document(
+        ledger, compactor, db, tenant, other_tenant):
+    """A version 1 document (before media were exported) imports where its media are stored."""
+    session, ids = await agent_session(ledger, compactor)
+    document = await export_session(db, tenant, session.id, Limits())
+    await run_cypher(db, DELETE_SESSION, sid=session.id)  # the tenant's media stay stored
+    version_1 = {**copy.deepcopy(document), "version": 1}
+    del version_1["media"], version_1["tool_sets"]  # and calls offered no tools then:
+    for call in version_1["calls"]:
+        call["properties"].pop("tools_sha256", None)
+    image = json.loads(record_of(document, ids["ask"])["blocks"])[1]["source"]["sha256"]
+    with pytest.raises(BadInput) as missing:
+        await import_session(db, other_tenant, version_1, Limits())
+    assert image in missing.value.message and ids["ask"] in missing.value.message
+    assert await _store_counts(db, session.id) == {"sessions": 0, "nodes": 0, "calls": 0}
+    assert await run_cypher(db, TENANT_MEDIA, tenant=other_tenant) == []
+    with pytest.raises(BadInput, match="has unknown fields"):
+        await import_session(db, tenant, {**version_1, "media": document["media"]}, Limits())
+
+    assert await import_session(db, tenant, version_1, Limits()) == session.id
+    expected = {**version_1, "version": 2, "media": document["media"]}
+    assert without_information(await export_session(db, tenant, session.id, Limits())) == \
+        without_information(expected)
+    assert len(await run_cypher(db, TENANT_MEDIA, tenant=tenant)) == 2
+    await assert_sound(ledger, session.id)
+
+
+def _answer_with_a_user_message(document, ids):
+    """The results of the parallel tool uses become a user message: the uses stay open."""
+    node = record_of(document, ids["results"])
+    for key in ("blocks", "answered_ids"):
+        del node[key]
+    node.update(role="user", content="Never mind.", tokens=estimate_tokens("Never mind."))
+    return ids["results"], f"tool pair: {ids['results']} (user) follows {ids['call']}"
+
+
+def _answer_the_sibling(document, ids):
+    """The answer to toolu_d moved under the first lookup, which opened toolu_c."""
+    row = next(n for n in document["nodes"] if n["properties"]["id"] == ids["answered"])
+    row["predecessor_id"] = ids["lookup"]
+    return ids["answered"], (f"ANSWERS: {ids['answered']} answers (toolu_d) but its ANSWERS "
+                             "edges reach () among the tool uses of its predecessor")
+
+
+def _answer_an_earlier_message(document, ids):
+    node = record_of(document, ids["answered"])
+    node["blocks"] = node["blocks"].replace("toolu_d", "toolu_a")
+    node["content"] = node["content"].replace("toolu_d", "toolu_a")
+    node["answered_ids"] = ["toolu_a"]
+    return ids["answered"], f"tool pair: {ids['answered']} (tool) follows {ids['retried']}"
+
+
+BROKEN_PAIRS = {"open tool uses followed by a user message": _answer_with_a_user_message,
+                "a result under a sibling of its tool use": _answer_the_sibling,
+                "a result answering an earlier message": _answer_an_earlier_message}
+
+
+@pytest.mark.parametrize("change", BROKEN_PAIRS.values(), ids=BROKEN_PAIRS.keys())
+async def test_a_document_breaking_a_tool_pair_is_bad_input_and_writes_nothing(
+        ledger, compactor, db, tenant, other_tenant, change):
+    session, ids = await agent_session(ledger, compactor)
+    document = await export_session(db, tenant, session.id, Limits())
+    await run_cypher(db, DELETE_SESSION, sid=session.id)
+    broken = copy.deepcopy(document)
+    node_id, says = change(broken, ids)
+    with pytest.raises(BadInput) as caught:
+        await import_session(db, other_tenant, broken, Limits())
+    assert says in caught.value.message and node_id in caught.value.message, \
+        caught.value.message
+    assert await _store_counts(db, session.id) == {"sessions": 0, "nodes": 0, "calls": 0}
+    assert await run_cypher(db, TOOL_USE_TENANTS, sid=session.id) == []
+    assert await run_cypher(db, TENANT_MEDIA, tenant=other_tenant) == []
+    assert await import_session(db, other_tenant, document, Limits()) == session.id
+
+
+def _medium(document, index=0):
+    return document["media"][index]
+
+
+def _other_data(document, ids):
+    _medium(document)["data"] = base64.b64encode(b"\x89PNG something else").decode()
+    return _medium(document)["sha256"], "data does not hash to its sha256"
+
+
+def _wrong_bytes(document, ids):
+    _medium(document)["bytes"] += 1
+    return _medium(document)["sha256"], "bytes is"
+
+
+def _loose_base64(document, ids):
+    _medium(document)["data"] = _medium(document)["data"][:-4] + "\n" + \
+        _medium(document)["data"][-4:]
+    return _medium(document)["sha256"], "data is not base64"
+
+
+def _unknown_type(document, ids):
+    _medium(document)["media_type"] = "image/bmp"
+    return _medium(document)["sha256"], "media_type must be one of"
+
+
+def _twice(document, ids):
+    document["media"].append(copy.deepcopy(_medium(document)))
+    return _medium(document)["sha256"], "appears twice in the document"
+
+
+def _named_by_no_node(document, ids):
+    data = b"an unused medium"
+    document["media"].append({"sha256": hashlib.sha256(data).hexdigest(),
+                              "media_type": "text/plain",
+                              "data": base64.b64encode(data).decode(), "bytes": len(data)})
+    return document["media"][-1]["sha256"], "no node of the document names it"
+
+
+def _missing(document, ids):
+    ask = json.loads(record_of(document, ids["ask"])["blocks"])[1]["source"]["sha256"]
+    document["media"] = [m for m in document["media"] if m["sha256"] != ask]
+    return ask, f"node {ids['ask']} names media"
+
+
+def _extra_field(document, ids):
+    _medium(document)["width"] = 64
+    return "media[0]", "has unknown fields"
+
+
+BAD_MEDIA = {"data of another hash": _other_data, "wrong byte count": _wrong_bytes,
+             "base64 with a newline": _loose_base64, "unknown media type": _unknown_type,
+             "a medium twice": _twice, "a medium no node names": _named_by_no_node,
+             "a medium neither carried nor stored": _missing, "an unknown field": _extra_field}
+
+
+@pytest.mark.parametrize("change", BAD_MEDIA.values(), ids=BAD_MEDIA.keys())
+async def test_a_document_with_bad_media_is_bad_input_and_writes_nothing(
+        ledger, compactor, db, tenant, other_tenant, change):
+    session, ids = await agent_session(ledger, compactor)
+    document = await export_session(db, tenant, session.id, Limits())
+    await run_cypher(db, DELETE_SESSION, sid=session.id)
+    broken = copy.deepcopy(document)
+    named, says = change(broken, ids)
+    with pytest.raises(BadInput) as caught:
+        await import_session(db, other_tenant, broken, Limits())
+    assert says in caught.value.message and named in caught.value.message, caught.value.message
+    assert await _store_counts(db, session.id) == {"sessions": 0, "nodes": 0, "calls": 0}
+    assert await run_cypher(db, TENANT_MEDIA, tenant=other_tenant) == []
+
+
+async def test_import_applies_the_importing_service_media_limit(
+        ledger, compactor, db, tenant, other_tenant):
+    session, ids = await agent_session(ledger, compactor)
+    document = await export_session(db, tenant, session.id, Limits())
+    await run_cypher(db, DELETE_SESSION, sid=session.id)
+    largest = max(m["bytes"] for m in document["media"])
+    with pytest.raises(BadInput, match=f"is {largest} bytes; the limit is {largest - 1}"):
+        await import_session(db, other_tenant, document, Limits(max_media_bytes=largest - 1))
+    assert await _store_counts(db, session.id) == {"sessions": 0, "nodes": 0, "calls": 0}
+    assert await import_session(db, other_tenant, document,
+                                Limits(max_media_bytes=largest)) == session.id
+
+
+async def test_a_session_whose_node_does_not_carry_its_media_is_not_exported(
+        ledger, compactor, db, tenant):
+    session, ids = await agent_session(ledger, compactor)
+    await run_cypher(db, "MATCH (:Node {id: $again})-[c:CARRIES]->(:Media "
+                         "{media_type: 'application/pdf'}) DELETE c", again=ids["again"])
+    try:
+        with pytest.raises(Conflict, match=f"node {ids['again']} names media [0-9a-f]{{64}} "
+                                           f"but does not carry it .*ctxdag check"):
+            await export_session(db, tenant, session.id, Limits())
+        assert any(v.startswith(f"CARRIES: node {ids['again']}")
+                   for v in await ledger.violations(session.id))
+    finally:
+        await run_cypher(db, DELETE_SESSION, sid=session.id)

@@ -1,12 +1,16 @@
 """The whole-store invariant check: silent on sound sessions, names the broken ones."""
 
+import base64
+import json
+
 import pytest
 
 from service.errors import NotFound
-from service.store import Limits
+from service.store import Limits, blocks
+from service.tokens import estimate_tokens
 from tests.integration.helpers import (
-    DELETE_SESSION, KEEP_FOUR, broken_sessions, chat, run_command, run_cypher, runtime_for,
-    turns as texts, two_compactions,
+    DELETE_SESSION, KEEP_FOUR, agent_session, broken_sessions, chat, run_command, run_cypher,
+    runtime_for, turns as texts, two_compactions,
 )
 
 SECOND_HEAD = """
@@ -281,3 +285,113 @@ async def test_check_names_each_broken_summary_invariant(
 async def run_cypher_rows(db, text, **params):
     records, _, _ = await db.driver.execute_query(text, params)
     return [r.data() for r in records]
+
+
+# --- content blocks: tool pairs and media (README, "Content blocks and tool calls") -------
+
+INTRUDER = """
+MATCH (s:Session {id: $sid}), (p:Node {id: $call})
+CREATE (:Node {id: $intruder, session_id: s.id, tenant: s.tenant, role: 'user',
+               content: 'Hello?', tokens: $tokens, metadata: '{}', created_at: datetime(),
+               seq: s.next_seq, depth: p.depth + 1, side_branch: false})-[:PREDECESSOR]->(p)
+SET s.next_seq = s.next_seq + 1
+"""
+
+A_NEW_TOOL_USE_ID = """
+MATCH (:Node {id: $call})-[:USES]->(t:ToolUse {id: 'toolu_b'})
+SET t.id = 'toolu_z'
+"""
+
+# Each corruption of `agent_session` and the lines check names it by ({call} and the other
+# names of agent_session's nodes are filled in, {image} with the image's hash, {estimate}
+# with the call's token estimate, {pretty} with its blocks indented). {intruder} is a user
+# node the first corruption adds.
+AGENT_CORRUPTIONS = {
+    "a user message after open tool uses": (
+        [INTRUDER],
+        ["tool pair: {intruder} (user) follows {call}, whose tool uses (toolu_a, toolu_b) "
+         "only a tool message answering every one of them may follow"]),
+    "an ANSWERS edge removed": (
+        ["MATCH (:Node {id: $results})-[a:ANSWERS]->(:ToolUse {id: 'toolu_b'}) DELETE a"],
+        ["ANSWERS: {results} answers (toolu_a, toolu_b) but its ANSWERS edges reach (toolu_a) "
+         "among the tool uses of its predecessor"]),
+    "an ANSWERS edge to a tool use of another node": (
+        ["MATCH (n:Node {id: $answered})-[a:ANSWERS]->() DELETE a WITH n "
+         "MATCH (:Node {id: $call})-[:USES]->(t:ToolUse {id: 'toolu_a'}) "
+         "CREATE (n)-[:ANSWERS {is_error: false}]->(t)"],
+        ["ANSWERS: {answered} answers (toolu_d) but its ANSWERS edges reach () among the tool "
+         "uses of its predecessor, and 1 other tool uses"]),
+    "a ToolUse with the wrong id": (
+        [A_NEW_TOOL_USE_ID],
+        ["USES: {call} has USES edges to (toolu_a, toolu_z) for its tool_use_ids "
+         "(toolu_a, toolu_b)",
+         "ANSWERS: {results} answers (toolu_a, toolu_b) but its ANSWERS edges reach "
+         "(toolu_a, toolu_z) among the tool uses of its predecessor"]),
+    "a ToolUse no message uses": (
+        ["MATCH (s:Session {id: $sid}) CREATE (:ToolUse {tenant: s.tenant, session_id: s.id, "
+         "id: 'toolu_stray', name: 'read_file'})"],
+        ["USES: tool use toolu_stray is used by 0 messages of this session"]),
+    "blocks not in the ledger's form": (
+        ["MATCH (n:Node {id: $call}) SET n.blocks = $pretty"],
+        ["property: node {call}: blocks are not in the form the ledger writes them "
+         "(compact JSON, keys sorted)"]),
+    "content not the text of the blocks": (
+        ["MATCH (n:Node {id: $call}) SET n.content = 'Reading both.'"],
+        ["property: node {call}: content is not the text of the node's blocks"]),
+    "tool_use_ids not those of the blocks": (
+        ["MATCH (n:Node {id: $call}) SET n.tool_use_ids = ['toolu_b', 'toolu_a']"],
+        ["USES: {call} has USES edges to (toolu_a, toolu_b) for its tool_use_ids "
+         "(toolu_b, toolu_a)",
+         "property: node {call}: tool_use_ids ['toolu_b', 'toolu_a'] are not the ids of the "
+         "node's tool_use blocks"]),
+    "answered_ids missing": (
+        ["MATCH (n:Node {id: $results}) REMOVE n.answered_ids"],
+        ["ANSWERS: {results} answers () but its ANSWERS edges reach (toolu_a, toolu_b) "
+         "among the tool uses of its predecessor",
+         "tool pair: {results} (tool) follows {call}, whose tool uses (toolu_a, toolu_b) only a "
+         "tool message answering every one of them may follow",
+         "property: node {results}: answered_ids is missing: the node's blocks name toolu_a, "
+         "toolu_b"]),
+    "tokens not the estimate of the blocks": (
+        ["MATCH (n:Node {id: $call}) SET n.tokens = 1"],
+        ["property: node {call}: tokens is 1, not the estimate of its blocks ({estimate})"]),
+    "a ToolUse named otherwise": (
+        ["MATCH (:Node {id: $call})-[:USES]->(t:ToolUse {id: 'toolu_b'}) SET t.name = 'grep'"],
+        ["USES: node {call}: tool use toolu_b is named 'grep', not 'read_file' as in its "
+         "blocks"]),
+    "an error result's ANSWERS edge not an error": (
+        ["MATCH (:Node {id: $results})-[a:ANSWERS]->(:ToolUse {id: 'toolu_b'}) "
+         "SET a.is_error = false"],
+        ["ANSWERS: node {results}: its ANSWERS edge to toolu_b has is_error False, not its "
+         "tool_result's True"]),
+    "a CARRIES edge removed": (
+        ["MATCH (:Node {id: $ask})-[c:CARRIES]->() DELETE c"],
+        ["CARRIES: node {ask} carries media () where its blocks name ({image})"]),
+    "a stored medium's data changed": (
+        ["MATCH (:Node {id: $ask})-[:CARRIES]->(m:Media) SET m.data = $other"],
+        ["property: media {image}: data does not hash to its sha256"]),
+}
+
+
+@pytest.mark.parametrize("corruption", AGENT_CORRUPTIONS.values(),
+                         ids=AGENT_CORRUPTIONS.keys())
+async def test_check_names_each_broken_tool_pair_and_block_invariant(
+        ledger, compactor, db, tenant, corrupted, corruption, capsys):
+    statements, says = corruption
+    session, ids = await agent_session(ledger, compactor)
+    assert await ledger.violations(session.id) == []
+    corrupted.append(session.id)
+    call = await ledger.nodes.get(ids["call"])
+    ask = await ledger.nodes.get(ids["ask"])
+    values = {**ids, "sid": session.id, "intruder": f"nod_intruder_{session.id}",
+              "tokens": estimate_tokens("Hello?"), "image": ask.blocks[1].source.sha256,
+              "estimate": blocks.estimate(call.blocks),
+              "pretty": json.dumps(json.loads(call.blocks_json), indent=1),
+              "other": base64.b64encode(b"other data").decode()}
+    for statement in statements:
+        await run_cypher(db, statement, **{k: v for k, v in values.items()
+                                           if f"${k}" in statement})
+    expected = [line.format(**values) for line in says]
+    assert await ledger.violations(session.id) == expected
+    assert await admin(db, tenant, "check", session.id) == 1
+    assert capsys.readouterr().out == "".join(f"{session.id}: {line}\n" for line in expected)

@@ -29,6 +29,7 @@ RECIPE_PARAMETERS = {
     "head_chain": {"tenant", "session_id"},
     "prompt_at_head_rolling": {"tenant", "session_id", "head_id"},
     "summary_segment": {"tenant", "summary_id"},
+    "tool_calls": {"tenant", "session_id"},
 }
 
 
@@ -302,3 +303,17 @@ async def test_every_stored_label_relationship_and_property_is_documented(ledger
             "deleted_ids", "tokens_before"} <= {name for _, name in stored}
     documented = set(TABLE_ROW.findall(doc_text()))
     assert sorted(f"{kind} {name}" for kind, name in stored if name not in documented) == []
+
+
+async def test_tool_calls_lists_each_use_with_its_answer(ledger):
+    from tests.integration.test_tool_pairs import agent_turn, uses
+
+    session = await ledger.sessions.create()
+    _, first, result, _ = await agent_turn(ledger, session.id, "tc_1", "tc_2")
+    await ledger.head.append_message(session.id, "user", "more")
+    second = await ledger.head.append_message(session.id, "assistant", blocks=uses("tc_3"))
+    rows = await run_recipe(ledger, "tool_calls", session_id=session.id)
+    assert column(rows, "message_id", "tool_use_id", "name", "result_id", "is_error") == [
+        (first.id, "tc_1", "read_file", result.id, False),
+        (first.id, "tc_2", "read_file", result.id, False),
+        (second.node.id, "tc_3", "read_file", None, None)]

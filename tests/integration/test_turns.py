@@ -22,14 +22,14 @@ class ScriptedProvider(OfflineProvider):
         self.called = asyncio.Event()  # set once a call (its prompt written) is in flight
         self.prompts = []
 
-    async def complete(self, nodes):
-        self.prompts.append([n.id for n in nodes])
+    async def complete(self, prompt):
+        self.prompts.append([n.id for n in prompt.nodes])
         self.called.set()
         if self.gate is not None:
             await self.gate.wait()
         if self.failures:
             raise self.failures.pop(0)
-        return await super().complete(nodes)
+        return await super().complete(prompt)
 
 
 async def test_send_message_appends_both_turns_and_records_what_the_model_read(ledger, turns):

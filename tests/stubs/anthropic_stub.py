@@ -111,6 +111,26 @@ def reply(text: str, input_tokens: int | None = None, output_tokens: int | None 
     return StubResponse(200, body, dict(headers or {}))
 
 
+def tool_call(*uses: tuple[str, str, dict], text: str | None = None,
+              thinking: tuple[str, str] | None = None) -> StubResponse:
+    """A message that stops to call tools: (id, name, input) each, after optional thinking
+    (text, signature) and text, as the Messages API answers when it uses tools."""
+    content: list[dict] = []
+    if thinking is not None:
+        content.append({"type": "thinking", "thinking": thinking[0], "signature": thinking[1]})
+    if text:
+        content.append({"type": "text", "text": text})
+    content += [{"type": "tool_use", "id": i, "name": n, "input": args} for i, n, args in uses]
+
+    def body(request: dict) -> dict:
+        return {"id": f"msg_stub{next(_ids):08d}", "type": "message", "role": "assistant",
+                "content": content, "model": request.get("model") or "claude-stub",
+                "stop_reason": "tool_use", "stop_sequence": None,
+                "usage": {"input_tokens": estimate_input_tokens(request), "output_tokens": 20}}
+
+    return StubResponse(200, body)
+
+
 def token_count(n: int) -> StubResponse:
     """A scripted count_tokens answer."""
     return StubResponse(200, {"input_tokens": n})

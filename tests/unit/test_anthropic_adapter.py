@@ -84,7 +84,8 @@ async def test_completion_sends_exactly_what_it_was_given(stub, connect):
 
     assert done == Completion(text="Hi! How can I help?", model="claude-test-1",
                               input_tokens=21, output_tokens=7, stop_reason="end_turn",
-                              request_id=done.request_id)
+                              request_id=done.request_id,
+                              blocks=[{"type": "text", "text": "Hi! How can I help?"}])
     assert done.request_id and done.request_id.startswith("req_")
     [sent] = stub.requests
     assert sent.path == MESSAGES_PATH and sent.method == "POST"

@@ -21,10 +21,15 @@ def test_the_contract_names_are_present():
         "nodes(ids: [ID!]!): [Node]!", "type Message implements Node", "type Session implements Node",
         "type ModelCall implements Node", "type PageInfo {", "call(id: ID!): ModelCall\n", "callsReading(nodeId: ID!",
         "createSession(title: String = null, systemPrompt: String = null",
-        "sendMessage(sessionId: ID!, content: String!): Turn!",
-        "appendMessage(sessionId: ID!, role: Role!, content: String!, predecessorId: ID = null,"
-        " callerId: ID = null", "retry(nodeId: ID!): Turn!",
-        "editMessage(nodeId: ID!, content: String!): Turn!",
+        "sendMessage(sessionId: ID!, content: String = null, blocks: [ContentBlockInput!] = null,"
+        " tools: [ToolInput!] = null, toolChoice: ToolChoiceInput = null,"
+        " cancelOpenToolUses: Boolean! = false): Turn!",
+        "submitToolResults(sessionId: ID!, results: [ToolResultBlockInput!]!",
+        "appendMessage(sessionId: ID!, role: Role!, content: String = null,"
+        " blocks: [ContentBlockInput!] = null, predecessorId: ID = null, callerId: ID = null",
+        "retry(nodeId: ID!, tools: [ToolInput!] = null", "editMessage(nodeId: ID!, content: String = null",
+        "input ContentBlockInput @oneOf {", "union ContentBlock = ",
+        "request(format: RequestFormat!",
         "checkout(sessionId: ID!, nodeId: ID!): Session!",
         "rewind(sessionId: ID!, nodeId: ID!): Session!",
         "deleteBranch(sessionId: ID!, tipId: ID!): Session!",

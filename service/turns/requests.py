@@ -1,0 +1,375 @@
+"""A render as a provider's request body: one pure function per provider format.
+
+`anthropic_messages` and `openai_chat` turn a rendered node list (prompt order, ROOT
+first) into exactly the body a runtime sends: our own providers call them too, so what
+the service sends and what `RenderedContext.request` gives a client are the same bytes.
+Every cross-provider difference — how a summary stand-in is framed, tool calls and
+their results, thinking, images and documents — is decided here and nowhere else.
+
+Both are projections, never repairs. The ledger refuses the writes that would break a
+tool pair (README, "Tool calls"), so a render holds every `tool_use` answered in the
+message right after it; the one render that is not a request is a head whose tool uses
+are still open (the runtime answers them first), refused with `BAD_INPUT`.
+
+Framing, the same in both formats:
+- ROOT (system) → the system prompt;
+- a summary → a user message "<summary of the earlier conversation>\\n…\\n</summary>";
+- a tool message without tool_result blocks (a plain tool output, as stored before
+  blocks existed) → a user message "[tool result]\\n…";
+- blocks as the format has them (below); media data comes from `media`, by hash.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from ..errors import BadInput
+from ..store import Node, Role
+from ..store.blocks import (
+    Block, Document, Image, MediaRef, RedactedThinking, Text, Thinking, ToolResult, ToolUse,
+    UrlSource, text_of, tool_use_ids,
+)
+from ..store import validate
+from ..store.blocks import TOOL_NAME
+from ..store.validate import some
+
+SUMMARY_OPEN = "<summary of the earlier conversation>"
+SUMMARY_CLOSE = "</summary>"
+TOOL_PREFIX = "[tool result]"
+CONTINUES = "(conversation continues)"
+ERROR_PREFIX = "[error] "  # OpenAI's tool messages have no error flag
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool offered to the model: the provider-neutral definition."""
+
+    name: str
+    description: str | None
+    input_schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolChoice:
+    """auto (the model decides), any (it must call one), none, or tool (`name`)."""
+
+    mode: str = "auto"
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class Options:
+    model: str | None = None
+    max_tokens: int | None = None
+    tools: tuple[Tool, ...] = ()
+    tool_choice: ToolChoice | None = None
+
+
+MAX_TOOLS = 128
+MAX_TOOL_DESCRIPTION = 10_000  # characters
+MAX_TOOL_SCHEMA_BYTES = 64 * 1024
+MAX_OUTPUT_TOKENS = 1_000_000
+TOOL_CHOICE_MODES = ("auto", "any", "none", "tool")
+
+
+def options(*, model: object = None, max_tokens: object = None, tools: object = None,
+            tool_choice: object = None) -> Options:
+    """Request options as a client gives them, checked (BAD_INPUT naming the field)."""
+    validate.optional_name(model, "model")
+    if max_tokens is not None:
+        validate.count(max_tokens, "maxTokens", minimum=1)
+        if max_tokens > MAX_OUTPUT_TOKENS:
+            raise BadInput(f"maxTokens is {max_tokens}; at most {MAX_OUTPUT_TOKENS}")
+    offered = tuple(_tool(t, f"tools[{i}]") for i, t in enumerate(tools or ()))
+    if len(offered) > MAX_TOOLS:
+        raise BadInput(f"{len(offered)} tools are offered; at most {MAX_TOOLS}")
+    names = [t.name for t in offered]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise BadInput(f"tools are named once each; repeated: {some(repeated)}")
+    return Options(model, max_tokens, offered, _choice(tool_choice, names))
+
+
+def _tool(value: object, what: str) -> Tool:
+    if not isinstance(value, Mapping):
+        raise BadInput(f"{what} must be an object with name and input_schema")
+    name = value.get("name")
+    if not isinstance(name, str) or not TOOL_NAME.match(name):
+        raise BadInput(f"{what}.name must be 1 to 64 letters, digits, '_' or '-', "
+                       f"not {validate.shown(name)}")
+    description = value.get("description")
+    if description is not None:
+        if not isinstance(description, str) or len(description) > MAX_TOOL_DESCRIPTION:
+            raise BadInput(f"{what}.description must be text of at most "
+                           f"{MAX_TOOL_DESCRIPTION} characters")
+        validate.utf8_size(description, f"{what}.description")
+    schema = value.get("input_schema")
+    if not isinstance(schema, Mapping) or schema.get("type") != "object":
+        raise BadInput(f"{what}.input_schema must be a JSON Schema object whose type is "
+                       "\"object\"")
+    validate.json_object(schema, _SchemaLimit(MAX_TOOL_SCHEMA_BYTES), f"{what}.input_schema")
+    return Tool(name, description or None, dict(schema))
+
+
+@dataclass(frozen=True)
+class _SchemaLimit:
+    max_metadata_bytes: int
+
+
+def _choice(value: object, names: list[str]) -> ToolChoice | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or value.get("mode") not in TOOL_CHOICE_MODES:
+        raise BadInput(f"toolChoice.mode must be one of: {', '.join(TOOL_CHOICE_MODES)}")
+    mode, name = value["mode"], value.get("name")
+    if mode in ("any", "tool") and not names:
+        raise BadInput(f"toolChoice {mode} needs tools to choose from")
+    if (mode == "tool") != (name is not None):
+        raise BadInput("toolChoice names a tool with mode tool, and only then")
+    if name is not None and name not in names:
+        raise BadInput(f"toolChoice names {validate.shown(name)}, which is not an offered tool")
+    return ToolChoice(mode, name)
+
+
+def tools_json(tools: Sequence[Tool]) -> str | None:
+    """The tools offered, as the canonical JSON text a call records (None: none offered)."""
+    if not tools:
+        return None
+    return json.dumps([{"name": t.name, "description": t.description,
+                        "input_schema": dict(t.input_schema)} for t in tools],
+                      ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def open_tool_uses(nodes: Sequence[Node]) -> list[str]:
+    """The tool uses the render's last message leaves unanswered (none for a request)."""
+    if not nodes or nodes[-1].role is not Role.ASSISTANT:
+        return []
+    return tool_use_ids(nodes[-1].blocks)
+
+
+def _refuse_open(nodes: Sequence[Node]) -> None:
+    open_ids = open_tool_uses(nodes)
+    if open_ids:
+        raise BadInput(f"head {nodes[-1].id} has {len(open_ids)} open tool uses "
+                       f"({some(open_ids)}): append their results before asking the model",
+                       open_tool_use_ids=open_ids)
+
+
+def _framed(node: Node) -> tuple[str, tuple[Block, ...]]:
+    """(the role it is sent as, its blocks) for a non-system node."""
+    if node.role is Role.SUMMARY:
+        return "user", (Text(f"{SUMMARY_OPEN}\n{node.content}\n{SUMMARY_CLOSE}"),)
+    if node.role is Role.ASSISTANT:
+        return "assistant", node.blocks
+    if node.role is Role.TOOL and not any(isinstance(b, ToolResult) for b in node.blocks):
+        return "user", (Text(f"{TOOL_PREFIX}\n{node.content}"),)
+    return "user", node.blocks
+
+
+def _system(nodes: Sequence[Node]) -> str:
+    return "\n\n".join(n.content for n in nodes if n.role is Role.SYSTEM and n.content)
+
+
+def _data(source: MediaRef, media: Mapping[str, str]) -> str:
+    try:
+        return media[source.sha256]
+    except KeyError:
+        raise BadInput(f"media {source.sha256} named by the render is not stored") from None
+
+
+# --------------------------------------------------------------------------- Anthropic
+
+
+def anthropic_messages(nodes: Sequence[Node], media: Mapping[str, str],
+                       options: Options = Options(), *, allow_open: bool = False
+                       ) -> dict[str, Any]:
+    """The body of `POST /v1/messages` (the SDK's `messages.create(**body)`).
+
+    Consecutive messages of one role are merged (user and assistant must alternate);
+    a message made only of text is sent as one string, its texts joined with a blank
+    line, so a text conversation's request is what it was before blocks existed. The
+    first message is the user's ("(conversation continues)" is put before an
+    assistant's). Thinking blocks go back verbatim, signatures included. `allow_open`
+    shapes a prompt that ends in open tool uses too (a replay of a recorded call, a token
+    count), which no provider would answer.
+    """
+    if not allow_open:
+        _refuse_open(nodes)
+    messages: list[dict[str, Any]] = []
+    for node in nodes:
+        if node.role is Role.SYSTEM:
+            continue
+        role, blocks = _framed(node)
+        content = [_anthropic_block(b, media) for b in blocks]
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"].extend(content)
+        else:
+            messages.append({"role": role, "content": content})
+    if messages and messages[0]["role"] == "assistant":
+        messages.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUES}]})
+    for message in messages:
+        if all(part["type"] == "text" for part in message["content"]):
+            message["content"] = "\n\n".join(part["text"] for part in message["content"])
+    body: dict[str, Any] = {}
+    if options.model is not None:
+        body["model"] = options.model
+    if options.max_tokens is not None:
+        body["max_tokens"] = options.max_tokens
+    system = _system(nodes)
+    if system:
+        body["system"] = system
+    body["messages"] = messages
+    if options.tools:
+        body["tools"] = [{"name": t.name, "input_schema": dict(t.input_schema),
+                          **({"description": t.description} if t.description else {})}
+                         for t in options.tools]
+    if options.tool_choice is not None:
+        choice = options.tool_choice
+        body["tool_choice"] = ({"type": "tool", "name": choice.name} if choice.mode == "tool"
+                               else {"type": choice.mode})
+    return body
+
+
+def _anthropic_block(block: Block, media: Mapping[str, str]) -> dict[str, Any]:
+    if isinstance(block, Text):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, Thinking):
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if isinstance(block, RedactedThinking):
+        return {"type": "redacted_thinking", "data": block.data}
+    if isinstance(block, ToolUse):
+        return {"type": "tool_use", "id": block.id, "name": block.name,
+                "input": dict(block.input)}
+    if isinstance(block, ToolResult):
+        shaped: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_use_id}
+        if block.content:
+            shaped["content"] = [_anthropic_block(p, media) for p in block.content]
+        if block.is_error:
+            shaped["is_error"] = True
+        return shaped
+    shaped = {"type": block.kind, "source": _anthropic_source(block.source, media)}
+    if isinstance(block, Document) and block.title:
+        shaped["title"] = block.title
+    return shaped
+
+
+def _anthropic_source(source: MediaRef | UrlSource, media: Mapping[str, str]) -> dict[str, Any]:
+    if isinstance(source, UrlSource):
+        return {"type": "url", "url": source.url}
+    if source.media_type == "text/plain":
+        text = _decoded_text(source, media)
+        return {"type": "text", "media_type": "text/plain", "data": text}
+    return {"type": "base64", "media_type": source.media_type, "data": _data(source, media)}
+
+
+def _decoded_text(source: MediaRef, media: Mapping[str, str]) -> str:
+    import base64
+
+    return base64.b64decode(_data(source, media)).decode("utf-8", errors="replace")
+
+
+# --------------------------------------------------------------------------- OpenAI
+
+
+def openai_chat(nodes: Sequence[Node], media: Mapping[str, str],
+                options: Options = Options()) -> dict[str, Any]:
+    """The body of `POST /v1/chat/completions` (the SDK's `chat.completions.create(**body)`).
+
+    - an assistant message's tool uses are its `tool_calls` (`arguments` the input as a
+      JSON string); its text is `content`; thinking is left out (Chat Completions takes
+      no other provider's reasoning back);
+    - each tool_result is a `{"role": "tool", "tool_call_id", "content"}` message, its
+      text prefixed "[error] " when it reports an error (the format has no flag); images
+      in a result, and any other blocks of the tool message, follow in one user message;
+    - images are `image_url` parts (a data URL for stored data), a PDF a `file` part, a
+      text document a text part;
+    - a message of text alone is sent as one string.
+    """
+    _refuse_open(nodes)
+    messages: list[dict[str, Any]] = []
+    system = _system(nodes)
+    if system:
+        messages.append({"role": "system", "content": system})
+    for node in nodes:
+        if node.role is Role.SYSTEM:
+            continue
+        role, blocks = _framed(node)
+        if role == "assistant":
+            messages.append(_openai_assistant(blocks))
+            continue
+        follow: list[dict[str, Any]] = []
+        for block in blocks:
+            if isinstance(block, ToolResult):
+                messages.append(_openai_tool(block))
+                follow.extend(_openai_part(p, media) for p in block.content
+                              if isinstance(p, Image))
+            else:
+                follow.append(_openai_part(block, media))
+        if follow:
+            messages.append({"role": "user", "content": _openai_content(follow)})
+    body: dict[str, Any] = {}
+    if options.model is not None:
+        body["model"] = options.model
+    if options.max_tokens is not None:
+        body["max_completion_tokens"] = options.max_tokens
+    body["messages"] = messages
+    if options.tools:
+        body["tools"] = [{"type": "function", "function": {
+            "name": t.name, "parameters": dict(t.input_schema),
+            **({"description": t.description} if t.description else {})}}
+            for t in options.tools]
+    if options.tool_choice is not None:
+        choice = options.tool_choice
+        body["tool_choice"] = (
+            {"type": "function", "function": {"name": choice.name}} if choice.mode == "tool"
+            else {"any": "required"}.get(choice.mode, choice.mode))
+    return body
+
+
+def _openai_assistant(blocks: Sequence[Block]) -> dict[str, Any]:
+    text = "\n\n".join(b.text for b in blocks if isinstance(b, Text))
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    calls = [{"id": b.id, "type": "function",
+              "function": {"name": b.name,
+                           "arguments": json.dumps(dict(b.input), ensure_ascii=False)}}
+             for b in blocks if isinstance(b, ToolUse)]
+    if calls:
+        message["tool_calls"] = calls
+    elif message["content"] is None:
+        message["content"] = text_of(blocks)  # thinking alone: say so rather than send nothing
+    return message
+
+
+def _openai_tool(block: ToolResult) -> dict[str, Any]:
+    text = "\n".join(p.text for p in block.content if isinstance(p, Text))
+    if any(isinstance(p, Image) for p in block.content):
+        text = (text + "\n" if text else "") + "(images follow in the next message)"
+    return {"role": "tool", "tool_call_id": block.tool_use_id,
+            "content": (ERROR_PREFIX if block.is_error else "") + text}
+
+
+def _openai_part(block: Block, media: Mapping[str, str]) -> dict[str, Any]:
+    if isinstance(block, Text):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, Image):
+        source = block.source
+        url = (source.url if isinstance(source, UrlSource)
+               else f"data:{source.media_type};base64,{_data(source, media)}")
+        return {"type": "image_url", "image_url": {"url": url}}
+    if isinstance(block, Document):
+        source = block.source
+        if isinstance(source, UrlSource):
+            return {"type": "text", "text": text_of([block])}
+        if source.media_type == "text/plain":
+            return {"type": "text", "text": _decoded_text(source, media)}
+        return {"type": "file", "file": {
+            "filename": block.title or "document.pdf",
+            "file_data": f"data:{source.media_type};base64,{_data(source, media)}"}}
+    return {"type": "text", "text": text_of([block])}
+
+
+def _openai_content(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    if all(part["type"] == "text" for part in parts):
+        return "\n\n".join(part["text"] for part in parts)
+    return parts
