@@ -47,17 +47,17 @@ def find_cut(history: Sequence[Node], keep_recent_tokens: int) -> Cut:
     follow a message with open tool uses, so a user turn never does. When no user turn
     opens a tail that fits (an autonomous run: one prompt, then many tool round trips),
     the cut moves inside the turn instead of covering everything: to the first assistant
-    message at or after where the tail would start (an assistant message follows a
-    complete pair, or the user turn that opened the run), else the last one before it,
-    so the tail keeps the run's most recent steps and every covered tool use keeps its
-    result on the covered side. Covering everything is left for a history that holds no
-    assistant message to cut at and leaves no tool use open; otherwise nothing is cut.
+    message right after a tool message (so after a complete pair) at or after where the
+    tail would start, else the last one before it, so the tail keeps the run's most recent
+    steps and every covered tool use keeps its result on the covered side. A turn without
+    tool round trips is not split: as before, everything is covered, unless that would
+    cover a tool use left open (then nothing is cut).
     """
     index = find_cut_index(history, keep_recent_tokens)
     if index < len(history):
         return Cut(index)
     starts = [i for i in range(_first_turn(history) + 1, len(history))
-              if history[i].role is Role.ASSISTANT]
+              if history[i].role is Role.ASSISTANT and history[i - 1].role is Role.TOOL]
     fits = _tail_start(history, keep_recent_tokens)
     later = [i for i in starts if i >= fits]
     if later or starts:

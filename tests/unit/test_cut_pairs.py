@@ -62,7 +62,14 @@ def test_an_open_head_is_never_covered():
 def test_nothing_is_cut_when_every_cut_would_split_a_pair():
     history = [replace(n, tokens=10) for n in (
         node("summary", "Earlier."), node("user", "go"), node("assistant", use("lonely")))]
-    assert find_cut(history, 0) == Cut(2, split_turn=True)
+    assert find_cut(history, 0) == Cut(None)
     only_open = [replace(node("summary", "Earlier."), tokens=10),
                  replace(node("assistant", use("first_open")), tokens=10)]
     assert find_cut(only_open, 0) == Cut(None)
+
+
+def test_a_turn_without_tool_round_trips_is_covered_whole_as_before():
+    history = [replace(n, tokens=10) for n in (
+        node("user", "one"), node("assistant", "two"), node("user", "three"),
+        node("assistant", "four"))]
+    assert find_cut(history, 1) == Cut(4)
