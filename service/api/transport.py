@@ -1,10 +1,10 @@
 """GraphQL over HTTP and websockets, with the request-level bounds of limits.py.
 
-A request body that cannot be decoded (malformed, or nested deeper than the decoder
-can follow) is refused with a coded error, and so is a query document longer than
-MAX_QUERY_CHARS — before it is parsed, on both transports. HTTP refusals carry the
-same JSON error shape as GraphQL errors. Over HTTP a query may also be sent as its
-persisted hash (persisted.py).
+A request body that cannot be decoded (malformed, nested deeper than the decoder can
+follow, or not Unicode: unicode.py) is refused with a coded error, and so is a query
+document longer than MAX_QUERY_CHARS — before it is parsed, on both transports. HTTP
+refusals carry the same JSON error shape as GraphQL errors. Over HTTP a query may also be
+sent as its persisted hash (persisted.py).
 
 A browser asking for /graphql gets ctxdag's own GraphiQL page (graphiql.py).
 """
@@ -29,6 +29,7 @@ from .errors import error_body
 from .graphiql import graphiql_page, serve_graphiql_asset
 from .limits import MAX_QUERY_CHARS
 from .persisted import PersistedQueries
+from .unicode import lone_surrogate
 
 def query_too_long(query: Any) -> str | None:
     if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
@@ -42,10 +43,11 @@ def _coded_error(message: str) -> dict:
 
 
 def refusal(message: Any, running: int, limit: int | None) -> str | None:
-    """Why a websocket operation is not started: its query is too long, or the connection
-    runs as many operations as it may."""
+    """Why a websocket operation is not started: its message is not Unicode, its query is
+    too long, or the connection runs as many operations as it may."""
     payload = message.get("payload")
-    refused = query_too_long(payload.get("query") if isinstance(payload, dict) else None)
+    refused = lone_surrogate(message) or query_too_long(
+        payload.get("query") if isinstance(payload, dict) else None)
     if refused is None and limit is not None and running >= limit:
         refused = (f"at most {limit} operations may run at once on one connection "
                    "(CTXDAG_MAX_SUBSCRIPTIONS_PER_SOCKET)")
@@ -109,6 +111,14 @@ class Router(GraphQLRouter):
         except RecursionError:
             raise json.JSONDecodeError("JSON nested too deeply", "", 0) from None
 
+    def parse_json(self, data: str | bytes) -> Any:
+        """An HTTP request's body or GET parameter."""
+        value = super().parse_json(data)
+        refused = lone_surrogate(value)
+        if refused is not None:
+            raise HTTPException(400, refused)
+        return value
+
     async def parse_http_body(self, request: Any) -> Any:
         data = await super().parse_http_body(request)
         for item in data if isinstance(data, list) else [data]:
@@ -124,6 +134,9 @@ class Router(GraphQLRouter):
         (`{"Authorization": "Bearer …"}`); a token there that names no tenant is refused.
         Bookmarks there (`bookmarks`, bookmarks.py) join the connection's."""
         params = getattr(context, "connection_params", None)
+        refused = lone_surrogate(params)
+        if refused is not None:
+            raise ConnectionRejectionError({"code": "BAD_INPUT", "message": refused})
         if isinstance(context, Context):
             context.bookmarks.add_connection_init(params)
         given = params.get("Authorization") or params.get("authorization") \

@@ -1,0 +1,134 @@
+"""GraphQL over HTTP at its edges, against the real app served by uvicorn: text that is not
+Unicode, methods /graphql does not answer, who gets GraphiQL, persisted queries per tenant."""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+from typing import Iterator
+
+import httpx
+import pytest
+import websockets
+
+from tests.api_client import socket
+from tests.integration.test_api import new_session
+
+LONE_SURROGATE = "\\ud800"  # as JSON writes it: half of a UTF-16 pair, no character
+BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+TITLE = "query Title($id: ID!) { session(id: $id) { id title } }"
+
+
+def persisted(query: str) -> dict:
+    return {"persistedQuery": {"version": 1,
+                               "sha256Hash": hashlib.sha256(query.encode()).hexdigest()}}
+
+
+@contextlib.contextmanager
+def server_errors() -> Iterator[list[logging.LogRecord]]:
+    """The ERROR records the app and uvicorn log meanwhile (a traceback is one)."""
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.ERROR)
+    handler.emit = records.append
+    loggers = [logging.getLogger(name) for name in ("uvicorn.error", "ctxdag.api")]
+    for logger in loggers:
+        logger.addHandler(handler)
+    try:
+        yield records
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+
+
+def assert_coded(response: httpx.Response, status: int, code: str, says: str = "") -> dict:
+    assert response.status_code == status, (response.status_code, response.text)
+    assert response.headers["content-type"].startswith("application/json"), response.headers
+    body = response.json()
+    (error,) = body["errors"]
+    assert error["extensions"]["code"] == code and says in error["message"], body
+    return error
+
+
+async def session_count(client) -> int:
+    return (await client("{ sessions(first: 1) { totalCount } }"))["sessions"]["totalCount"]
+
+
+# Text that is not Unicode
+
+
+async def test_a_lone_surrogate_anywhere_in_a_request_is_bad_input(api):
+    """JSON may spell half of a UTF-16 pair (`\\ud800`), or a body may carry its bytes; no
+    Unicode text holds one, so it cannot be hashed, stored or sent to Neo4j. Each place a
+    request carries text is refused BAD_INPUT, nothing is written and nothing is logged."""
+    typename = "{__typename} #" + LONE_SURROGATE
+    zeros = {"persistedQuery": {"version": 1, "sha256Hash": "0" * 64}}
+    create = "mutation($t: String) { createSession(title: $t) { id } }"
+    bodies = {
+        "a persisted query": {"query": typename, "extensions": zeros},
+        "a plain query": {"query": typename},
+        "a variable": {"query": create, "variables": {"t": "x" + LONE_SURROGATE}},
+        "a variable's key": {"query": create, "variables": {"t" + LONE_SURROGATE: "x"}},
+        "the operation name": {"query": "query A { __typename }",
+                               "operationName": "A" + LONE_SURROGATE},
+        "extensions": {"query": "{ __typename }", "extensions": {"bookmarks": [LONE_SURROGATE]}},
+    }
+    before = await session_count(api.client)
+    with server_errors() as errors:
+        async with httpx.AsyncClient(base_url=api.url, headers=api.client.headers) as http:
+            for where, body in bodies.items():
+                text = json.dumps(body).replace("\\\\ud800", LONE_SURROGATE)
+                assert LONE_SURROGATE in text and "\\\\" not in text
+                response = await http.post("/graphql", content=text,
+                                           headers={"Content-Type": "application/json"})
+                error = assert_coded(response, 400, "BAD_INPUT", "surrogate")
+                assert "\\ud800" in error["message"], (where, error)
+            raw = json.dumps({"query": create, "variables": {"t": "@"}}).encode()
+            response = await http.post("/graphql", content=raw.replace(b"@", b"\xed\xa0\x80"),
+                                       headers={"Content-Type": "application/json"})
+            assert_coded(response, 400, "BAD_INPUT")
+            for param, value in (("variables", '{"t": "x' + LONE_SURROGATE + '"}'),
+                                 ("extensions", json.dumps(zeros)[:-2] + ', "x": "'
+                                  + LONE_SURROGATE + '"}}')):
+                response = await http.get("/graphql", headers={"Accept": "application/json"},
+                                          params={"query": "{ __typename }", param: value})
+                assert_coded(response, 400, "BAD_INPUT", "surrogate")
+    assert [r.getMessage() for r in errors] == []
+    assert await session_count(api.client) == before
+
+
+async def test_a_lone_surrogate_over_a_websocket_is_bad_input(api):
+    """A connection_init holding one is refused as one whose token names no tenant is
+    (4403); an operation holding one is refused as its own error (the socket stays open)."""
+    url = api.url.replace("http://", "ws://") + "/graphql"
+    with server_errors() as errors:
+        for payload in ('{"Authorization": "Bearer X"}', '{"bookmarks": ["X"]}'):
+            async with websockets.connect(url, subprotocols=["graphql-transport-ws"]) as ws:
+                await ws.send('{"type": "connection_init", "payload": %s}'
+                              % payload.replace("X", LONE_SURROGATE))
+                with pytest.raises(websockets.ConnectionClosed) as closed:
+                    await ws.recv()
+                assert closed.value.rcvd.code == 4403, payload
+        async with socket(api.client) as ws:
+            for where, query, variables in (
+                    ("query", "{ __typename } #X", {}),
+                    ("variable", "query($id: ID!) { node(id: $id) { id } }", {"id": "X"})):
+                await ws.send_raw(json.dumps({"id": where, "type": "subscribe", "payload": {
+                    "query": query, "variables": variables}}).replace("X", LONE_SURROGATE))
+                answer = json.loads(await ws.ws.recv())
+                assert answer["type"] == "error" and answer["id"] == where, answer
+                (error,) = answer["payload"]
+                assert error["extensions"]["code"] == "BAD_INPUT", answer
+                assert "surrogate" in error["message"], answer
+            assert (await ws.execute("{ __typename }"))[0]["type"] == "next"
+    assert [r.getMessage() for r in errors] == []
+
+
+async def test_a_surrogate_pair_is_a_character_and_is_kept(api):
+    """Only an unpaired half is refused: a pair spelled in JSON escapes is one character."""
+    body = ('{"query": "mutation($t: String) { createSession(title: $t) { title } }", '
+            '"variables": {"t": "smile \\ud83d\\ude00"}}')
+    async with httpx.AsyncClient(headers=api.client.headers) as http:
+        response = await http.post(f"{api.url}/graphql", content=body,
+                                   headers={"Content-Type": "application/json"})
+    assert response.json()["data"]["createSession"]["title"] == "smile \N{GRINNING FACE}"
