@@ -132,3 +132,28 @@ async def test_a_surrogate_pair_is_a_character_and_is_kept(api):
         response = await http.post(f"{api.url}/graphql", content=body,
                                    headers={"Content-Type": "application/json"})
     assert response.json()["data"]["createSession"]["title"] == "smile \N{GRINNING FACE}"
+
+
+# Methods
+
+
+@pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE", "OPTIONS"])
+async def test_a_method_graphql_does_not_answer_is_refused_like_every_other_refusal(
+        api, method):
+    """Coded JSON and the methods that are answered (a CORS preflight, OPTIONS with Origin
+    and Access-Control-Request-Method, is answered by the guards: test_cors.py)."""
+    async with httpx.AsyncClient(headers=api.client.headers) as http:
+        response = await http.request(method, f"{api.url}/graphql", json={"query": "{ __typename }"})
+    assert_coded(response, 405, "BAD_INPUT", f"{method} is not answered")
+    assert response.headers["allow"] == "GET, POST"
+
+
+async def test_head_and_unknown_paths_answer_coded_json_too(api):
+    async with httpx.AsyncClient(headers=api.client.headers) as http:
+        head = await http.head(f"{api.url}/graphql")
+        missing = await http.get(f"{api.url}/nothing-here")
+        healthz = await http.post(f"{api.url}/healthz")
+    assert head.status_code == 405 and head.headers["allow"] == "GET, POST"
+    assert_coded(missing, 404, "NOT_FOUND", "/nothing-here")
+    assert_coded(healthz, 405, "BAD_INPUT", "POST is not answered")
+    assert healthz.headers["allow"] == "GET"
