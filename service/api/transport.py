@@ -6,7 +6,8 @@ document longer than MAX_QUERY_CHARS — before it is parsed, on both transports
 refusals carry the same JSON error shape as GraphQL errors. Over HTTP a query may also be
 sent as its persisted hash (persisted.py).
 
-A browser asking for /graphql gets ctxdag's own GraphiQL page (graphiql.py).
+A browser opening /graphql (a GET without an operation, asking for text/html) gets
+ctxdag's own GraphiQL page (graphiql.py).
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from strawberry.subscriptions.protocols.graphql_ws.handlers import BaseGraphQLWS
 from .bookmarks import websocket_operation_extensions
 from .context import Context
 from .errors import error_body
-from .graphiql import graphiql_page, serve_graphiql_asset
+from .graphiql import graphiql_page, serve_graphiql_asset, wants_graphiql
 from .limits import MAX_QUERY_CHARS
 from .persisted import PersistedQueries
 from .unicode import lone_surrogate
@@ -104,6 +105,10 @@ class Router(GraphQLRouter):
         return HTMLResponse(graphiql_page(request.url.path, self.tokens_required),
                             headers={"cache-control": "no-cache",
                                      "x-content-type-options": "nosniff"})
+
+    def should_render_graphql_ide(self, request: Any) -> bool:
+        return wants_graphiql(request.method, request.query_params,
+                              request.headers.get("accept", ""))
 
     def decode_json(self, data: str | bytes) -> object:
         try:

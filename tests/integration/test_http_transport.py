@@ -157,3 +157,48 @@ async def test_head_and_unknown_paths_answer_coded_json_too(api):
     assert_coded(missing, 404, "NOT_FOUND", "/nothing-here")
     assert_coded(healthz, 405, "BAD_INPUT", "POST is not answered")
     assert healthz.headers["allow"] == "GET"
+
+
+# Who gets GraphiQL
+
+
+async def get(api, params: dict | None = None, accept: str | None = None) -> httpx.Response:
+    """GET /graphql with this Accept header; None: with none at all."""
+    async with httpx.AsyncClient(headers=api.client.headers) as http:
+        request = http.build_request("GET", f"{api.url}/graphql", params=params)
+        if accept is None:
+            del request.headers["accept"]
+        else:
+            request.headers["accept"] = accept
+        return await http.send(request)
+
+
+async def test_graphiql_is_served_only_to_a_get_asking_for_html_without_an_operation(api):
+    for accept in (BROWSER_ACCEPT, "text/html", "TEXT/HTML; q=0.5, application/json"):
+        page = await get(api, accept=accept)
+        assert page.status_code == 200, accept
+        assert page.headers["content-type"].startswith("text/html"), accept
+    # curl's default (*/*), no Accept at all, or HTML refused: the missing query is said.
+    for accept in ("*/*", None, "application/json", "text/html;q=0, */*"):
+        assert_coded(await get(api, accept=accept), 400, "BAD_INPUT", "No GraphQL query")
+
+
+async def test_a_persisted_query_over_get_is_answered_whatever_the_accept_header(api):
+    """Apollo's `useGETForHashedQueries` sends the hash alone, with Accept: */* (Apollo
+    Client 3; tests/integration/test_apollo_client.py runs it); curl sends */* too."""
+    session = (await new_session(api.client, title="get"))["id"]
+    query = TITLE + " # over GET"
+    params = {"variables": json.dumps({"id": session})}
+    async with httpx.AsyncClient(headers=api.client.headers) as http:
+        registered = await http.post(f"{api.url}/graphql", json={
+            "query": query, "variables": {"id": session}, "extensions": persisted(query)})
+    assert registered.json()["data"]["session"]["title"] == "get"
+    for accept in ("*/*", None, BROWSER_ACCEPT, "text/html"):
+        response = await get(api, {**params, "extensions": json.dumps(persisted(query))}, accept)
+        assert response.status_code == 200, (accept, response.text[:200])
+        assert response.json() == registered.json(), accept
+        unknown = await get(api, {**params, "extensions": json.dumps(persisted(query + " "))},
+                            accept)
+        assert_coded(unknown, 200, "PERSISTED_QUERY_NOT_FOUND")
+        with_query = await get(api, {**params, "query": query}, accept)
+        assert with_query.json() == registered.json(), accept
