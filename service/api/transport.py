@@ -130,8 +130,15 @@ class Router(GraphQLRouter):
             refused = query_too_long(item.query)
             if refused is not None:
                 raise HTTPException(400, refused)
-            item.query = self.persisted_queries.resolve(item.query, item.extensions)
         return data
+
+    async def execute_operation(self, *, request_data: Any, context: Any, **kwargs: Any) -> Any:
+        """Runs persisted queries (persisted.py) as their tenant's."""
+        tenant = context.tenant if isinstance(context, Context) else None
+        for item in request_data if isinstance(request_data, list) else [request_data]:
+            item.query = self.persisted_queries.resolve(tenant, item.query, item.extensions)
+        return await super().execute_operation(request_data=request_data, context=context,
+                                               **kwargs)
 
     async def on_ws_connect(self, context: Any) -> Any:
         """A browser cannot set headers on a websocket, so a connection without an

@@ -202,3 +202,29 @@ async def test_a_persisted_query_over_get_is_answered_whatever_the_accept_header
         assert_coded(unknown, 200, "PERSISTED_QUERY_NOT_FOUND")
         with_query = await get(api, {**params, "query": query}, accept)
         assert with_query.json() == registered.json(), accept
+
+
+# Persisted queries per tenant
+
+
+async def test_a_persisted_query_is_known_only_to_the_tenant_that_sent_it(api):
+    """Whether a hash is known would otherwise tell one tenant that another sent that
+    exact text. Requests without a valid token remember nothing for anyone."""
+    query = "query Mine { sessions(first: 1) { totalCount } } # tenant A's text"
+    hash_only = {"extensions": persisted(query)}
+    both = {"query": query, **hash_only}
+    async with httpx.AsyncClient(base_url=api.url) as http:
+        async def post(client, body):
+            return await http.post("/graphql", json=body, headers=client.headers)
+
+        assert (await post(api.client, both)).json()["data"]["sessions"]["totalCount"] >= 0
+        assert (await post(api.client, hash_only)).json()["data"]["sessions"]
+        assert_coded(await post(api.other, hash_only), 200, "PERSISTED_QUERY_NOT_FOUND")
+        assert_coded(await post(api.anonymous, hash_only), 200, "PERSISTED_QUERY_NOT_FOUND")
+
+        anonymous = "{ __typename } # sent without a token"
+        sent = await post(api.anonymous, {"query": anonymous, "extensions": persisted(anonymous)})
+        assert sent.json()["data"] == {"__typename": "Query"}
+        for client in (api.anonymous, api.client, api.other):
+            assert_coded(await post(client, {"extensions": persisted(anonymous)}), 200,
+                         "PERSISTED_QUERY_NOT_FOUND")
