@@ -17,11 +17,16 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Match
+from strawberry.exceptions import MissingQueryError
+from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 
 from ..errors import CtxdagError
 
 log = logging.getLogger("ctxdag.api")
 T = TypeVar("T")
+# What strawberry finds wrong with a request before running it; over HTTP it raises them
+# itself (transport.py answers), but a stream reports them as errors of its result.
+REQUEST_ERRORS = (MissingQueryError, CannotGetOperationTypeError, InvalidOperationTypeError)
 
 
 def extensions_of(error: CtxdagError) -> dict[str, str]:
@@ -41,7 +46,7 @@ def coded(error: GraphQLError) -> GraphQLError:
         return GraphQLError(original.message, nodes=error.nodes, source=error.source,
                             positions=error.positions, path=error.path,
                             original_error=original, extensions=extensions_of(original))
-    if original is None or isinstance(original, GraphQLError):
+    if original is None or isinstance(original, (GraphQLError, *REQUEST_ERRORS)):
         return GraphQLError(error.message, nodes=error.nodes, source=error.source,
                             positions=error.positions, path=error.path,
                             extensions={**(error.extensions or {}), "code": "BAD_INPUT"})

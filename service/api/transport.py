@@ -19,6 +19,9 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, JSONResponse
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.fastapi import GraphQLRouter
+from strawberry.subscriptions import (
+    GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL, MULTIPART_SUBSCRIPTION_PROTOCOL,
+)
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
     BaseGraphQLTransportWSHandler,
 )
@@ -31,6 +34,14 @@ from .graphiql import graphiql_page, serve_graphiql_asset, wants_graphiql
 from .limits import MAX_QUERY_CHARS
 from .persisted import PersistedQueries
 from .unicode import lone_surrogate
+
+# Subscriptions run over a websocket (either protocol), or over HTTP as a multipart stream
+# (guards.py bounds those with the websockets; server.py closes them at shutdown).
+SUBSCRIPTION_PROTOCOLS = (GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL,
+                          MULTIPART_SUBSCRIPTION_PROTOCOL)
+SUBSCRIBE_HOW = ("subscribe over a websocket at this path (graphql-transport-ws), or over "
+                 "HTTP with Accept: multipart/mixed;subscriptionSpec=1.0")
+
 
 def query_too_long(query: Any) -> str | None:
     if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
@@ -95,7 +106,7 @@ class Router(GraphQLRouter):
 
     def __init__(self, *args: Any, tokens_required: bool = False, **kwargs: Any) -> None:
         """`tokens_required`: GraphiQL's page starts with an Authorization header to fill."""
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, subscription_protocols=SUBSCRIPTION_PROTOCOLS, **kwargs)
         self.persisted_queries = PersistedQueries()
         self.tokens_required = tokens_required
         self.add_api_route("/static/{name}", serve_graphiql_asset, methods=["GET"],
@@ -167,8 +178,7 @@ class Router(GraphQLRouter):
         except HTTPException as e:
             reason = e.reason
             if reason.startswith("subscriptions are not allowed"):
-                reason += ("; subscribe over a websocket at this path (graphql-transport-ws), "
-                           "or over HTTP with Accept: multipart/mixed")
+                reason += f"; {SUBSCRIBE_HOW}"
             return JSONResponse(error_body(reason, getattr(e, "code", "BAD_INPUT")),
                                 status_code=e.status_code)
 
