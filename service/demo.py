@@ -55,7 +55,9 @@ class Demo:
             raise SystemExit(f"demo failed: {self.endpoint} answered HTTP {answer.status_code}, "
                              f"not GraphQL: {answer.text[:200]!r}")
         if body.get("errors"):
-            raise SystemExit(f"demo failed: {body['errors'][0].get('message')}")
+            refused = ("" if answer.status_code == 200
+                       else f"{self.endpoint} answered HTTP {answer.status_code}: ")
+            raise SystemExit(f"demo failed: {refused}{body['errors'][0].get('message')}")
         return body["data"]
 
 

@@ -8,6 +8,7 @@ from typing import AsyncIterator, Callable
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import HTTPConnection
 
 from ..config import Settings
@@ -18,6 +19,7 @@ from .bookmark_seal import BookmarkSeal
 from .bookmarks import HEADER as BOOKMARKS_HEADER, ClientBookmarks
 from .context import Context, tenant_for
 from .cors import Cors
+from .errors import route_refused
 from .guards import Guards
 from .schema import schema
 from .transport import Router
@@ -50,7 +52,8 @@ def create_app(settings: Settings, database: Database | None = None,
             if on_shutdown is not None:
                 await asyncio.to_thread(on_shutdown)
 
-    app = FastAPI(title="ctxdag", lifespan=lifespan)
+    app = FastAPI(title="ctxdag", lifespan=lifespan,
+                  exception_handlers={StarletteHTTPException: route_refused})
 
     def authenticate(authorization: str | None) -> str | None:
         return tenant_for(authorization, settings.api_tokens, settings.tenant)

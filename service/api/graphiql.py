@@ -1,6 +1,7 @@
-"""ctxdag's own GraphiQL page (static/graphiql.html), whose scripts and styles the service
-serves itself under /graphql/static/ (the vendored files of static/graphiql/, listed in
-its README.md): it works offline."""
+"""ctxdag's own GraphiQL page (static/graphiql.html), served to a browser opening /graphql
+(`wants_graphiql`), whose scripts and styles the service serves itself under
+/graphql/static/ (the vendored files of static/graphiql/, listed in its README.md): it
+works offline."""
 from __future__ import annotations
 
 import asyncio
@@ -10,6 +11,7 @@ import hashlib
 import html
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Mapping
 
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response
@@ -44,12 +46,27 @@ def graphiql_asset(name: str) -> Asset:
                  f'"{hashlib.sha256(body).hexdigest()[:32]}"')
 
 
-def accepts_gzip(accept_encoding: str) -> bool:
-    for item in accept_encoding.lower().split(","):
-        coding, _, params = item.partition(";")
-        if coding.strip() == "gzip":
+def _accepts(header: str, name: str) -> bool:
+    """Whether an Accept or Accept-Encoding header lists `name` itself (not through a
+    wildcard), with a quality above 0."""
+    for item in header.lower().split(","):
+        value, _, params = item.partition(";")
+        if value.strip() == name:
             return params.replace(" ", "") not in ("q=0", "q=0.0", "q=0.00", "q=0.000")
     return False
+
+
+def accepts_gzip(accept_encoding: str) -> bool:
+    return _accepts(accept_encoding, "gzip")
+
+
+def wants_graphiql(method: str, params: Mapping[str, Any], accept: str) -> bool:
+    """A browser opening /graphql: a GET that carries no operation (neither `query` nor
+    `extensions`, which a persisted query sends alone) and names text/html in Accept.
+    `*/*` is not enough: it is what curl and GraphQL clients (Apollo's hashed GETs) send,
+    and they read JSON."""
+    return (method == "GET" and params.get("query") is None
+            and params.get("extensions") is None and _accepts(accept, "text/html"))
 
 
 async def serve_graphiql_asset(request: Request, name: str) -> Response:

@@ -1,14 +1,17 @@
 """ASGI guards in front of every route: the Host a request names, the size of its body,
-the Origin of a websocket handshake, the number of open websockets. Each refusal is a
-coded JSON error (for a websocket, the HTTP answer refusing its handshake) and reaches
-no route. CORS (cors.py) is answered here too, after the Host check and the body bound,
-so a preflight passes the guards as any request does.
+the Origin of a websocket handshake, the number of open websockets and HTTP subscription
+streams (both last as long as their client likes). Each refusal is a coded JSON error
+(for a websocket, the HTTP answer refusing its handshake) and reaches no route. CORS
+(cors.py) is answered here too, after the Host check and the body bound, so a preflight
+passes the guards as any request does.
 """
 from __future__ import annotations
 
 import contextvars
 import logging
 from dataclasses import dataclass, field
+
+from strawberry.http.streaming import MultipartSubscriptionTransport
 
 from .asgi import ASGIApp, Message, Receive, Scope, Send, header, header_or_none, send_json
 from .cors import Cors, is_preflight
@@ -28,6 +31,15 @@ _handshake_denied: contextvars.ContextVar[bool] = contextvars.ContextVar(
 class DeniedHandshakeFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         return not (_handshake_denied.get() and record.getMessage() == SPURIOUS_HANDSHAKE_ERROR)
+
+
+_MULTIPART = MultipartSubscriptionTransport()
+
+
+def asks_for_subscription_stream(scope: Scope) -> bool:
+    """An HTTP request strawberry answers with a multipart subscription stream, by the
+    rule it uses itself (its Accept header)."""
+    return scope["type"] == "http" and _MULTIPART.accepts(header(scope, b"accept"))
 
 
 def host_name(host_header: str) -> str:
@@ -53,7 +65,8 @@ class Guards:
     max_websockets: int
     loopback_only: bool
     cors: Cors = field(default_factory=Cors)
-    open_websockets: int = 0
+    # Websockets and HTTP subscription streams, bounded together by max_websockets.
+    open_streams: int = 0
 
     def __post_init__(self) -> None:
         uvicorn_log = logging.getLogger("uvicorn.error")
@@ -84,16 +97,20 @@ class Guards:
                                "this service's own origin and those of CTXDAG_CORS_ORIGINS "
                                "may")
             return
-        if self.open_websockets >= self.max_websockets:
+        await self._stream(scope, receive, send)
+
+    async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.open_streams >= self.max_websockets:
             await self._refuse(scope, receive, send, 503, "UNAVAILABLE",
-                               f"{self.max_websockets} websockets are open, as many as may "
-                               "be (CTXDAG_MAX_WEBSOCKETS); try again later")
+                               f"{self.max_websockets} websockets and subscription streams "
+                               "are open, as many as may be (CTXDAG_MAX_WEBSOCKETS); try "
+                               "again later")
             return
-        self.open_websockets += 1
+        self.open_streams += 1
         try:
             await self.app(scope, receive, send)
         finally:
-            self.open_websockets -= 1
+            self.open_streams -= 1
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Reads the whole body first (a GraphQL request needs all of it anyway), so an
@@ -122,8 +139,10 @@ class Guards:
 
         if is_preflight(scope):
             await self.cors.preflight(scope, send)
-            return
-        await self.app(scope, replay, send)
+        elif asks_for_subscription_stream(scope):
+            await self._stream(scope, replay, send)
+        else:
+            await self.app(scope, replay, send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send, status: int,
                       code: str, message: str) -> None:

@@ -277,8 +277,9 @@ class Schema(strawberry.Schema):
         (by `coded`, with their traceback, before they are masked)."""
 
     async def execute(self, *args, **kwargs):
-        # A subscription answers over a websocket (or multipart HTTP, which streams); a
-        # plain request for one is refused as such, not run as a query.
+        # A subscription answers over a websocket, or over HTTP as a multipart stream
+        # (transport.py; both through `stream`); a plain request for one is refused as
+        # such, not run as a query.
         allowed = kwargs.get("allowed_operation_types")
         if allowed is not None:
             kwargs["allowed_operation_types"] = set(allowed) - {OperationType.SUBSCRIPTION}

@@ -4,6 +4,10 @@ uvicorn has no deadline for reading a request: a client that opens a connection 
 sends its headers or body a byte at a time holds the connection as long as it likes.
 `RequestReadDeadline` closes a connection whose request has not fully arrived within
 the read timeout of its first byte (or of the connection, if nothing came).
+
+At shutdown uvicorn lets every response in progress finish, and closes websockets
+(1012). A subscription streamed over HTTP never finishes by itself: its connection is
+closed instead, as its websocket would be, and its client reconnects elsewhere.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from fastapi import FastAPI
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ..config import Settings
+from .guards import asks_for_subscription_stream
 
 
 class RequestReadDeadline(HttpToolsProtocol):
@@ -32,6 +37,14 @@ class RequestReadDeadline(HttpToolsProtocol):
     def on_message_complete(self) -> None:
         self._disarm()
         super().on_message_complete()
+
+    def shutdown(self) -> None:
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete \
+                and asks_for_subscription_stream(cycle.scope):
+            self.transport.close()
+            return
+        super().shutdown()
 
     def handle_websocket_upgrade(self) -> None:
         self._disarm()

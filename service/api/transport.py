@@ -1,12 +1,13 @@
 """GraphQL over HTTP and websockets, with the request-level bounds of limits.py.
 
-A request body that cannot be decoded (malformed, or nested deeper than the decoder
-can follow) is refused with a coded error, and so is a query document longer than
-MAX_QUERY_CHARS — before it is parsed, on both transports. HTTP refusals carry the
-same JSON error shape as GraphQL errors. Over HTTP a query may also be sent as its
-persisted hash (persisted.py).
+A request body that cannot be decoded (malformed, nested deeper than the decoder can
+follow, or not Unicode: unicode.py) is refused with a coded error, and so is a query
+document longer than MAX_QUERY_CHARS — before it is parsed, on both transports. HTTP
+refusals carry the same JSON error shape as GraphQL errors. Over HTTP a query may also be
+sent as its persisted hash (persisted.py).
 
-A browser asking for /graphql gets ctxdag's own GraphiQL page (graphiql.py).
+A browser opening /graphql (a GET without an operation, asking for text/html) gets
+ctxdag's own GraphiQL page (graphiql.py).
 """
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, JSONResponse
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.fastapi import GraphQLRouter
+from strawberry.subscriptions import (
+    GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL, MULTIPART_SUBSCRIPTION_PROTOCOL,
+)
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
     BaseGraphQLTransportWSHandler,
 )
@@ -27,9 +31,18 @@ from .bookmarks import websocket_operation_extensions
 from .context import Context
 from .encoding import OffLoopJSONResponse, OffLoopWebSocketAdapter
 from .errors import error_body
-from .graphiql import graphiql_page, serve_graphiql_asset
+from .graphiql import graphiql_page, serve_graphiql_asset, wants_graphiql
 from .limits import MAX_QUERY_CHARS
 from .persisted import PersistedQueries
+from .unicode import lone_surrogate
+
+# Subscriptions run over a websocket (either protocol), or over HTTP as a multipart stream
+# (guards.py bounds those with the websockets; server.py closes them at shutdown).
+SUBSCRIPTION_PROTOCOLS = (GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL,
+                          MULTIPART_SUBSCRIPTION_PROTOCOL)
+SUBSCRIBE_HOW = ("subscribe over a websocket at this path (graphql-transport-ws), or over "
+                 "HTTP with Accept: multipart/mixed;subscriptionSpec=1.0")
+
 
 def query_too_long(query: Any) -> str | None:
     if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
@@ -43,10 +56,11 @@ def _coded_error(message: str) -> dict:
 
 
 def refusal(message: Any, running: int, limit: int | None) -> str | None:
-    """Why a websocket operation is not started: its query is too long, or the connection
-    runs as many operations as it may."""
+    """Why a websocket operation is not started: its message is not Unicode, its query is
+    too long, or the connection runs as many operations as it may."""
     payload = message.get("payload")
-    refused = query_too_long(payload.get("query") if isinstance(payload, dict) else None)
+    refused = lone_surrogate(message) or query_too_long(
+        payload.get("query") if isinstance(payload, dict) else None)
     if refused is None and limit is not None and running >= limit:
         refused = (f"at most {limit} operations may run at once on one connection "
                    "(CTXDAG_MAX_SUBSCRIPTIONS_PER_SOCKET)")
@@ -94,7 +108,7 @@ class Router(GraphQLRouter):
 
     def __init__(self, *args: Any, tokens_required: bool = False, **kwargs: Any) -> None:
         """`tokens_required`: GraphiQL's page starts with an Authorization header to fill."""
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, subscription_protocols=SUBSCRIPTION_PROTOCOLS, **kwargs)
         self.persisted_queries = PersistedQueries()
         self.tokens_required = tokens_required
         self.add_api_route("/static/{name}", serve_graphiql_asset, methods=["GET"],
@@ -111,11 +125,23 @@ class Router(GraphQLRouter):
         response.headers.raw.extend(sub_response.headers.raw)
         return response
 
+    def should_render_graphql_ide(self, request: Any) -> bool:
+        return wants_graphiql(request.method, request.query_params,
+                              request.headers.get("accept", ""))
+
     def decode_json(self, data: str | bytes) -> object:
         try:
             return json.loads(data)
         except RecursionError:
             raise json.JSONDecodeError("JSON nested too deeply", "", 0) from None
+
+    def parse_json(self, data: str | bytes) -> Any:
+        """An HTTP request's body or GET parameter."""
+        value = super().parse_json(data)
+        refused = lone_surrogate(value)
+        if refused is not None:
+            raise HTTPException(400, refused)
+        return value
 
     async def parse_http_body(self, request: Any) -> Any:
         data = await super().parse_http_body(request)
@@ -123,8 +149,15 @@ class Router(GraphQLRouter):
             refused = query_too_long(item.query)
             if refused is not None:
                 raise HTTPException(400, refused)
-            item.query = self.persisted_queries.resolve(item.query, item.extensions)
         return data
+
+    async def execute_operation(self, *, request_data: Any, context: Any, **kwargs: Any) -> Any:
+        """Runs persisted queries (persisted.py) as their tenant's."""
+        tenant = context.tenant if isinstance(context, Context) else None
+        for item in request_data if isinstance(request_data, list) else [request_data]:
+            item.query = self.persisted_queries.resolve(tenant, item.query, item.extensions)
+        return await super().execute_operation(request_data=request_data, context=context,
+                                               **kwargs)
 
     async def on_ws_connect(self, context: Any) -> Any:
         """A browser cannot set headers on a websocket, so a connection without an
@@ -132,6 +165,9 @@ class Router(GraphQLRouter):
         (`{"Authorization": "Bearer …"}`); a token there that names no tenant is refused.
         Bookmarks there (`bookmarks`, bookmarks.py) join the connection's."""
         params = getattr(context, "connection_params", None)
+        refused = lone_surrogate(params)
+        if refused is not None:
+            raise ConnectionRejectionError({"code": "BAD_INPUT", "message": refused})
         if isinstance(context, Context):
             context.bookmarks.add_connection_init(params)
         given = params.get("Authorization") or params.get("authorization") \
@@ -150,8 +186,7 @@ class Router(GraphQLRouter):
         except HTTPException as e:
             reason = e.reason
             if reason.startswith("subscriptions are not allowed"):
-                reason += ("; subscribe over a websocket at this path (graphql-transport-ws), "
-                           "or over HTTP with Accept: multipart/mixed")
+                reason += f"; {SUBSCRIBE_HOW}"
             return JSONResponse(error_body(reason, getattr(e, "code", "BAD_INPUT")),
                                 status_code=e.status_code)
 
