@@ -3,8 +3,8 @@
 json.dumps holds the GIL for the whole document it encodes, so moving it to a thread
 alone would not free the event loop. An answer is encoded in pieces instead: runs of
 shallow values (a row and its metadata, a list of ids) in one call each, the containers
-around them piece by piece. Up to ON_LOOP_PIECES pieces or ON_LOOP_CHARS
-characters are encoded on the event loop, so a small answer never waits for a thread;
+around them piece by piece. Up to ON_LOOP_PIECES pieces or ON_LOOP_CHARS characters are
+encoded on the event loop, so a small answer never waits for a thread;
 the rest of a larger one is encoded in a worker thread, and between two of its pieces
 the interpreter lets the event loop run. Over HTTP the body then goes out a chunk at a
 time, so no event-loop step copies more than one chunk of it. The text is strawberry's
@@ -26,9 +26,9 @@ from strawberry.http.exceptions import WebSocketDisconnected
 ON_LOOP_PIECES = 256
 ON_LOOP_CHARS = 64 * 1024
 SEND_CHUNK = 4 * 1024 * 1024
-RUN = 64  # entries or items encoded in one call, when none nests more than SHALLOW
-RUN_CHARS = 16 * 1024  # containers, unless their text adds up to this many characters first
-SHALLOW = 2
+SHALLOW = 2  # levels of containers a value may nest and still join a run
+RUN = 64  # values in a run, encoded in one call
+RUN_CHARS = 16 * 1024  # or fewer values, when their text reaches this many characters
 
 _encode_text = json.encoder.encode_basestring_ascii
 if json.encoder.c_make_encoder is not None:  # one C encoder for every piece (CPython)
@@ -74,7 +74,7 @@ def pieces(value: Any) -> Iterator[str]:
     """`value` as JSON text, in pieces: a run of small values nesting at most SHALLOW
     containers (entries of an object or items of a list, up to RUN of them or RUN_CHARS
     characters) is one piece, and so is a scalar however long."""
-    if _batchable(value) or (type(value) is not dict and type(value) is not list):
+    if _batchable(value) is not None or (type(value) is not dict and type(value) is not list):
         yield _encode(value)
         return
     is_object = type(value) is dict
