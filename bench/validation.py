@@ -2,8 +2,8 @@
 
 Runs, in process and without a database, what the service does with a document before
 executing it (size check, parse with the token limit, shape measure, graphql-core's
-validation) for adversarial shapes that fit under the request limits, and prints the
-worst time of each. Nothing is asserted.
+validation, the cost estimate) for adversarial shapes that fit under the request limits,
+and prints the worst time of each. Nothing is asserted.
 """
 from __future__ import annotations
 
@@ -11,13 +11,17 @@ import time
 from typing import Callable, Iterator
 
 from graphql import GraphQLError, get_introspection_query, parse, specified_rules
-from strawberry.schema.schema import validate_document
 
-from service.api.limits import MAX_QUERY_CHARS, MAX_TOKENS, measure, over_limits
+from service.api.limits import MAX_QUERY_CHARS, MAX_TOKENS, checked, measure, over_limits
 from service.api.schema import schema
 from service.api.transport import query_too_long
+from service.config import Settings
 
 RULES = specified_rules  # what the schema validates with: no extension adds a rule
+MAX_QUERY_COST = Settings.from_env({}).max_query_cost
+HOSTILE = ("nodes(ids: $i) { ... on Message { readBy(first: 1000) { nodes { reads"
+           " { id content } } } } }")
+IDS = {"i": [f"nod_{n}" for n in range(1000)]}  # the variables of every document
 
 
 def bomb(levels: int) -> str:
@@ -53,6 +57,9 @@ def documents() -> Iterator[tuple[str, str]]:
     yield "60 KiB string literal", '{node(id:"' + "x" * 60_000 + '"){id}}'
     yield "64 KiB comment", "#" + "x" * (MAX_QUERY_CHARS - 40) + "\n{sessions{nodes{id}}}"
     yield "70 KiB comment (refused)", "#" + "x" * 70_000 + "\n{sessions{nodes{id}}}"
+    yield "1,000 ids x readBy(first: 1000) x reads", "query($i: [ID!]!) { " + HOSTILE + " }"
+    yield "the same x 20 aliases", "query($i: [ID!]!) { " + " ".join(
+        f"a{k}: {HOSTILE}" for k in range(20)) + " }"
 
 
 def admit(text: str) -> str:
@@ -67,7 +74,9 @@ def admit(text: str) -> str:
     refused = over_limits(measure(document))
     if refused:
         return f"refused: {refused[:40]}"
-    errors = validate_document(schema._schema, document, RULES)
+    errors = checked(schema._schema, document, RULES, None, IDS, MAX_QUERY_COST)
+    if errors and (errors[0].extensions or {}).get("costEstimate"):
+        return f"refused: {errors[0].message[:40]}"
     return f"{len(errors)} errors" if errors else "valid"
 
 

@@ -1,10 +1,10 @@
 """GraphQL answers as JSON, a large one encoded in a worker thread, over HTTP and websockets.
 
 json.dumps holds the GIL for the whole document it encodes, so moving it to a thread
-alone would not free the event loop. An answer is encoded in pieces instead: each object
-or list that holds no container in one call (a run of such list items together), the
-containers around them piece by piece. Up to ON_LOOP_PIECES pieces or ON_LOOP_CHARS
-characters are encoded on the event loop, so a small answer never waits for a thread;
+alone would not free the event loop. An answer is encoded in pieces instead: runs of
+shallow values (a row and its metadata, a list of ids) in one call each, the containers
+around them piece by piece. Up to ON_LOOP_PIECES pieces or ON_LOOP_CHARS characters are
+encoded on the event loop, so a small answer never waits for a thread;
 the rest of a larger one is encoded in a worker thread, and between two of its pieces
 the interpreter lets the event loop run. Over HTTP the body then goes out a chunk at a
 time, so no event-loop step copies more than one chunk of it. The text is strawberry's
@@ -26,8 +26,9 @@ from strawberry.http.exceptions import WebSocketDisconnected
 ON_LOOP_PIECES = 256
 ON_LOOP_CHARS = 64 * 1024
 SEND_CHUNK = 4 * 1024 * 1024
-RUN = 64  # a list's items encoded in one call, when none holds a container,
-RUN_CHARS = 16 * 1024  # unless their text adds up to this many characters first
+SHALLOW = 2  # levels of containers a value may nest and still join a run
+RUN = 64  # values in a run, encoded in one call
+RUN_CHARS = 16 * 1024  # or fewer values, when their text reaches this many characters
 
 _encode_text = json.encoder.encode_basestring_ascii
 if json.encoder.c_make_encoder is not None:  # one C encoder for every piece (CPython)
@@ -40,50 +41,63 @@ else:  # pragma: no cover
     _encode = json.JSONEncoder(separators=(",", ":")).encode
 
 
-def _flat_size(value: Any) -> int | None:
-    """Roughly how long `value` is as JSON when it holds no container; None when it does."""
+def _size(value: Any, depth: int = SHALLOW) -> int | None:
+    """Roughly how long `value` is as JSON when it nests at most `depth` containers; None
+    when it nests more."""
     kind = type(value)
     if kind is str:
         return len(value)
     if kind is not dict and kind is not list:
         return 8
+    if depth == 0:
+        return None
     size = 0
     for item in value.values() if kind is dict else value:
-        if type(item) is dict or type(item) is list:
-            return None
-        size += len(item) if type(item) is str else 8
+        inner = type(item)
+        if inner is dict or inner is list:
+            nested = _size(item, depth - 1)
+            if nested is None:
+                return None
+            size += nested
+        else:
+            size += len(item) if inner is str else 8
     return size
 
 
+def _batchable(value: Any) -> int | None:
+    """The size of a value small and shallow enough to be encoded with others in one call."""
+    size = _size(value)
+    return size if size is not None and size <= RUN_CHARS else None
+
+
 def pieces(value: Any) -> Iterator[str]:
-    """`value` as JSON text, in pieces: a value holding no container is one piece, and so
-    is a run of such items of a list (up to RUN of them, or RUN_CHARS characters)."""
-    if _flat_size(value) is not None:
+    """`value` as JSON text, in pieces: a run of small values nesting at most SHALLOW
+    containers (entries of an object or items of a list, up to RUN of them or RUN_CHARS
+    characters) is one piece, and so is a scalar however long."""
+    if _batchable(value) is not None or (type(value) is not dict and type(value) is not list):
         yield _encode(value)
-    elif type(value) is dict:
-        separator = "{"
-        for key, item in value.items():
-            yield separator + _encode_text(key) + ":"
+        return
+    is_object = type(value) is dict
+    entries = value.items() if is_object else ((None, item) for item in value)
+    separator, run, run_size = "{" if is_object else "[", {} if is_object else [], 0
+    for key, item in entries:
+        size = _batchable(item)
+        if size is not None:
+            if is_object:
+                run[key] = item
+            else:
+                run.append(item)
+            run_size += size
+        if run and (size is None or len(run) == RUN or run_size >= RUN_CHARS):
+            yield separator + _encode(run)[1:-1]
+            separator, run, run_size = ",", {} if is_object else [], 0
+        if size is None:
+            yield separator + (_encode_text(key) + ":" if is_object else "")
             separator = ","
             yield from pieces(item)
-        yield "}"
-    else:
-        separator, run, run_size = "[", [], 0
-        for item in value:
-            size = _flat_size(item)
-            if size is not None:
-                run.append(item)
-                run_size += size
-            if run and (size is None or len(run) == RUN or run_size >= RUN_CHARS):
-                yield separator + _encode(run)[1:-1]
-                separator, run, run_size = ",", [], 0
-            if size is None:
-                yield separator
-                separator = ","
-                yield from pieces(item)
-        if run:
-            yield separator + _encode(run)[1:-1]
-        yield "]"
+    if run:
+        yield separator + _encode(run)[1:-1]
+    yield "}" if is_object else "]"
 
 
 async def json_text(value: Any) -> str:

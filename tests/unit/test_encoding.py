@@ -17,6 +17,7 @@ def test_pieces_join_to_strawberrys_encoding():
         {"data": {"runs": [[{"i": i} for i in range(n)] + [[n]] + list(range(n))
                            for n in (RUN - 1, RUN, RUN + 1, 2 * RUN + 3)]}},
         {"data": {"e": [[], {}, [[]], [{}], {"a": []}], "f": 1e300, "g": -0.0}},
+        {}, [], "a scalar", [[[[[]]]]], {"a": {"b": {"c": {"d": {}}}}},
     ]
     for answer in answers:
         expected = json.dumps(answer, separators=(",", ":"))
