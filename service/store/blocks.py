@@ -464,7 +464,7 @@ _PARSERS = {
 
 def to_json(blocks: Sequence[Block]) -> list[dict[str, Any]]:
     """The blocks in their stored JSON shape (media by reference)."""
-    return [_block_json(b) for b in blocks]
+    return [block_json(b) for b in blocks]
 
 
 def dumps(blocks: Sequence[Block]) -> str:
@@ -480,7 +480,9 @@ def loads(text: str | None, content: str) -> tuple[Block, ...]:
     return tuple(_from_json(item) for item in json.loads(text))
 
 
-def _block_json(block: Block) -> dict[str, Any]:
+def block_json(block: Block) -> dict[str, Any]:
+    """One block in its stored JSON shape: the Messages API's, for every kind but media
+    (stored by reference) and a tool result (its error flag always present)."""
     if isinstance(block, Text):
         return {"type": "text", "text": block.text}
     if isinstance(block, Thinking):

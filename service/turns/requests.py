@@ -28,7 +28,7 @@ from ..errors import BadInput
 from ..store import Node, Role
 from ..store.blocks import (
     Block, Document, Image, MediaRef, RedactedThinking, Text, Thinking, ToolResult, ToolUse,
-    UrlSource, text_of, tool_use_ids,
+    UrlSource, block_json, text_of, tool_use_ids,
 )
 from ..store import validate
 from ..store.blocks import TOOL_NAME
@@ -232,15 +232,8 @@ def anthropic_messages(nodes: Sequence[Node], media: Mapping[str, str],
 
 
 def _anthropic_block(block: Block, media: Mapping[str, str]) -> dict[str, Any]:
-    if isinstance(block, Text):
-        return {"type": "text", "text": block.text}
-    if isinstance(block, Thinking):
-        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
-    if isinstance(block, RedactedThinking):
-        return {"type": "redacted_thinking", "data": block.data}
-    if isinstance(block, ToolUse):
-        return {"type": "tool_use", "id": block.id, "name": block.name,
-                "input": dict(block.input)}
+    if isinstance(block, (Text, Thinking, RedactedThinking, ToolUse)):
+        return block_json(block)  # stored in the Messages API's own shape
     if isinstance(block, ToolResult):
         shaped: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_use_id}
         if block.content:
