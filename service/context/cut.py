@@ -51,7 +51,8 @@ def find_cut(history: Sequence[Node], keep_recent_tokens: int) -> Cut:
     tail would start, else the last one before it, so the tail keeps the run's most recent
     steps and every covered tool use keeps its result on the covered side. A turn without
     tool round trips is not split: as before, everything is covered, unless that would
-    cover a tool use left open (then nothing is cut).
+    cover a tool use left open; then the tail opens on the last user turn (or, with none,
+    nothing is cut).
     """
     index = find_cut_index(history, keep_recent_tokens)
     if index < len(history):
@@ -62,9 +63,13 @@ def find_cut(history: Sequence[Node], keep_recent_tokens: int) -> Cut:
     later = [i for i in starts if i >= fits]
     if later or starts:
         return Cut(later[0] if later else starts[-1], split_turn=True)
-    if history and tool_use_ids(history[-1].blocks):
-        return Cut(None)
-    return Cut(index)
+    if not (history and tool_use_ids(history[-1].blocks)):
+        return Cut(index)
+    # Covering everything would cover tool uses left open: the tail opens on the last user
+    # turn instead, though it does not fit (else nothing can be cut).
+    users = [i for i in range(_first_turn(history) + 1, len(history))
+             if history[i].role is Role.USER]
+    return Cut(users[-1] if users else None)
 
 
 def _first_turn(history: Sequence[Node]) -> int:

@@ -73,3 +73,12 @@ def test_a_turn_without_tool_round_trips_is_covered_whole_as_before():
         node("user", "one"), node("assistant", "two"), node("user", "three"),
         node("assistant", "four"))]
     assert find_cut(history, 1) == Cut(4)
+
+
+def test_an_open_head_after_a_plain_turn_keeps_its_own_turn():
+    """u1 a2 u3 a4(open), nothing fits: covering everything would cover the open tool use,
+    so the tail opens on u3 (the sequence the property test shrank to)."""
+    history = [replace(n, tokens=10) for n in (
+        node("user", "Message 0."), node("assistant", "ok"),
+        node("user", "Message 1, lookup 207."), node("assistant", use("open_after_plain")))]
+    assert find_cut(history, 0) == Cut(2)
