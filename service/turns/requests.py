@@ -206,6 +206,9 @@ def anthropic_messages(nodes: Sequence[Node], media: Mapping[str, str],
             messages[-1]["content"].extend(content)
         else:
             messages.append({"role": role, "content": content})
+    if not messages and not allow_open:
+        raise BadInput("the render holds only the system prompt: the Messages API needs at "
+                       "least one message (append the user's first)")
     if messages and messages[0]["role"] == "assistant":
         messages.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUES}]})
     for message in messages:

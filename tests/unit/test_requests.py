@@ -215,3 +215,10 @@ def test_the_independent_checks_catch_what_the_providers_refuse():
         {"role": "user", "content": "hm"}]})
     with pytest.raises(AssertionError):
         assert_valid_anthropic({"messages": [{"role": "user", "content": "x"}], "bogus": 1})
+
+
+def test_a_render_of_root_alone_is_no_anthropic_request():
+    render = [node("system", "You are terse.")]
+    with pytest.raises(BadInput, match="only the system prompt"):
+        anthropic_messages(render, {})
+    assert_valid_openai(openai_chat(render, {}))
