@@ -1,4 +1,4 @@
-"""`python -m bench [--quick] [--only 1,2,...] [--keep-neo4j]`: the whole benchmark run.
+"""`python -m bench [--quick | --smoke] [--only 1,2,...] [--keep-neo4j]`: the whole benchmark run.
 
 Starts a managed local Neo4j in a temporary home (service.neo4j_local), runs the
 workloads, prints the table and writes bench/results/latest.json (+ latest.md).
@@ -19,8 +19,9 @@ from typing import Any, Awaitable, Callable
 from service.store import Database, open_driver
 
 from . import report
+from .agent import agent as agent_session
 from .api import api
-from .core import QUICK, Bench, Sizes
+from .core import QUICK, SMOKE, Bench, Sizes
 from .loader import Chain
 from .peer import peer
 from .planning import planning
@@ -31,13 +32,16 @@ from .server import HEAP, PAGECACHE_MB, BenchNeo4j
 from .storage import storage
 from .writes import append_at_head, persist, record_call, send_messages, write_floor
 
-SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11")
+SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12")
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="small sizes and few samples: a smoke run for development")
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes: runs every workload's code once (tests use it); "
+                             "its figures mean nothing")
     parser.add_argument("--only", default="",
                         help=f"comma-separated workload numbers to run (of {','.join(SECTIONS)})")
     parser.add_argument("--keep-neo4j", action="store_true",
@@ -48,12 +52,14 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 
 async def run(args: argparse.Namespace) -> int:
-    sizes = QUICK if args.quick else Sizes()
+    args.quick = args.quick or args.smoke
+    sizes = SMOKE if args.smoke else QUICK if args.quick else Sizes()
+    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
     only = {s.strip() for s in args.only.split(",") if s.strip()} or set(SECTIONS)
     started = time.perf_counter()
     load_before = report.load()
     machine = report.machine()
-    print(f"ctxdag benchmark ({'quick' if args.quick else 'full'} run); load average "
+    print(f"ctxdag benchmark ({mode} run); load average "
           f"{load_before['1m']:.2f} / {load_before['5m']:.2f} / {load_before['15m']:.2f}",
           flush=True)
     # The driver logs each connection that a restart (bench/storage.py) drops; the
@@ -126,6 +132,7 @@ async def run(args: argparse.Namespace) -> int:
         await section("3", lambda: send_messages(b), " send_message")
         await section("8", lambda: peer(b))
         await section("9", lambda: api(b))
+        await section("12", lambda: agent_session(b))
         await section("11", lambda: replicas(b))  # `ctxdag serve` processes over HTTP
         await section("10", lambda: planning(b))  # last: it clears Neo4j's plan cache
         end_floor = await b.floor("end")
@@ -139,7 +146,7 @@ async def run(args: argparse.Namespace) -> int:
     runtime = time.perf_counter() - started
     rows = sorted(b.rows, key=lambda r: int(r["section"].split()[0]))
     result = {
-        "run": {"mode": "quick" if args.quick else "full", "runtime_s": round(runtime, 1),
+        "run": {"mode": mode, "runtime_s": round(runtime, 1),
                 "load_before": load_before, "load_after": load_after,
                 "neo4j": {"agent": agent, "version": neo.version, "heap": HEAP,
                           "pagecache_mb": PAGECACHE_MB, "schema": schema},

@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable
 
 from neo4j import AsyncDriver
@@ -56,6 +56,13 @@ class Sizes:
     peer_read_samples: int = 30
     peer_step_limit_s: float = 20.0  # a ctxdag turn or compaction slower than this stops workload 8
     floor_samples: int = 300
+    agent_messages: int = 2_000  # workload 12: the agent session and its text twin
+    loop_samples: int = 60  # workload 12: loop turns, each sampled in turn with a text turn
+    planning_rounds: int = 3  # workload 10: plans and first turns measured this many times
+    # Storage is measured after a restart (a clean shutdown flushes the store) and the
+    # peer's ctxdag side runs on a fresh Neo4j; a smoke run skips both (its figures mean
+    # nothing, and each start of a JVM costs 10-20 s).
+    isolated_stores: bool = True
 
     def chain_samples_for(self, nodes: int) -> int:
         return dict(self.chain_samples).get(nodes, 10)
@@ -73,7 +80,19 @@ QUICK = Sizes(
     persist_covered=1_000, persist_samples=1,
     storage_points=(500, 1_000, 2_000),
     peer_turns=400, peer_points=(100, 400), peer_window=30, peer_every=100, peer_read_samples=10,
-    floor_samples=150,
+    floor_samples=150, agent_messages=500, loop_samples=20,
+)
+
+# `--smoke`: every workload runs its code once on tiny sizes, so a test can tell that the
+# harness still runs against today's service (its figures mean nothing).
+SMOKE = replace(
+    QUICK, compacted_turns=(100,), compacted_samples=5, branch_count=2, branch_nodes=120,
+    branch_summaries=2, branch_fork_back=40, chain_nodes=(100, 200),
+    chain_samples=((100, 3), (200, 3)), append_samples=5, send_seconds=0.3, send_history=10,
+    record_reads=100, record_samples=2, reading_calls=(20, 40), reading_session_nodes=50,
+    reading_reads_per_call=5, reading_samples=5, persist_covered=100, storage_points=(100, 200),
+    peer_turns=60, peer_points=(30, 60), peer_window=5, peer_every=20, peer_keep=6,
+    peer_read_samples=3, floor_samples=20, agent_messages=60, loop_samples=3, planning_rounds=1, isolated_stores=False,
 )
 
 

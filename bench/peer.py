@@ -52,7 +52,7 @@ from typing import Annotated, Any, Awaitable, Callable
 from service.context.render import render_context
 from service.context.summarizers import OfflineExtractiveSummarizer
 from service.store import Database, Node, Role, open_driver
-from service.turns.providers import ModelReply
+from service.turns.providers import ModelReply, Prompt
 from service.turns.service import Turns
 from service.store.ids import utcnow
 from service.tokens import estimate_tokens
@@ -93,8 +93,8 @@ class PeerReplies:
     def __init__(self) -> None:
         self.next_text = ""
 
-    async def complete(self, nodes: Any) -> ModelReply:
-        return ModelReply(self.next_text, self.model, sum(n.tokens for n in nodes),
+    async def complete(self, prompt: Prompt) -> ModelReply:
+        return ModelReply(self.next_text, self.model, sum(n.tokens for n in prompt.nodes),
                           estimate_tokens(self.next_text), dict(OFFLINE_META))
 
 
@@ -498,7 +498,10 @@ async def on_fresh_neo4j(b: Bench, work: Callable[[Bench], Awaitable[dict[str, A
     """Runs `work` on a second managed Neo4j with an empty store, as the peer starts
     from an empty SQLite file: the store's growth is then the conversation's alone
     (on a store that already holds other data, preallocated file space blurs it).
-    Returns what `work` returned and a floor measured on that Neo4j right after."""
+    Returns what `work` returned and a floor measured on that Neo4j right after (a smoke
+    run uses the bench's own Neo4j)."""
+    if not b.sizes.isolated_stores:
+        return await work(b), await b.floor(S8)
     neo = BenchNeo4j.start()
     driver = open_driver(neo.uri)
     try:

@@ -20,7 +20,7 @@ from .timing import Stats
 
 S10 = "10 planning (diagnostic)"
 STATEMENTS = ("append_message", "fork_sibling", "render_context", "summary_persist",
-              "call_record", "calls_reading")
+              "call_record", "node_readers_page")
 
 
 async def planning(b: Bench) -> None:
@@ -29,7 +29,7 @@ async def planning(b: Bench) -> None:
         query = b.db.queries[name]
         params = query.bind({p: None for p in query.params})
         times = []
-        for _ in range(3):
+        for _ in range(b.sizes.planning_rounds):
             await b.driver.execute_query("CALL db.clearQueryCaches()")
             t0 = time.perf_counter()
             await b.driver.execute_query("EXPLAIN " + query.text, params)
@@ -55,7 +55,7 @@ async def first_turns(b: Bench) -> None:
         return time.perf_counter() - t0
 
     base = await b.floor(f"{S10} first turn")
-    for i in range(3):
+    for i in range(b.sizes.planning_rounds):
         await b.driver.execute_query("CALL db.clearQueryCaches()")
         cold.append(await first_turn(2 * i))
         await b.driver.execute_query("CALL db.clearQueryCaches()")

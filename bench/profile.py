@@ -1,11 +1,12 @@
 """PROFILE a service statement once, in a transaction that is rolled back.
 
 Gives the database hits (total and the heaviest operators) that explain a figure;
-a write is profiled without leaving anything behind.
+a write is profiled without leaving anything behind. `profile_of` profiles a statement
+with the very parameters the service sends, so the bench never restates them.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Awaitable, Callable, Mapping
 
 from neo4j import AsyncDriver
 
@@ -13,17 +14,55 @@ from service.store import Database
 
 
 async def profile(db: Database, name: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    text = db.queries[name].text
-    bound = db.queries[name].bind(params)
+    _, found = await _profiled(db, db.queries[name].text, db.queries[name].bind(params))
+    return found
+
+
+async def profile_of(db: Database, name: str, work: Callable[[], Awaitable[Any]]
+                     ) -> dict[str, Any]:
+    """The PROFILE of statement `name` as `work()` sends it. Its first run of `name` is
+    profiled in a transaction that is rolled back instead of being run; `work` goes on with
+    the rows it returned (whatever `work` does with them, or raises, is not kept)."""
+    found: dict[str, Any] = {}
+    execute = db._execute
+
+    async def intercept(query: Any, bound: dict[str, Any], routing: Any, check: Any) -> Any:
+        if query.name != name or found:
+            return await execute(query, bound, routing, check)
+        rows, plan = await _profiled(db, query.text, bound)
+        found.update(plan)
+        if check is not None:
+            check(rows)
+        return rows
+
+    db._execute = intercept  # type: ignore[method-assign]
+    try:
+        await work()
+    except Exception:  # noqa: BLE001 - only the statement's plan is wanted
+        if not found:
+            raise
+    finally:
+        del db._execute
+    if not found:
+        raise RuntimeError(f"the work never ran statement {name}")
+    return found
+
+
+async def _profiled(db: Database, text: str, bound: Mapping[str, Any]
+                    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     driver: AsyncDriver = db.driver
     async with driver.session(database=db.database) as session:
         tx = await session.begin_transaction()
         try:
             result = await tx.run("PROFILE " + text, bound)
+            rows = [dict(zip(record.keys(), record)) async for record in result]
             summary = await result.consume()
         finally:
             await tx.rollback()
-    plan = summary.profile or {}
+    return rows, _plan_figures(summary.profile or {})
+
+
+def _plan_figures(plan: Mapping[str, Any]) -> dict[str, Any]:
     operators: list[tuple[str, int, int]] = []
     _walk(plan, operators)
     operators.sort(key=lambda o: -o[1])

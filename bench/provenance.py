@@ -7,7 +7,7 @@ from service.store import CallRecord, Purpose
 from service.store.ids import utcnow
 
 from .core import Bench
-from .profile import profile
+from .profile import profile_of
 
 S5 = "5 calls.reading(node)"
 PROBED_BY = 3  # calls that read the probed node
@@ -37,8 +37,8 @@ async def reading(b: Bench) -> None:
         stats, base = await b.timed(f"{S5} {total}", lambda: b.ledger.calls.reading(probe),
                                     samples=sizes.reading_samples, warmup=30)
         trips = (b.trips() - before) / (stats.n + 30)
-        prof = await profile(b.db, "calls_reading",
-                             {"node_id": probe, "tenant": b.tenant, "limit": 100})
+        prof = await profile_of(b.db, "node_readers_page",
+                                lambda: b.ledger.calls.reading(probe))
         ratio = stats.p50_ms / base.p50_ms
         p50[total] = stats.p50_ms
         b.add(S5, f"{stored:,} calls stored ({PROBED_BY} read the node)", stats, base,

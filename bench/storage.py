@@ -25,6 +25,9 @@ async def checkpoint(b: Bench) -> dict[str, int]:
     seconds, so a warm-up of floor pings follows, or the next workload's floor (and
     every ratio divided by it) would drift while it runs.
     """
+    if not b.sizes.isolated_stores:
+        return {"store": b.neo.store_bytes(), "store_apparent": b.neo.store_apparent_bytes(),
+                "tx_logs": b.neo.tx_log_bytes()}
     sizes = b.neo.restart()
     await b.driver.verify_connectivity()
     for _ in range(WARM_UP_PINGS):

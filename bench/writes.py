@@ -15,7 +15,7 @@ from service.tokens import estimate_tokens
 from .content import message, user_text
 from .core import Bench
 from .loader import Chain, as_nodes
-from .profile import profile
+from .profile import profile, profile_of
 from .timing import Stats
 
 S3 = "3 append / send_message"
@@ -73,14 +73,8 @@ async def write_floor(b: Bench) -> None:
 
 async def _profile_append(b: Bench, session_id: str) -> dict:
     role, content = message(0)
-    try:
-        return await profile(b.db, "append_message", {
-            "session_id": session_id, "tenant": b.tenant, "node_id": new_id("nod"),
-            "role": role, "content": content, "tokens": estimate_tokens(content),
-            "metadata": "{}", "now": utcnow(), "predecessor_id": None, "caller_id": None,
-            "side_branch": False, "advance_head": True, "call": None})
-    except Exception as e:  # noqa: BLE001 - the statement's parameters may have moved on
-        return {"error": f"{type(e).__name__}: {e}"}
+    return await profile_of(b.db, "append_message",
+                            lambda: b.ledger.head.append_message(session_id, role, content))
 
 
 async def send_messages(b: Bench) -> None:
@@ -227,16 +221,9 @@ async def _profile_persist(b: Bench) -> dict:
     chain = await b.loader.chain("bench persist profile", 200)
     ids = chain.ids[:150]
     written = await OfflineExtractiveSummarizer().summarize(as_nodes(chain, 150), None)
-    now = utcnow()
-    try:
-        prof = await profile(b.db, "summary_persist", {
-            "session_id": chain.session_id, "tenant": b.tenant, "summary_id": new_id("nod"),
-            "content": written.text, "tokens": estimate_tokens(written.text), "metadata": "{}",
-            "now": now, "new_ids": ids, "absorbed_id": None, "expected_version": 0,
-            "strategy": "rolling", "instructions": None, "compacted_head_id": ids[-1],
-            "retained_ids": [], "call": None})
-    except Exception as e:  # noqa: BLE001 - the statement's parameters may have moved on
-        return {"error": f"{type(e).__name__}: {e}"}
+    prof = await profile_of(b.db, "summary_persist", lambda: b.ledger.summaries.persist(
+        chain.session_id, ids, written.text, absorbed_id=None, compacted_head_id=ids[-1],
+        retained_ids=[], expected_version=0, metadata={"summarizer": written.summarizer}))
     rows = await b.driver.execute_query("MATCH (n:Node) RETURN count(n) AS n")
     prof["nodes_in_database"] = rows.records[0]["n"]
     return prof
