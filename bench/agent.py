@@ -208,7 +208,8 @@ async def _loop_turns(b: Bench) -> None:
     b.add(S12, "a loop turn: send_message offering a tool + submit_tool_results", stats["loop"],
           base, note=f"two model calls and four nodes (the message, the tool call, the result, "
                      f"the answer); {stats['loop'].p50_ms / stats['text'].p50_ms:.2f}× the text "
-                     f"turn; {trips / (2 * (samples + 5)):.1f} round trips per pair of turns")
+                     f"turn; {trips / (3 * (samples + 5)):.1f} statements per model call, as "
+                     "in a text turn")
     b.log(f"{S12}: loop turn p50 {stats['loop'].p50_ms:.1f} ms, text turn "
           f"{stats['text'].p50_ms:.1f} ms")
 

@@ -1,5 +1,5 @@
-"""`ctxdag demo`: a small conversation with a fork, two compactions, a tool call and a spawned
-task, written through the running service's GraphQL API, so GraphiQL and the viewer at /ui
+"""`ctxdag demo`: a small conversation with a fork, two compactions, a tool call (a reply's
+`tool_use` block and the message answering it) and a spawned task, written through the running service's GraphQL API, so GraphiQL and the viewer at /ui
 show capsules at once."""
 from __future__ import annotations
 
@@ -7,6 +7,11 @@ import httpx
 
 APPEND = ("mutation($s: ID!, $r: Role!, $c: String!, $k: ID) { appendMessage(sessionId: $s,"
           " role: $r, content: $c, callerId: $k) { id } }")
+APPEND_BLOCKS = ("mutation($s: ID!, $r: Role!, $b: [ContentBlockInput!]!) {"
+                 " appendMessage(sessionId: $s, role: $r, blocks: $b) { id } }")
+MUSEUMS = ["Vatican Museums", "Borghese Gallery", "Uffizi"]
+LOOKUP = {"id": "toolu_demo_booking", "name": "booking_windows",
+          "input": {"museums": MUSEUMS, "month": "May"}}
 SEND = ("mutation($s: ID!, $c: String!) { sendMessage(sessionId: $s, content: $c) {"
         " userNode { id } reply { id } } }")
 
@@ -19,6 +24,7 @@ CONVERSATION = [
     ("ASSISTANT", "Book the Vatican Museums and the Borghese Gallery in Rome and the Uffizi "
                   "in Florence. I will look up the current booking windows."),
 ]
+BOOKING_WINDOWS = "booking windows: Vatican 60 days, Borghese 30 days, Uffizi 45 days"
 FOLLOW_UPS = [
     "Where should we eat in Bologna? Something traditional, not touristy.",
     "Can you suggest one easy walk in each city?",
@@ -67,10 +73,14 @@ def run_demo(url: str, token: str | None = None, out=print) -> str:
     session = gql("mutation { createSession(title: \"Trip planning (demo)\", systemPrompt: "
                   "\"You are a careful travel planner.\") { id } }")["createSession"]["id"]
     ids = []
-    for role, text in CONVERSATION:
+    for role, text in CONVERSATION[:-1]:
         ids.append(gql(APPEND, s=session, r=role, c=text, k=None)["appendMessage"]["id"])
-    tool = gql(APPEND, s=session, r="TOOL", k=ids[3],
-               c="booking windows: Vatican 60 days, Borghese 30 days, Uffizi 45 days")
+    # The last reply calls a tool; the message after it answers the call.
+    ids.append(gql(APPEND_BLOCKS, s=session, r="ASSISTANT", b=[
+        {"text": {"text": CONVERSATION[-1][1]}},
+        {"toolUse": LOOKUP}])["appendMessage"]["id"])
+    tool = gql(APPEND_BLOCKS, s=session, r="TOOL", b=[
+        {"toolResult": {"toolUseId": LOOKUP["id"], "content": BOOKING_WINDOWS}}])
     gql(APPEND, s=session, r="ASSISTANT", k=None,
         c="Vatican: book 60 days ahead; Borghese: 30; Uffizi: 45. Set reminders now.")
     gql("mutation($n: ID!) { editMessage(nodeId: $n, content: \"Which museums are free on "

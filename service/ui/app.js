@@ -4,8 +4,11 @@
 import { ApiError, LiveSocket, adoptTokenFromFragment, getToken, gql, setToken } from "./api.js";
 import { GraphView } from "./graph.js";
 import { layout } from "./layout.js";
+import { markPair, toolNames } from "./blocks.js";
 import * as panels from "./panels.js";
-import { CALL_READS, NODE_DETAIL, RENDER, SESSIONS, SESSION_EVENTS, SESSION_VIEW } from "./queries.js";
+import {
+  BLOCKS_PER_REQUEST, CALL_READS, NODE_BLOCKS, NODE_DETAIL, RENDER, SESSIONS, SESSION_EVENTS, SESSION_VIEW, TOOL_NAMES,
+} from "./queries.js";
 import { debounce, fill, h, plural, shortId } from "./util.js";
 
 const $ = (id) => document.getElementById(id);
@@ -24,7 +27,8 @@ const state = {
   expanded: new Set(),
   renderHeadId: null, // null: HEAD
   selection: null, // {type: "node" | "call", id}
-  highlightSource: null, // "render" | "call"
+  highlightSource: null, // "render" | "call" | "pair" (a tool call and its result)
+  blocksById: new Map(), // rendered messages' blocks (nodes never change: asked once each)
   drawMs: 0,
   tickets: 0, // SessionView requests sent
   applied: 0, // the newest one shown
@@ -119,6 +123,7 @@ function openSession(id, { push = true } = {}) {
   state.session = null;
   state.drawingKey = state.callsKey = state.renderKey = null;
   state.expanded = new Set();
+  state.blocksById = new Map();
   state.selection = null;
   state.renderHeadId = null;
   state.highlightSource = null;
@@ -237,7 +242,10 @@ async function refreshRender() {
   const render = data.session.render;
   const key = JSON.stringify(render);
   if (key === state.renderKey && $("render-panel").childElementCount) return;
+  if (!(await loadBlocks(render.nodes.map((n) => n.id)))) return;
+  if (generation !== state.generation || head !== state.renderHeadId) return;
   state.renderKey = key;
+  render.nodes = render.nodes.map((n) => ({ ...n, blocks: state.blocksById.get(n.id) }));
   const summary = render.summaryId && state.rowsById.get(render.summaryId);
   panels.renderHead($("render-head"), {
     render, headId: render.headId, isHead: render.headId === state.session?.headId,
@@ -245,6 +253,19 @@ async function refreshRender() {
   });
   panels.renderList($("render-panel"), render);
   if (state.highlightSource === "render") graph.highlight(render.nodeIds);
+}
+
+/** Asks the blocks of the messages not asked before; false when a request failed. */
+async function loadBlocks(ids) {
+  const cache = state.blocksById;
+  const missing = ids.filter((id) => !cache.has(id));
+  const chunks = [];
+  for (let i = 0; i < missing.length; i += BLOCKS_PER_REQUEST) chunks.push(missing.slice(i, i + BLOCKS_PER_REQUEST));
+  const answers = await guarded(() => Promise.all(chunks.map((chunk) => gql(NODE_BLOCKS, { ids: chunk }))),
+    (e) => panels.renderMessage($("render-panel"), $("render-head"), e.message, "error"));
+  if (!answers) return false;
+  for (const answer of answers) for (const node of answer.nodes) if (node) cache.set(node.id, node.blocks);
+  return true;
 }
 
 // -- clicks -----------------------------------------------------------------------------
@@ -281,7 +302,28 @@ async function showNode(id, { quiet = false } = {}) {
   if (!data.node) return;
   const kind = row?.coversIds ? "capsule" : row?.role === "SUMMARY" ? "relic" : "node";
   const folds = row?.coversIds ? state.rows.filter((r) => r.foldedInto === id).length : 0;
-  panels.detailNode($("detail"), data.node, { kind, row, folds });
+  const names = await toolNamesFor(data.node);
+  if (generation !== state.generation || state.selection?.id !== id) return;
+  panels.detailNode($("detail"), data.node, { kind, row, folds, pair: toolPair(data.node), names });
+}
+
+/** The drawn nodes holding the other half of `node`'s tool calls: the reply its results
+ * answer, and the message answering its calls (of several branches, the first). */
+function toolPair(node) {
+  const pred = node.predecessorId && state.rowsById.get(node.predecessorId);
+  const uses = node.role === "TOOL" && pred?.toolUseIds?.length ? pred.id : null;
+  const results = node.toolUseIds.length
+    ? state.rows.find((r) => r.predecessorId === node.id && !r.deleted && r.role === "TOOL")?.id ?? null
+    : null;
+  return { uses, results };
+}
+
+/** The tools a node's results answer, by tool use id (its own calls name themselves). */
+async function toolNamesFor(node) {
+  const own = toolNames([node]);
+  if (node.role !== "TOOL" || !node.predecessorId) return own;
+  const data = await guarded(() => gql(TOOL_NAMES, { id: node.predecessorId }));
+  return data?.node ? toolNames([data.node]) : own;
 }
 
 async function callClicked(callId) {
@@ -366,11 +408,26 @@ function wire() {
     if (target) graph.reveal(target.dataset.goto);
   });
   $("render-panel").addEventListener("click", (event) => {
+    if (event.target.closest("summary")) return; // opens a thinking block, nothing else
+    const card = event.target.closest("[data-tool-use]");
+    if (card) {
+      // A tool card: its call and its result are selected together, the other one shown.
+      const cards = markPair($("render-panel"), card.dataset.toolUse, "pair-selected");
+      const other = cards.find((c) => c !== card);
+      other?.scrollIntoView({ block: "nearest", behavior: "smooth" });
+      graph.highlight([...new Set(cards.map((c) => c.closest("[data-id]").dataset.id))]);
+      state.highlightSource = "pair";
+      return;
+    }
     const row = event.target.closest("[data-id]");
     if (!row) return;
     row.classList.toggle("open");
     graph.reveal(row.dataset.id);
   });
+  for (const pane of [$("render-panel"), $("detail")]) {
+    pane.addEventListener("mouseover", (event) => markPair(pane, event.target.closest("[data-tool-use]")?.dataset.toolUse));
+    pane.addEventListener("mouseleave", () => markPair(pane, null));
+  }
   for (const tab of document.querySelectorAll("[data-tab]")) tab.addEventListener("click", () => showTab(tab.dataset.tab));
   $("expand-all").addEventListener("click", () => {
     state.expanded = new Set(state.rows.filter((r) => r.coversIds).map((r) => r.id));

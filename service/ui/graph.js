@@ -38,8 +38,34 @@ function callerPath(from, to) {
   return `M${x},${fy}C${bulge},${fy} ${bulge},${ty} ${x},${ty}`;
 }
 
-function roleLine(row, tip) {
-  const parts = [ROLE_LABEL[row.role] || row.role];
+/** How many tool calls each drawn row answers: a tool message right after a reply that
+ * calls tools answers every one of them (the ledger's tool-pair rule), so ids suffice. */
+function answeredCount(row, rowsById) {
+  const pred = row.predecessorId && rowsById.get(row.predecessorId);
+  return row.role === "TOOL" && pred?.toolUseIds?.length ? pred.toolUseIds.length : 0;
+}
+
+function answeredCounts(rowsById) {
+  const answered = new Map();
+  for (const row of rowsById.values()) {
+    const count = answeredCount(row, rowsById);
+    if (count) answered.set(row.id, count);
+  }
+  return answered;
+}
+
+/** What a row's tool calls say: "2 tool calls", "2 results". */
+function toolLine(row, answered) {
+  const calls = row.toolUseIds?.length || 0;
+  const results = answered.get(row.id) || 0;
+  const bits = [];
+  if (calls) bits.push(calls === 1 ? "tool call" : `${calls} tool calls`);
+  if (results) bits.push(results === 1 ? "result" : `${results} results`);
+  return bits;
+}
+
+function roleLine(row, tip, answered) {
+  const parts = [ROLE_LABEL[row.role] || row.role, ...toolLine(row, answered)];
   if (row.forkOf) parts.push(row.role === "USER" ? "edit" : "retry");
   if (row.sideBranch) parts.push("task");
   else if (row.callerId) parts.push("call");
@@ -47,8 +73,10 @@ function roleLine(row, tip) {
   return parts.join(" · ");
 }
 
-function nodeClasses(row, kind, tips) {
+function nodeClasses(row, kind, { tips, answered }) {
   let c = `n k-${kind} r-${row.role.toLowerCase()}`;
+  if (row.toolUseIds?.length) c += " calls-tools";
+  if (answered.has(row.id)) c += " answers-tools";
   if (row.isHead) c += " head";
   if (tips.has(row.id)) c += " tip";
   if (row.sideBranch) c += " side";
@@ -58,23 +86,23 @@ function nodeClasses(row, kind, tips) {
   return c;
 }
 
-function cardMarkup(item, tips) {
+function cardMarkup(item, ctx) {
   const { row, w, h } = item;
-  const tip = tips.has(row.id);
-  let s = `<g class="${nodeClasses(row, "node", tips)}" data-id="${esc(row.id)}" data-kind="node" transform="translate(${item.x},${item.y})">`;
+  const tip = ctx.tips.has(row.id);
+  let s = `<g class="${nodeClasses(row, "node", ctx)}" data-id="${esc(row.id)}" data-kind="node" transform="translate(${item.x},${item.y})">`;
   s += `<rect class="hit card" width="${w}" height="${h}" rx="9"/>`;
   s += `<rect class="stripe" x="6" y="9" width="3" height="${h - 18}" rx="1.5"/>`;
-  s += `<text class="t-role" x="17" y="18">${esc(roleLine(row, tip))}</text>`;
+  s += `<text class="t-role" x="17" y="18">${esc(roleLine(row, tip, ctx.answered))}</text>`;
   s += `<text class="t-meta" x="${w - 10}" y="18" text-anchor="end">#${row.seq} · ${esc(tokens(row.tokens))} tok</text>`;
   s += `<text class="t-prev" x="17" y="36" clip-path="url(#clip-card)">${esc(trim(row.preview, fits(w - 27)))}</text>`;
   if (row.isHead) s += `<g class="badge b-head" transform="translate(${w - 50},-9)"><rect width="44" height="18" rx="9"/><text x="22" y="12.5">HEAD</text></g>`;
   return `${s}</g>`;
 }
 
-function relicMarkup(item, tips) {
+function relicMarkup(item, ctx) {
   const { row, w, h } = item;
   const label = row.retired ? "retired" : "relic";
-  let s = `<g class="${nodeClasses(row, "relic", tips)}${row.retired ? " retired" : ""}" data-id="${esc(row.id)}" data-kind="relic" transform="translate(${item.x},${item.y})">`;
+  let s = `<g class="${nodeClasses(row, "relic", ctx)}${row.retired ? " retired" : ""}" data-id="${esc(row.id)}" data-kind="relic" transform="translate(${item.x},${item.y})">`;
   s += `<rect class="hit card" width="${w}" height="${h}" rx="9"/>`;
   s += `<text class="t-role" x="14" y="18">${label === "retired" ? "Retired summary" : "Summary · relic"}</text>`;
   s += `<text class="t-meta" x="${w - 10}" y="18" text-anchor="end">#${row.seq} · ${esc(tokens(row.tokens))} tok</text>`;
@@ -82,12 +110,12 @@ function relicMarkup(item, tips) {
   return `${s}</g>`;
 }
 
-function capsuleMarkup(item, tips) {
+function capsuleMarkup(item, ctx) {
   const { row, w } = item;
   const hh = M.headerH;
   const open = item.expanded;
   const turns = item.folds;
-  let s = `<g class="${nodeClasses(row, "capsule", tips)}${open ? " expanded" : ""}" data-id="${esc(row.id)}" data-kind="capsule" data-folds="${turns}" data-covers="${row.coversIds.length}" transform="translate(${item.x},${item.y})">`;
+  let s = `<g class="${nodeClasses(row, "capsule", ctx)}${open ? " expanded" : ""}" data-id="${esc(row.id)}" data-kind="capsule" data-folds="${turns}" data-covers="${row.coversIds.length}" transform="translate(${item.x},${item.y})">`;
   if (open) s += `<rect class="capsule-box" width="${w}" height="${item.h}" rx="16"/>`;
   else s += `<rect class="sheet s2" x="10" y="9" width="${w - 20}" height="${hh}" rx="${hh / 2}"/><rect class="sheet s1" x="5" y="4.5" width="${w - 10}" height="${hh}" rx="${hh / 2}"/>`;
   s += `<rect class="hit card" width="${w}" height="${hh}" rx="${hh / 2}"/>`;
@@ -102,9 +130,9 @@ function capsuleMarkup(item, tips) {
   return `${s}</g>`;
 }
 
-function innerMarkup(placed, capsuleId, tips) {
+function innerMarkup(placed, capsuleId, ctx) {
   const { row, w, h } = placed;
-  let s = `<g class="${nodeClasses(row, "node", tips)} inner" data-id="${esc(row.id)}" data-kind="node" data-folded-in="${esc(capsuleId)}" transform="translate(${placed.x},${placed.y})">`;
+  let s = `<g class="${nodeClasses(row, "node", ctx)} inner" data-id="${esc(row.id)}" data-kind="node" data-folded-in="${esc(capsuleId)}" transform="translate(${placed.x},${placed.y})">`;
   s += `<rect class="hit card" width="${w}" height="${h}" rx="7"/>`;
   s += `<circle class="dot" cx="11" cy="${h / 2}" r="4"/>`;
   s += `<text class="t-meta" x="${w - 8}" y="${h / 2 + 4}" text-anchor="end">#${row.seq}</text>`;
@@ -115,6 +143,7 @@ function innerMarkup(placed, capsuleId, tips) {
 /** The whole drawing as one SVG markup string. */
 export function drawingMarkup(model) {
   const { layout, tips } = model;
+  const ctx = { tips, answered: answeredCounts(model.rowsById) };
   const out = [];
   // Text clips, one per card width, in each card's own coordinates: a preview longer than
   // its estimate is cut at the card's edge rather than spilling over.
@@ -129,17 +158,18 @@ export function drawingMarkup(model) {
     if (row.sideBranch) c += " e-side";
     else if (row.callerId && row.callerId === row.drawnFromId) c += " e-call";
     if (row.forkOf) c += " e-fork";
+    if (ctx.answered.has(row.id) && from.row?.id === row.predecessorId) c += " e-pair";
     out.push(`<path class="${c}" d="${edgePath(from, to)}"/>`);
   }
   for (const { from, to } of layout.callerEdges) out.push(`<path class="e e-caller" d="${callerPath(from, to)}"/>`);
   out.push("</g><g class=\"nodes\">");
   for (const item of layout.items) {
     if (item.kind === "capsule") {
-      out.push(capsuleMarkup(item, tips));
+      out.push(capsuleMarkup(item, ctx));
       const inside = layout.members.get(item.row.id);
-      if (inside) for (const placed of inside) out.push(innerMarkup(placed, item.row.id, tips));
-    } else if (item.kind === "relic") out.push(relicMarkup(item, tips));
-    else out.push(cardMarkup(item, tips));
+      if (inside) for (const placed of inside) out.push(innerMarkup(placed, item.row.id, ctx));
+    } else if (item.kind === "relic") out.push(relicMarkup(item, ctx));
+    else out.push(cardMarkup(item, ctx));
   }
   out.push("</g>");
   return out.join("");
@@ -336,6 +366,8 @@ export class GraphView {
     if (row.sideBranch) bits.push('<span class="pill">spawned task</span>');
     if (row.forkOf) bits.push(`<span class="pill">${row.role === "USER" ? "edit" : "retry"} of ${esc(shortId(row.forkOf))}</span>`);
     if (row.callerId) bits.push(`<span class="pill">called by ${esc(shortId(row.callerId))}</span>`);
+    const answered = new Map([[row.id, answeredCount(row, this.model.rowsById)]]);
+    for (const bit of toolLine(row, answered)) bits.push(`<span class="pill p-tool">${esc(bit)}</span>`);
     this.tooltip.innerHTML =
       `<div class="tt-head"><span class="role-chip r-${row.role.toLowerCase()}">${esc(ROLE_LABEL[row.role] || row.role)}</span>` +
       `<span class="tt-id">${esc(row.id)}</span></div>` +

@@ -2,6 +2,7 @@
 // the calls list and the detail card. Each function rebuilds its element's content in one
 // go; clicks are handled by delegation in app.js.
 
+import { blocksView, isPlain, toolNames } from "./blocks.js";
 import { ago, clock, fill, h, plural, shortId, tokens, trim } from "./util.js";
 
 const ROLE_LABEL = { SYSTEM: "System", USER: "User", ASSISTANT: "Assistant", TOOL: "Tool", SUMMARY: "Summary" };
@@ -34,15 +35,19 @@ export function renderHead(el, { render, headId, isHead, folds }) {
 }
 
 export function renderList(el, render) {
+  const names = toolNames(render.nodes);
+  const open = new Set(render.openToolUseIds);
   const items = render.nodes.map((node, i) => {
     const summary = node.id === render.summaryId;
-    return h("li", { class: `render-row r-${node.role.toLowerCase()}${summary ? " summary" : ""}`, "data-id": node.id },
+    const plain = isPlain(node.blocks);
+    return h("li", { class: `render-row r-${node.role.toLowerCase()}${summary ? " summary" : ""}${plain ? "" : " has-blocks"}`, "data-id": node.id },
       h("div", { class: "rr-head" },
         h("span", { class: "rr-pos" }, String(i + 1)),
         roleChip(node.role),
         summary ? h("span", { class: "pill p-summary" }, "summary stand-in") : null,
         h("span", { class: "rr-tok" }, `${tokens(node.tokens)} tok`)),
-      h("div", { class: "rr-body" }, trim(node.content, CONTENT_CHARS)));
+      plain ? h("div", { class: "rr-body" }, trim(node.content, CONTENT_CHARS))
+        : blocksView(node.blocks, { names, open }));
   });
   fill(el, ...items);
 }
@@ -85,8 +90,10 @@ export function detailError(el, message) {
   fill(el, h("p", { class: "error" }, message));
 }
 
-/** A node (turn, ROOT, capsule or relic): its content, the summaries covering it, its readers. */
-export function detailNode(el, node, { kind, row, folds }) {
+/** A node (turn, ROOT, capsule or relic): its content, the summaries covering it, its readers.
+ * `pair` names the nodes holding the other half of its tool calls: `uses` (the reply its
+ * results answer), `results` (the message answering its calls); `names` the tool names. */
+export function detailNode(el, node, { kind, row, folds, pair = {}, names = null }) {
   const badges = [];
   if (row?.isHead) badges.push(h("span", { class: "pill p-head" }, "HEAD"));
   if (kind === "capsule") badges.push(h("span", { class: "pill p-summary" }, `capsule · ${plural(row.coversIds.length, "row")}`));
@@ -109,7 +116,9 @@ export function detailNode(el, node, { kind, row, folds }) {
 
   fill(el, 
     h("div", { class: "d-title" }, roleChip(node.role), h("code", { class: "d-id", title: "node id" }, node.id), ...badges),
-    h("div", { class: "d-content" }, trim(node.content, 900)),
+    isPlain(node.blocks) ? h("div", { class: "d-content" }, trim(node.content, 900))
+      : h("div", { class: "d-content d-blocks" }, blocksView(node.blocks, { names, full: true })),
+    pairLinks(node, pair),
     h("div", { class: "kvs" },
       field("seq", `#${node.seq}`), field("depth", String(node.depth)), field("tokens", tokens(node.tokens)),
       field("created", clock(node.createdAt))),
@@ -120,6 +129,17 @@ export function detailNode(el, node, { kind, row, folds }) {
     h("div", { class: "d-sub" }, `Read by ${plural(readers.totalCount, "call")}`,
       readers.totalCount > readers.edges.length ? h("span", { class: "muted" }, ` (newest ${readers.edges.length})`) : null),
     readers.edges.length ? readList : h("span", { class: "muted" }, "no call read it"));
+}
+
+function pairLinks(node, pair) {
+  const links = [];
+  if (node.toolUseIds.length) {
+    links.push(pair.results
+      ? h("span", { class: "pill p-tool", "data-goto": pair.results, title: pair.results }, `answered in ${shortId(pair.results)}`)
+      : h("span", { class: "pill p-open" }, `${plural(node.toolUseIds.length, "tool call")} open`));
+  }
+  if (pair.uses) links.push(h("span", { class: "pill p-tool", "data-goto": pair.uses, title: pair.uses }, `answers ${shortId(pair.uses)}`));
+  return links.length ? h("div", { class: "chips pair-links" }, ...links) : null;
 }
 
 /** A model call: what it was, and that its reads are highlighted. */

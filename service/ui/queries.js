@@ -8,7 +8,23 @@ export const SESSIONS = `query Sessions($first: Int!, $after: String) {
   }
 }`;
 
-// The drawing: the whole graph in one request, with the calls list alongside.
+// A message's blocks, whole (media data included: the render panel and the detail card draw
+// images as thumbnails).
+const MEDIA = "source { mediaType sha256 bytes width height pages url data }";
+const BLOCKS = `blocks {
+  __typename
+  ... on TextBlock { text }
+  ... on ThinkingBlock { thinking signature }
+  ... on RedactedThinkingBlock { data }
+  ... on ToolUseBlock { id name input }
+  ... on ToolResultBlock { toolUseId isError content { __typename ... on TextBlock { text } ... on ImageBlock { ${MEDIA} } } }
+  ... on ImageBlock { ${MEDIA} }
+  ... on DocumentBlock { title ${MEDIA} }
+}`;
+
+// The drawing: the whole graph in one request, with the calls list alongside. Of the
+// blocks only the tool use ids (a card counts its calls and its results by them; the
+// blocks themselves would take the request past the cost limit on large sessions).
 export const SESSION_VIEW = `query SessionView($id: ID!) {
   session(id: $id) {
     id title headId rootId nodeCount summaryStrategy activeSummaryId updatedAt
@@ -16,7 +32,7 @@ export const SESSION_VIEW = `query SessionView($id: ID!) {
     graph {
       nodes {
         id role seq predecessorId callerId forkOf isHead tokens preview sideBranch deleted
-        coversIds supersededSummary retired foldedInto drawnFromId
+        coversIds supersededSummary retired foldedInto drawnFromId toolUseIds
       }
     }
     modelCalls(last: 50) {
@@ -28,7 +44,10 @@ export const SESSION_VIEW = `query SessionView($id: ID!) {
 
 export const RENDER = `query Render($id: ID!, $head: ID) {
   session(id: $id) {
-    render(headId: $head) { headId nodeIds summaryId tokens nodes { id role content tokens } }
+    render(headId: $head) {
+      headId nodeIds summaryId tokens openToolUseIds
+      nodes { id role content tokens predecessorId toolUseIds }
+    }
   }
 }`;
 
@@ -41,12 +60,26 @@ export const CALL_READS = `query CallReads($id: ID!) {
 export const NODE_DETAIL = `query NodeDetail($id: ID!) {
   node(id: $id) {
     ... on Message {
-      id role content tokens seq createdAt depth forkOf callerId sideBranch
+      id role content tokens seq createdAt depth forkOf callerId sideBranch predecessorId toolUseIds
+      ${BLOCKS}
       readBy(first: 20) { totalCount edges { position node { id purpose createdAt } } }
       coveredBy { id isActive superseded retired }
       summary { id coversIds superseded retired isActive instructions strategy }
     }
   }
+}`;
+
+// The blocks of rendered messages, asked apart from the render and in chunks: the query's
+// cost estimate counts about 1,500 values for one message's blocks, so a chunk of
+// BLOCKS_PER_REQUEST stays under the service's default limit of 100,000.
+export const BLOCKS_PER_REQUEST = 50;
+export const NODE_BLOCKS = `query NodeBlocks($ids: [ID!]!) {
+  nodes(ids: $ids) { ... on Message { id ${BLOCKS} } }
+}`;
+
+// The names of the tools a reply calls (a tool message's detail card names what it answers).
+export const TOOL_NAMES = `query ToolNames($id: ID!) {
+  node(id: $id) { ... on Message { blocks { __typename ... on ToolUseBlock { id name } } } }
 }`;
 
 export const SESSION_EVENTS = `subscription Events($id: ID!) {

@@ -319,3 +319,135 @@ def test_the_sessions_list_pages_newest_first_and_a_link_opens_a_session(viewer,
     viewer.driver.get("about:blank")
     viewer.driver.get(link)
     viewer.wait_drawn(root["session"]["rootId"])
+
+
+def png(width: int, height: int) -> str:
+    """A real PNG of one colour, base64: the service reads its size from the header."""
+    import base64
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+    raw = b"".join(b"\x00" + b"\xd9\x77\x06" * width for _ in range(height))
+    body = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+    return base64.b64encode(body).decode()
+
+
+APPEND_BLOCKS = ("mutation($s: ID!, $r: Role!, $b: [ContentBlockInput!]!) {"
+                 " appendMessage(sessionId: $s, role: $r, blocks: $b) { id } }")
+CARDS = ("return [...document.querySelectorAll(`${arguments[0]} .blk[data-tool-use]`)].map(e =>"
+         " ({use: e.dataset.toolUse, kind: e.classList.contains('tool-use') ? 'use' : 'result',"
+         " error: e.classList.contains('is-error'), row: e.closest('[data-id]')?.dataset.id,"
+         " name: e.querySelector('.blk-name')?.textContent || null}))")
+
+
+def test_the_viewer_draws_an_agent_session_and_its_tool_pairs_through_a_compaction(viewer, service):
+    """Tool calls are cards naming their tool and input, each result card names the call it
+    answers (an error drawn as one), thinking is collapsed, an image is a thumbnail; the
+    graph marks the pair's edge; a click on a card selects the pair; after a compaction the
+    pair folds into the capsule whole, and no render the page shows holds half of one."""
+    session = service.gql("mutation { createSession(title: \"Agent session\", systemPrompt:"
+                          " \"You are an agent.\") { id } }")["createSession"]["id"]
+
+    def append(role: str, *blocks: dict) -> str:
+        return service.gql(APPEND_BLOCKS, s=session, r=role, b=list(blocks))["appendMessage"]["id"]
+
+    image = png(8, 6)
+    ask = append("USER", {"text": {"text": "What is in this picture, and is it on the shelf?"}},
+                 {"image": {"source": {"base64": {"mediaType": "image/png", "data": image}}}})
+    calls = append("ASSISTANT",
+                   {"thinking": {"thinking": "The user wants two lookups; run them in parallel.",
+                                 "signature": "sig-abc"}},
+                   {"text": {"text": "Let me check both."}},
+                   {"toolUse": {"id": "toolu_a1", "name": "describe_image", "input": {"detail": "high"}}},
+                   {"toolUse": {"id": "toolu_a2", "name": "stock_lookup", "input": {"sku": "ORANGE-8"}}})
+    results = append("TOOL",
+                     {"toolResult": {"toolUseId": "toolu_a1", "content": "An orange square."}},
+                     {"toolResult": {"toolUseId": "toolu_a2", "content": "stock service timed out",
+                                     "isError": True}})
+    answer = append("ASSISTANT", {"text": {"text": "An orange square; stock is unknown for now."}})
+    for i in range(3):
+        service.gql(SEND, s=session, c=f"Follow-up {i}: " + "what else should I know? " * 6)
+
+    viewer.open(session, token=service.token)
+    viewer.wait(lambda: answer in viewer.drawn(), what="the agent session to draw")
+    viewer.console()
+    assert "calls-tools" in viewer.classes(calls)
+    assert "answers-tools" in viewer.classes(results)
+    pair_edges = viewer.js("return document.querySelectorAll('#graph .e.e-pair').length")
+    assert pair_edges == 1
+    role_line = ("return document.querySelector(`#graph [data-id=\"${arguments[0]}\"]"
+                 " .t-role`).textContent")
+    assert "2 tool calls" in viewer.js(role_line, calls)
+    assert "2 results" in viewer.js(role_line, results)
+
+    # The render from the tool results' message: both halves of each pair, named alike.
+    viewer.click_node(results)
+    viewer.wait(lambda: [r["id"] for r in viewer.render_rows()][-1:] == [results],
+                what="the render of the results' message")
+    cards = viewer.js(CARDS, "#render-panel")
+    assert cards == [
+        {"use": "toolu_a1", "kind": "use", "error": False, "row": calls, "name": "describe_image"},
+        {"use": "toolu_a2", "kind": "use", "error": False, "row": calls, "name": "stock_lookup"},
+        {"use": "toolu_a1", "kind": "result", "error": False, "row": results, "name": "describe_image"},
+        {"use": "toolu_a2", "kind": "result", "error": True, "row": results, "name": "stock_lookup"},
+    ]
+    assert '"sku": "ORANGE-8"' in viewer.js(
+        "return document.querySelector('#render-panel [data-tool-use=\"toolu_a2\"] .blk-json').textContent")
+    thinking = viewer.js("const d = document.querySelector('#render-panel details.thinking');"
+                         " return d && {open: d.open, text: d.textContent}")
+    assert thinking["open"] is False and "run them in parallel" in thinking["text"]
+    thumb = viewer.js("const i = document.querySelector(`#render-panel [data-id=\"${arguments[0]}\"]"
+                      " img.thumb`); return i && {src: i.src.slice(0, 22), w: i.naturalWidth,"
+                      " caption: i.closest('figure').textContent}", ask)
+    assert thumb["src"] == "data:image/png;base64," and "8×6" in thumb["caption"]
+    viewer.wait(lambda: viewer.js("return document.querySelector(`#render-panel [data-id=\"${arguments[0]}\"]"
+                                  " img.thumb`).naturalWidth", ask) == 8, what="the thumbnail to load")
+
+    # A click on a result selects its call too, and lights both messages in the drawing.
+    viewer.driver.find_element(
+        "css selector", '#render-panel .tool-result[data-tool-use="toolu_a2"] .blk-head').click()
+    selected = ("return [...document.querySelectorAll('#render-panel .pair-selected')]"
+                ".map(e => e.dataset.toolUse + ':' + e.closest('[data-id]').dataset.id)")
+    viewer.wait(lambda: viewer.js(selected) == [f"toolu_a2:{calls}", f"toolu_a2:{results}"],
+                what="the pair selected")
+    viewer.wait(lambda: viewer.highlighted() == {calls, results}, what="the pair highlighted")
+
+    # The detail card of the call names where it is answered, and draws its cards.
+    viewer.click_node(calls)
+    viewer.wait(lambda: viewer.js("return document.querySelector('#detail .pair-links [data-goto]')"
+                                  "?.dataset.goto") == results, what="the call's detail card")
+    assert [c["use"] for c in viewer.js(CARDS, "#detail")] == ["toolu_a1", "toolu_a2"]
+
+    # A compaction covers the pair whole: it folds into the capsule, both halves together.
+    compaction = service.gql(COMPACT, s=session, k=120)["compact"]
+    assert compaction["status"] == "COMPACTED"
+    capsule = compaction["summary"]["id"]
+    assert {calls, results} <= set(compaction["summary"]["coversIds"])
+    viewer.wait(lambda: viewer.drawn().get(capsule) == "capsule", what="the capsule")
+    rows = graph_of(service, session)["rows"]
+    assert rows[calls]["foldedInto"] == rows[results]["foldedInto"] == capsule
+    assert_drawn_as_the_contract_says(viewer, rows, expanded=set())
+    viewer.click_node(capsule)
+    viewer.wait(lambda: "expanded" in viewer.classes(capsule), what="the capsule to open")
+    assert_drawn_as_the_contract_says(viewer, rows, expanded={capsule})
+
+    # Every head the page renders holds whole pairs only.
+    head = service.gql("query($s: ID!) { session(id: $s) { headId } }", s=session)["session"]["headId"]
+    for node in (head, results, calls):
+        viewer.click_node(node)
+        viewer.wait(lambda: [r["id"] for r in viewer.render_rows()][-1:] == [node],
+                    what=f"the render of {node}")
+        shown = viewer.js(CARDS, "#render-panel")
+        uses = [c["use"] for c in shown if c["kind"] == "use"]
+        answered = [c["use"] for c in shown if c["kind"] == "result"]
+        assert all(u in uses for u in answered), (node, shown)
+        if node != calls:  # only a head that is the call itself leaves its calls open
+            assert sorted(uses) == sorted(answered), (node, shown)
+    open_pills = viewer.js("return [...document.querySelectorAll('#render-panel .p-open')].length")
+    assert open_pills == 2  # rendered from the call: both of its tool uses open
+    assert viewer.console("SEVERE") == []
