@@ -16,7 +16,7 @@ OPTIONAL CALL (s, problem) {
   CALL (s) {
     MATCH (s)-[old:HEAD]->(was:Node)
     MATCH (h:Node {id: $head_id, session_id: s.id})
-    WITH old, h, was WHERE was <> h
+    WITH s, old, h, was WHERE was <> h
     DELETE old
     CREATE (s)-[:HEAD]->(h)
   }

@@ -9,13 +9,14 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..store.validate import Limits
-from . import claude_code
+from . import claude_code, pi
 from .document import document
 from .jsonl import objects
 from .model import Transcript, bad_line
 
 PARSERS: dict[str, Callable[[str, str], Transcript]] = {
     claude_code.TOOL: claude_code.parse,
+    pi.TOOL: pi.parse,
 }
 FORMATS = tuple(PARSERS)
 
@@ -23,6 +24,8 @@ FORMATS = tuple(PARSERS)
 def detect(text: str, file: str) -> str:
     """The format of a file, from its first line."""
     for _, first in objects(text, file):
+        if pi.looks_like(first):
+            return pi.TOOL
         if claude_code.looks_like(first):
             return claude_code.TOOL
         raise bad_line(file, 1, f"not a transcript of a known format ({', '.join(FORMATS)}); "
