@@ -12,6 +12,7 @@ WITH s, CASE WHEN s.next_seq <> $expected_next_seq THEN 'session_changed' END AS
 OPTIONAL CALL (s, problem) {
   WITH s WHERE problem IS NULL
   SET s.next_seq = s.next_seq + size($nodes)
+  WITH s
   // include: nodes_import
   CALL (s) {
     MATCH (s)-[old:HEAD]->(was:Node)

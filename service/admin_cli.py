@@ -72,8 +72,8 @@ async def _import_transcript(runtime: Runtime, args: argparse.Namespace) -> int:
     if args.format is not None and args.format not in transcripts.FORMATS:
         raise BadInput(f"--format must be one of: {', '.join(transcripts.FORMATS)}")
     # Every file is read before anything is written: one bad file writes nothing.
-    documents = [(file, transcripts.read(_read_text(file), file, args.format, ledger.limits))
-                 for file in args.files]
+    documents = [(file, transcripts.read(_read_text(file), file, args.format, ledger.tenant,
+                                         ledger.limits)) for file in args.files]
     for file, document in documents:
         stored = await store_transcript(ledger.db, ledger.tenant, document, ledger.limits)
         if stored.created:

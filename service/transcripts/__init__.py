@@ -33,10 +33,11 @@ def detect(text: str, file: str) -> str:
     raise bad_line(file, 1, "the file is empty")
 
 
-def read(text: str, file: str, format: str | None, limits: Limits) -> dict[str, Any]:
-    """The backup document of one transcript file; BadInput naming file and line when it
-    cannot be read."""
+def read(text: str, file: str, format: str | None, tenant: str,
+         limits: Limits) -> dict[str, Any]:
+    """The backup document of one transcript file for `tenant`; BadInput naming file and
+    line when it cannot be read."""
     tool = format or detect(text, file)
     if tool not in PARSERS:
         raise bad_line(file, 1, f"format {tool!r} is not one of: {', '.join(FORMATS)}")
-    return document(PARSERS[tool](text, file), limits)
+    return document(PARSERS[tool](text, file), tenant, limits)

@@ -33,12 +33,13 @@ EMPTY_SUMMARY = "[The tool recorded this compaction without a readable summary.]
 SYNTHETIC_PREFIX = "synthetic:"
 
 
-def document(transcript: Transcript, limits: Limits) -> dict[str, Any]:
+def document(transcript: Transcript, tenant: str, limits: Limits) -> dict[str, Any]:
     t = transcript
-    sid = session_id(t.tool, t.session_key)
+    sid = session_id(tenant, t.tool, t.session_key)
     turns, head = _paired(t.turns, t.head)
-    ids = {ROOT_KEY: node_id(t.tool, t.session_key, ROOT_KEY)}
-    ids.update({x.key: node_id(t.tool, t.session_key, x.key) for x in (*turns, *t.compactions)})
+    ids = {ROOT_KEY: node_id(tenant, t.tool, t.session_key, ROOT_KEY)}
+    ids.update({x.key: node_id(tenant, t.tool, t.session_key, x.key)
+                for x in (*turns, *t.compactions)})
     parent = {turn.key: turn.parent for turn in turns}
     depth = {ROOT_KEY: 0}
     for turn in turns:

@@ -5,8 +5,9 @@ of its conversation tree, each keyed by the source entry it came from, and the
 compactions the tool made. document.py maps that onto ctxdag's session backup document.
 Nothing here knows a format; nothing in a parser knows the ledger.
 
-Ids are derived from the source, never drawn at random: a session's from (tool, the
-source's session key), a node's from (tool, session key, the key of its source entry).
+Ids are derived from the source, never drawn at random: a session's from (tenant, tool,
+the source's session key), a node's from those and the key of its source entry (ids are
+unique across tenants, so each tenant importing one file gets ids of its own).
 Importing the same file twice therefore names the same nodes, and a grown file names the
 nodes already stored by the ids they were stored under.
 """
@@ -75,12 +76,12 @@ def digest(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
 
 
-def session_id(tool: str, session_key: str) -> str:
-    return f"ses_{digest(tool, session_key)}"
+def session_id(tenant: str, tool: str, session_key: str) -> str:
+    return f"ses_{digest(tenant, tool, session_key)}"
 
 
-def node_id(tool: str, session_key: str, key: str) -> str:
-    return f"nod_{digest(tool, session_key, key)}"
+def node_id(tenant: str, tool: str, session_key: str, key: str) -> str:
+    return f"nod_{digest(tenant, tool, session_key, key)}"
 
 
 def bad_line(file: str, line: int, reason: str) -> BadInput:

@@ -27,8 +27,8 @@ async def import_files(ledger, capsys, *files, fmt=None) -> str:
     return capsys.readouterr().out
 
 
-def cc_session_id(file: Path) -> str:
-    return model.session_id("claude-code", file.stem)
+def cc_session_id(ledger, file: Path) -> str:
+    return model.session_id(ledger.tenant, "claude-code", file.stem)
 
 
 async def labels(ledger, node_ids) -> list[str]:
@@ -56,7 +56,7 @@ async def tips(ledger, session_id) -> dict[str, bool]:
 
 async def test_claude_code_session(ledger, turns, capsys):
     out = await import_files(ledger, capsys, CC_SESSION)
-    sid = cc_session_id(CC_SESSION)
+    sid = cc_session_id(ledger, CC_SESSION)
     assert f"imported as session {sid}" in out
     await assert_sound(ledger, sid)
     # The rewind (u2b beside u2) is a branch; the progress record beside a tool result
@@ -93,7 +93,7 @@ async def branch_tip(ledger, session_id, name) -> str:
 
 async def test_claude_code_preserved_segment_and_relayed_summary(ledger, capsys):
     await import_files(ledger, capsys, CC_PRESERVED, fmt="claude-code")
-    sid = cc_session_id(CC_PRESERVED)
+    sid = cc_session_id(ledger, CC_PRESERVED)
     await assert_sound(ledger, sid)
     assert await render_labels(ledger, sid) == ["ROOT", "cb2+s2", "u5", "a5"]
     session = await ledger.sessions.get(sid)
@@ -112,7 +112,7 @@ async def test_reimport_writes_nothing_and_a_grown_file_only_what_it_gained(
     grown = tmp_path / CC_SESSION.name
     grown.write_text("".join(lines[:-2]))  # up to the resumed copy of u1
     await import_files(ledger, capsys, grown)
-    sid = cc_session_id(grown)
+    sid = cc_session_id(ledger, grown)
     before = (await ledger.sessions.get(sid))
     assert "holds it already; nothing written" in await import_files(ledger, capsys, grown)
     assert (await ledger.sessions.get(sid)).updated_at == before.updated_at
@@ -143,7 +143,7 @@ async def test_bad_input_names_file_line_and_reason_and_writes_nothing(
         await run_command(runtime, "import-transcript", "--format", "claude-code", str(bad))
     assert caught.value.message.startswith(f"{bad}:{line}: {reason}")
     with pytest.raises(NotFound):
-        await ledger.sessions.get(cc_session_id(bad))
+        await ledger.sessions.get(cc_session_id(ledger, bad))
 
 
 PI_TREE = FIXTURES / "pi" / "tree.jsonl"
@@ -152,7 +152,7 @@ PI_V1 = FIXTURES / "pi" / "v1.jsonl"
 
 async def test_pi_tree_with_two_compactions_and_a_branch_summary(ledger, capsys):
     await import_files(ledger, capsys, PI_TREE)  # detected from the header
-    sid = model.session_id("pi", "7d3f0c2a-pi")
+    sid = model.session_id(ledger.tenant, "pi", "7d3f0c2a-pi")
     await assert_sound(ledger, sid)
     # What Pi sends after its last compaction: the summary, the kept entries, the rest.
     assert await render_labels(ledger, sid) == ["ROOT", "c2", "e10", "e11", "e12", "e13"]
@@ -168,7 +168,7 @@ async def test_pi_tree_with_two_compactions_and_a_branch_summary(ledger, capsys)
 
 async def test_pi_v1_file_without_ids(ledger, capsys):
     await import_files(ledger, capsys, PI_V1, fmt="pi")
-    sid = model.session_id("pi", "0a1b-legacy")
+    sid = model.session_id(ledger.tenant, "pi", "0a1b-legacy")
     await assert_sound(ledger, sid)
     assert await render_labels(ledger, sid) == ["ROOT", "line6", "line4", "line5", "line7",
                                                 "line8"]
