@@ -38,66 +38,7 @@ OPTIONAL CALL (problem) {
     // Events are not exported: the imported session's sequence starts afresh.
     s.next_event_seq = 0, s.events_pruned_through = 0
   WITH s
-  CALL (s) {
-    UNWIND $nodes AS row
-    CREATE (n:Node)
-    SET n = row.properties, n.tenant = $tenant
-  }
-  CALL (s) {
-    UNWIND $nodes AS row
-    MATCH (n:Node {id: row.properties.id})
-    OPTIONAL MATCH (p:Node {id: row.predecessor_id})
-    OPTIONAL MATCH (c:Node {id: row.caller_id})
-    FOREACH (x IN CASE WHEN p IS NULL THEN [] ELSE [p] END | CREATE (n)-[:PREDECESSOR]->(x))
-    FOREACH (x IN CASE WHEN c IS NULL THEN [] ELSE [c] END | CREATE (n)-[:CALLER]->(x))
-    WITH n, row
-    UNWIND row.covers AS cover
-    MATCH (x:Node {id: cover.node_id})
-    CREATE (n)-[:COVERS {order: cover.order}]->(x)
-  }
-  // A summary's ABSORBED and REPLACED edges stand for its absorbed_id and replaced_id.
-  CALL (s) {
-    UNWIND $nodes AS row
-    WITH row WHERE row.properties.absorbed_id IS NOT NULL
-    MATCH (n:Node {id: row.properties.id}), (a:Node {id: row.properties.absorbed_id})
-    CREATE (n)-[:ABSORBED]->(a)
-  }
-  CALL (s) {
-    UNWIND $nodes AS row
-    WITH row WHERE row.properties.replaced_id IS NOT NULL
-    MATCH (n:Node {id: row.properties.id}), (r:Node {id: row.properties.replaced_id})
-    CREATE (n)-[:REPLACED]->(r)
-  }
-  // What the nodes' blocks imply, as blocks_write writes it for one node.
-  CALL (s) {
-    UNWIND $nodes AS row
-    WITH row WHERE size(row.tool_uses) > 0
-    MATCH (n:Node {id: row.properties.id})
-    UNWIND range(0, size(row.tool_uses) - 1) AS i
-    CREATE (n)-[:USES {order: i}]->(:ToolUse {
-      tenant: $tenant, session_id: s.id, id: row.tool_uses[i].id, name: row.tool_uses[i].name})
-  }
-  CALL (s) {
-    UNWIND $nodes AS row
-    WITH row WHERE size(row.answers) > 0
-    MATCH (n:Node {id: row.properties.id})-[:PREDECESSOR]->(pred:Node)
-    UNWIND range(0, size(row.answers) - 1) AS i
-    MATCH (pred)-[:USES]->(answered:ToolUse {id: row.answers[i]})
-    CREATE (n)-[:ANSWERS {is_error: row.answer_errors[i]}]->(answered)
-  }
-  CALL (s) {
-    UNWIND $media AS m
-    MERGE (stored:Media {tenant: $tenant, sha256: m.sha256})
-    ON CREATE SET stored.media_type = m.media_type, stored.data = m.data, stored.bytes = m.bytes
-  }
-  CALL (s) {
-    UNWIND $nodes AS row
-    WITH row WHERE size(row.media_refs) > 0
-    MATCH (n:Node {id: row.properties.id})
-    UNWIND row.media_refs AS digest
-    MATCH (medium:Media {tenant: $tenant, sha256: digest})
-    CREATE (n)-[:CARRIES]->(medium)
-  }
+  // include: nodes_import
   CALL (s) {
     UNWIND $calls AS row
     CREATE (c:Call)

@@ -1,4 +1,5 @@
-"""Admin commands of `ctxdag`: `export SESSION`, `import FILE`, `check [SESSION]`.
+"""Admin commands of `ctxdag`: `export SESSION`, `import FILE`, `check [SESSION]`,
+`import-transcript FILE…`.
 
 `add_commands` adds them to the `ctxdag` parser's subcommands, each naming its handler
 as every other command does (service/cli.py). A handler runs on the Runtime built from
@@ -17,6 +18,7 @@ from .errors import BadInput
 from .store import validate
 from .store.backup import export_session, import_session
 from .store.invariants import check_each
+from .store.transcripts import store_transcript
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -30,6 +32,12 @@ def add_commands(commands: Any) -> None:
     restore = commands.add_parser("import", help="rebuild a session from a backup document")
     restore.add_argument("file", help="the document ('-' reads stdin)")
     restore.set_defaults(job=_import)
+    transcript = commands.add_parser(
+        "import-transcript", help="import agent transcripts (Claude Code or Pi JSONL) as sessions; "
+        "a file imported before writes only what it gained")
+    transcript.add_argument("files", nargs="+", metavar="FILE")
+    transcript.add_argument("--format", help="the files' format (default: detected per file)")
+    transcript.set_defaults(job=_import_transcript)
     check = commands.add_parser("check", help="check the storage invariants of sessions")
     check.add_argument("session", nargs="?", help="one session (default: all of the tenant)")
     check.add_argument("--all-tenants", action="store_true",
@@ -54,6 +62,26 @@ async def _import(runtime: Runtime, args: argparse.Namespace) -> int:
     ledger = runtime.ledger
     document = validate.parse_json(_read_text(args.file), args.file)
     print(await import_session(ledger.db, ledger.tenant, document, ledger.limits))
+    return 0
+
+
+async def _import_transcript(runtime: Runtime, args: argparse.Namespace) -> int:
+    from . import transcripts
+
+    ledger = runtime.ledger
+    if args.format is not None and args.format not in transcripts.FORMATS:
+        raise BadInput(f"--format must be one of: {', '.join(transcripts.FORMATS)}")
+    # Every file is read before anything is written: one bad file writes nothing.
+    documents = [(file, transcripts.read(_read_text(file), file, args.format, ledger.tenant,
+                                         ledger.limits)) for file in args.files]
+    for file, document in documents:
+        stored = await store_transcript(ledger.db, ledger.tenant, document, ledger.limits)
+        if stored.created:
+            print(f"{file}: imported as session {stored.session_id} ({stored.nodes} nodes)")
+        elif stored.written:
+            print(f"{file}: session {stored.session_id} gained {stored.written} nodes")
+        else:
+            print(f"{file}: session {stored.session_id} holds it already; nothing written")
     return 0
 
 

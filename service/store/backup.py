@@ -200,6 +200,15 @@ async def import_session(db: Database, tenant: str, document: Any, limits: Limit
     return session_id
 
 
+def checked_nodes(document: Any, limits: Limits) -> list[dict[str, Any]]:
+    """The node rows of a document that passes every rule an import applies, each with
+    what its blocks imply, as the import statement takes them; BadInput otherwise."""
+    parsed = _parse(document, limits)
+    if parsed.named_not_carried:
+        raise BadInput(_not_carried(parsed.named_not_carried))
+    return parsed.params["nodes"]
+
+
 @dataclass(frozen=True)
 class _Parsed:
     params: dict[str, Any]  # the import statement's: session, nodes, calls, media

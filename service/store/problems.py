@@ -126,6 +126,8 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
                              for digest in ids["missing_media"][:5])
         + (f"; and {len(ids['missing_media']) - 5} more" if len(ids["missing_media"]) > 5
            else ""), missing_media=ids["missing_media"]),
+    "session_changed": lambda ids: Stale(f"session {ids['session_id']} changed while the "
+                                         "transcript was read; import it again"),
     "session_exists": _session_taken,
     "ids_exist": _ids_taken,
 }

@@ -123,13 +123,14 @@ def test_only_known_statements_write_head():
     (append_message and fork_sibling through the node_write fragment).
 
     backup_import restores a session exactly as exported (HEAD included); it moves nothing.
+    transcript_extend restates the HEAD of the transcript file a session was imported from.
     """
     head_writers = {
         name for name, query in load_queries().items()
         if re.search(r"CREATE \(s\)-\[:HEAD\]", query.text)
     }
     assert head_writers == {"session_create", "append_message", "fork_sibling", "set_head",
-                            "delete_branch", "backup_import"}
+                            "delete_branch", "backup_import", "transcript_extend"}
 
 
 def test_head_moving_statements_are_run_only_from_the_head_module():

@@ -1,0 +1,38 @@
+// name: transcript_extend
+// returns: one row {problem, violations}; nothing is written when problem is set; no row when the session does not exist
+// purpose: adds the entries a transcript gained since it was imported — nodes after the stored ones, with all their edges — moves HEAD to the transcript's head and, when it gained a compaction, makes that the active summary (the one it replaced superseded), then checks the session's invariants
+// params: session_id, tenant, now, expected_next_seq, nodes, media, head_id, active_summary_id
+// $nodes are backup rows (nodes_import), numbered from $expected_next_seq: the session's
+// next_seq when the caller read which nodes it held. A write that landed since is a
+// problem (`session_changed`), so two imports of one file never number a node twice. The
+// caller rolls back when `violations` is not empty.
+MATCH (s:Session {id: $session_id, tenant: $tenant})
+// include: session_write_lock
+WITH s, CASE WHEN s.next_seq <> $expected_next_seq THEN 'session_changed' END AS problem
+OPTIONAL CALL (s, problem) {
+  WITH s WHERE problem IS NULL
+  SET s.next_seq = s.next_seq + size($nodes)
+  WITH s
+  // include: nodes_import
+  CALL (s) {
+    MATCH (s)-[old:HEAD]->(was:Node)
+    MATCH (h:Node {id: $head_id, session_id: s.id})
+    WITH s, old, h, was WHERE was <> h
+    DELETE old
+    CREATE (s)-[:HEAD]->(h)
+  }
+  CALL (s) {
+    MATCH (a:Node {id: $active_summary_id, session_id: s.id})
+    WHERE NOT EXISTS { (s)-[:ACTIVE_SUMMARY]->(a) }
+    OPTIONAL MATCH (s)-[old:ACTIVE_SUMMARY]->(was:Node)
+    SET was.superseded_summary = true, a.superseded_summary = false,
+      s.summary_version = s.summary_version + 1
+    DELETE old
+    CREATE (s)-[:ACTIVE_SUMMARY]->(a)
+  }
+  OPTIONAL CALL (s) {
+    // include: check_session_invariants
+  }
+  RETURN collect(violation) AS violations
+}
+RETURN problem, violations

@@ -1,0 +1,43 @@
+"""Agent transcripts (JSONL files other tools write) read into ctxdag sessions.
+
+`read(text, file, format)` parses a file of one of FORMATS (detected from its first line
+when `format` is None) into a backup document (document.py), which the store imports or,
+when the session is stored already, extends (service/store/transcripts.py).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..store.validate import Limits
+from . import claude_code, pi
+from .document import document
+from .jsonl import objects
+from .model import Transcript, bad_line
+
+PARSERS: dict[str, Callable[[str, str], Transcript]] = {
+    claude_code.TOOL: claude_code.parse,
+    pi.TOOL: pi.parse,
+}
+FORMATS = tuple(PARSERS)
+
+
+def detect(text: str, file: str) -> str:
+    """The format of a file, from its first line."""
+    for _, first in objects(text, file):
+        if pi.looks_like(first):
+            return pi.TOOL
+        if claude_code.looks_like(first):
+            return claude_code.TOOL
+        raise bad_line(file, 1, f"not a transcript of a known format ({', '.join(FORMATS)}); "
+                       "name it with --format")
+    raise bad_line(file, 1, "the file is empty")
+
+
+def read(text: str, file: str, format: str | None, tenant: str,
+         limits: Limits) -> dict[str, Any]:
+    """The backup document of one transcript file for `tenant`; BadInput naming file and
+    line when it cannot be read."""
+    tool = format or detect(text, file)
+    if tool not in PARSERS:
+        raise bad_line(file, 1, f"format {tool!r} is not one of: {', '.join(FORMATS)}")
+    return document(PARSERS[tool](text, file), tenant, limits)

@@ -1,0 +1,333 @@
+"""Claude Code session files (`~/.claude/projects/<project>/<session>.jsonl`) as a Transcript.
+
+How the entries map (README, "Importing agent transcripts"):
+- chain records (`uuid`, `parentUuid`) are read in file order; a uuid seen again (a
+  resumed session's copies) is the entry already read;
+- the entries of one API response (one block each, chained, sharing `message.id`) are
+  one assistant message;
+- a user entry holding tool_result blocks is a tool message answering its parent's tool
+  uses; the results of parallel tool calls (each a child of its own tool_use entry) are
+  one tool message;
+- system, attachment and progress records, and bookkeeping lines, are not turns: a
+  record's children hang from the turn it hangs from, so they make no branches; a
+  second user-typed child is a real branch (a rewind or an edit);
+- a compaction (a `compact_boundary` system record, then the `isCompactSummary` user
+  entry) is a summary of the chain up to the boundary's logical parent (up to the head
+  of its `preservedSegment`, whose entries the tool kept after its summary); the
+  conversation goes on below the last entry the tool kept.
+HEAD is the last chain record, or a `last-prompt` leaf written after it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import PurePath
+from typing import Any
+
+from .jsonl import objects
+from .model import (
+    ROOT_KEY, Compaction, Transcript, Turn, bad_line, timestamp, tool_name, tool_use_id,
+)
+
+TOOL = "claude-code"
+CHAIN = {"user", "assistant", "system", "attachment", "progress"}
+BOOKKEEPING = {"queue-operation", "file-history-snapshot", "last-prompt", "ai-title",
+               "custom-title", "agent-name", "mode", "permission-mode", "pr-link", "summary"}
+_ROOT = -1  # the index of ROOT among the turns being built
+
+
+@dataclass
+class _Building:
+    role: str
+    parent: int
+    line: int
+    at: datetime
+    message_id: str | None = None
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    entries: list[str] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def tool_uses(self) -> list[str]:
+        return [b["id"] for b in self.blocks if b["type"] == "tool_use"]
+
+    def answered(self) -> list[str]:
+        return [b["tool_use_id"] for b in self.blocks if b["type"] == "tool_result"]
+
+
+def looks_like(first: dict[str, Any]) -> bool:
+    return first.get("type") in CHAIN | BOOKKEEPING and (
+        "uuid" in first or "sessionId" in first or first.get("type") in BOOKKEEPING)
+
+
+def parse(text: str, file: str) -> Transcript:
+    reader = _Reader(file)
+    for line, entry in objects(text, file):
+        reader.take(line, entry)
+    return reader.transcript(PurePath(file).stem or reader.session_key)
+
+
+class _Reader:
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.turns: list[_Building] = []
+        self.node_of: dict[str, int] = {}  # entry uuid -> the turn it is or hangs from
+        self.compactions: list[tuple[int, int, int, str, datetime, tuple[str, ...], dict]] = []
+        self.boundary: dict[str, Any] | None = None
+        self.last: str | None = None
+        self.title: str | None = None
+        self.session_key: str = ""
+        self.at: datetime | None = None
+
+    def take(self, line: int, entry: dict[str, Any]) -> None:
+        kind = entry["type"]
+        if kind in BOOKKEEPING:
+            if kind == "last-prompt" and entry.get("leafUuid") in self.node_of:
+                self.last = entry["leafUuid"]  # the newest of it and the chain records wins
+            for key in ("customTitle", "aiTitle"):
+                if isinstance(entry.get(key), str) and entry[key].strip():
+                    self.title = entry[key].strip()[:200]
+            return
+        if kind not in CHAIN:
+            raise bad_line(self.file, line, f"unknown entry type {kind!r} (known: "
+                           f"{', '.join(sorted(CHAIN | BOOKKEEPING))})")
+        uuid, parent_uuid = entry.get("uuid"), entry.get("parentUuid")
+        if not isinstance(uuid, str) or not uuid:
+            raise bad_line(self.file, line, f"a {kind} entry without a uuid")
+        if uuid in self.node_of:
+            return  # a copy of an entry read already (a resumed session's history)
+        if parent_uuid is not None and parent_uuid not in self.node_of:
+            raise bad_line(self.file, line, f"parentUuid {parent_uuid!r} names no earlier entry")
+        self.session_key = self.session_key or str(entry.get("sessionId") or "")
+        self.at = timestamp(entry.get("timestamp"), self.at, self.file, line)
+        parent = _ROOT if parent_uuid is None else self.node_of[parent_uuid]
+        if not entry.get("isSidechain"):
+            self.last = uuid
+        if kind == "system" and entry.get("subtype") == "compact_boundary":
+            self._boundary(line, uuid, entry)
+        elif kind == "user" and entry.get("isCompactSummary"):
+            self._summary(line, uuid, entry, parent)
+        elif kind == "user":
+            self._user(line, uuid, entry, parent)
+        elif kind == "assistant":
+            self._assistant(line, uuid, entry, parent)
+        else:
+            self.node_of[uuid] = parent  # not a turn: its children hang from its parent
+
+    # --- records ----------------------------------------------------------------------
+
+    def _boundary(self, line: int, uuid: str, entry: dict[str, Any]) -> None:
+        logical = entry.get("logicalParentUuid")
+        self.node_of[uuid] = self.node_of.get(logical, _ROOT) if isinstance(logical, str) \
+            else _ROOT
+        metadata = entry.get("compactMetadata")
+        self.boundary = {"uuid": uuid, "line": line,
+                         "meta": metadata if isinstance(metadata, dict) else {}}
+
+    def _summary(self, line: int, uuid: str, entry: dict[str, Any], parent: int) -> None:
+        boundary, self.boundary = self.boundary or {"uuid": None, "meta": {}}, None
+        text = _text_of(entry.get("message", {}).get("content"))
+        preserved = boundary["meta"].get("preservedSegment")
+        last_covered = compacted_head = parent
+        if isinstance(preserved, dict):
+            head, tail = preserved.get("headUuid"), preserved.get("tailUuid")
+            if head not in self.node_of or tail not in self.node_of:
+                raise bad_line(self.file, line, "the compaction's preservedSegment names "
+                               "entries the file does not hold before it")
+            last_covered = self.turns[self.node_of[head]].parent
+            compacted_head = self.node_of[tail]
+            anchor = preserved.get("anchorUuid")
+            if isinstance(anchor, str):
+                self.node_of[anchor] = compacted_head  # what hung from the anchor follows the tail
+        self.node_of[uuid] = compacted_head
+        entries = tuple(e for e in (boundary["uuid"], uuid) if e)
+        meta = {"compaction": {k: v for k, v in boundary["meta"].items()
+                               if k in ("trigger", "preTokens", "postTokens", "preservedSegment")}}
+        if last_covered == _ROOT:
+            # Nothing of this file before it (its logical parent lives in an earlier file):
+            # the summary is what the model read first, a user turn.
+            self._add(_Building("user", parent, line, self.at, None,
+                                [{"type": "text", "text": text}], list(entries),
+                                {**meta, "compact_summary": True}), uuid)
+            return
+        self.compactions.append((line, last_covered, compacted_head, text, self.at, entries,
+                                 meta))
+
+    def _user(self, line: int, uuid: str, entry: dict[str, Any], parent: int) -> None:
+        blocks, meta = self._blocks(entry, line)
+        results = [b for b in blocks if b["type"] == "tool_result"]
+        if not results:
+            if not blocks:
+                self.node_of[uuid] = parent
+                return
+            if entry.get("isMeta"):
+                meta["is_meta"] = True
+            self._add(_Building("user", parent, line, self.at, None, blocks, [], meta), uuid)
+            return
+        blocks = results + [b for b in blocks if b["type"] != "tool_result"]
+        answered = [b["tool_use_id"] for b in results]
+        opener = self._opener(parent)
+        if opener is None or not set(answered) <= set(self.turns[opener].tool_uses()):
+            raise bad_line(self.file, line, f"tool results for {', '.join(answered)} answer "
+                           "no tool use of the message they follow")
+        tool = self._open_tool_message(opener, answered)
+        if tool is None:
+            self._add(_Building("tool", opener, line, self.at, None, blocks, [], meta), uuid)
+            return
+        merged = self.turns[tool]
+        done = len(merged.answered())
+        merged.blocks = merged.blocks[:done] + results + merged.blocks[done:] + \
+            [b for b in blocks if b["type"] != "tool_result"]
+        merged.entries.append(uuid)
+        self.node_of[uuid] = tool
+
+    def _assistant(self, line: int, uuid: str, entry: dict[str, Any], parent: int) -> None:
+        message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+        message_id = message.get("id") if isinstance(message.get("id"), str) else None
+        blocks, meta = self._blocks(entry, line)
+        same = parent != _ROOT and message_id is not None and \
+            self.turns[parent].role == "assistant" and \
+            self.turns[parent].message_id == message_id
+        if same:
+            building = self.turns[parent]
+            building.blocks += blocks
+            building.entries.append(uuid)
+            _merge_meta(building.meta, meta)
+            self.node_of[uuid] = parent
+            return
+        if not blocks:
+            self.node_of[uuid] = parent
+            return
+        for key in ("model", "stop_reason", "usage"):
+            if message.get(key) is not None:
+                meta[key] = message[key]
+        self._add(_Building("assistant", parent, line, self.at, message_id, blocks, [], meta),
+                  uuid)
+
+    # --- helpers ----------------------------------------------------------------------
+
+    def _add(self, building: _Building, uuid: str) -> None:
+        building.entries.append(uuid)
+        self.turns.append(building)
+        self.node_of[uuid] = len(self.turns) - 1
+
+    def _opener(self, parent: int) -> int | None:
+        """The assistant message whose tool uses a result after `parent` answers: the parent
+        itself, or the one a tool message (answering part of it) follows."""
+        if parent == _ROOT:
+            return None
+        if self.turns[parent].role == "assistant":
+            return parent
+        if self.turns[parent].role == "tool":
+            return self.turns[parent].parent
+        return None
+
+    def _open_tool_message(self, opener: int, answering: list[str]) -> int | None:
+        """The tool message after `opener` still collecting results (parallel tool calls)."""
+        for index in range(len(self.turns) - 1, opener, -1):
+            turn = self.turns[index]
+            if turn.parent == opener and turn.role == "tool":
+                done = set(turn.answered())
+                if not done & set(answering) and done < set(self.turns[opener].tool_uses()):
+                    return index
+                return None
+        return None
+
+    def _blocks(self, entry: dict[str, Any], line: int) -> tuple[list[dict], dict[str, Any]]:
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            raise bad_line(self.file, line, f"a {entry['type']} entry without a message")
+        return blocks_of(message.get("content"), self.file, line)
+
+    def transcript(self, session_key: str) -> Transcript:
+        if not self.turns:
+            raise bad_line(self.file, 1, "the file holds no conversation turns")
+        keys = [b.entries[-1] for b in self.turns]
+
+        def key(index: int) -> str:
+            return ROOT_KEY if index == _ROOT else keys[index]
+
+        turns = tuple(Turn(keys[i], key(b.parent), b.role, tuple(b.blocks), b.at, b.line,
+                           tuple(b.entries), b.meta) for i, b in enumerate(self.turns))
+        compactions = tuple(Compaction(entries[-1], key(covered), key(head), text, at, line,
+                                       entries, meta)
+                            for line, covered, head, text, at, entries, meta in self.compactions)
+        head = self.node_of.get(self.last or "", len(self.turns) - 1)
+        return Transcript(TOOL, self.file, session_key, turns, compactions,
+                          key(head if head != _ROOT else len(self.turns) - 1), self.title)
+
+
+def blocks_of(content: Any, file: str, line: int) -> tuple[list[dict], dict[str, Any]]:
+    """A message's content (a string or Anthropic blocks) as the blocks the ledger stores,
+    and what the node's metadata keeps of what it cannot store (renamed tools and ids,
+    unsigned thinking, block kinds it has no place for)."""
+    meta: dict[str, Any] = {}
+    if isinstance(content, str):
+        return ([{"type": "text", "text": content}] if content.strip() else []), meta
+    if not isinstance(content, list):
+        raise bad_line(file, line, "message content is neither text nor a list of blocks")
+    blocks = [b for b in (_block(item, meta, file, line) for item in content) if b]
+    return blocks, meta
+
+
+def _block(item: Any, meta: dict[str, Any], file: str, line: int) -> dict[str, Any] | None:
+    if not isinstance(item, dict):
+        raise bad_line(file, line, "a content block is not an object")
+    kind = item.get("type")
+    if kind == "text":
+        text = item.get("text")
+        return {"type": "text", "text": text} if isinstance(text, str) and text.strip() else None
+    if kind == "thinking":
+        if isinstance(item.get("signature"), str) and item["signature"].strip():
+            return {"type": "thinking", "thinking": str(item.get("thinking", "")),
+                    "signature": item["signature"]}
+        meta["unsigned_thinking"] = meta.get("unsigned_thinking", 0) + 1
+        return None
+    if kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": item.get("data")}
+    if kind == "tool_use":
+        return _tool_use(item, meta)
+    if kind == "tool_result":
+        raw = str(item.get("tool_use_id"))
+        content = item.get("content", "")
+        if isinstance(content, list):
+            content = [part for part in (_block(p, meta, file, line) for p in content) if part]
+        return {"type": "tool_result", "tool_use_id": tool_use_id(raw),
+                "content": content if content else [], "is_error": bool(item.get("is_error"))}
+    if kind in ("image", "document"):
+        shaped = {"type": kind, "source": item.get("source")}
+        if kind == "document" and isinstance(item.get("title"), str):
+            shaped["title"] = item["title"]
+        return shaped
+    meta.setdefault("unmapped_blocks", []).append(str(kind))
+    return None
+
+
+def _tool_use(item: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    raw_id, raw_name = str(item.get("id")), str(item.get("name"))
+    use_id, name = tool_use_id(raw_id), tool_name(raw_name)
+    if use_id != raw_id:
+        meta.setdefault("tool_use_ids", {})[use_id] = raw_id
+    if name != raw_name:
+        meta.setdefault("tool_names", {})[use_id] = raw_name
+    tool_input = item.get("input")
+    return {"type": "tool_use", "id": use_id, "name": name,
+            "input": tool_input if isinstance(tool_input, dict) else {"input": tool_input}}
+
+
+def _merge_meta(into: dict[str, Any], more: dict[str, Any]) -> None:
+    for key, value in more.items():
+        if isinstance(value, dict):
+            into.setdefault(key, {}).update(value)
+        elif isinstance(value, list):
+            into.setdefault(key, []).extend(value)
+        elif isinstance(value, int):
+            into[key] = into.get(key, 0) + value
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n\n".join(b["text"] for b in content
+                           if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return ""

@@ -1,0 +1,208 @@
+"""A Transcript as ctxdag's session backup document (service/store/backup.py, version 2).
+
+The conventions (README, "Importing agent transcripts"):
+- ROOT is an empty system node: no tool records its system prompt;
+- a tool use the source left unanswered gets a stored cancelled `is_error` result, marked
+  `synthetic` in its node's metadata: a tool message of its own after the assistant
+  message (between it and whatever the source put there instead), or results added to
+  the tool message that answered only some of the tool uses;
+- each compaction is a summary spliced after ROOT covering the chain ROOT → its
+  `last_covered`, relaying (absorbing) the previous summary when that one's segment
+  starts it; the last compaction is the active one (strategy rolling), the others are
+  superseded; an empty summary reads so and says so in its metadata;
+- HEAD is the tool's head (its synthetic result when it ends on open tool uses).
+Every node's metadata names its source: {"source": {tool, file, entries, line}}.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from ..errors import BadInput
+from ..store import blocks as block_rules
+from ..store.backup import FORMAT, VERSION
+from ..store.validate import Limits
+from ..tokens import estimate_tokens
+from .model import (
+    ROOT_KEY, Compaction, Transcript, Turn, cancelled_result, node_id, session_id,
+)
+
+EMPTY_SUMMARY = "[The tool recorded this compaction without a readable summary.]"
+SYNTHETIC_PREFIX = "synthetic:"
+
+
+def document(transcript: Transcript, tenant: str, limits: Limits) -> dict[str, Any]:
+    t = transcript
+    sid = session_id(tenant, t.tool, t.session_key)
+    turns, head = _paired(t.turns, t.head)
+    ids = {ROOT_KEY: node_id(tenant, t.tool, t.session_key, ROOT_KEY)}
+    ids.update({x.key: node_id(tenant, t.tool, t.session_key, x.key)
+                for x in (*turns, *t.compactions)})
+    parent = {turn.key: turn.parent for turn in turns}
+    depth = {ROOT_KEY: 0}
+    for turn in turns:
+        depth[turn.key] = depth[turn.parent] + 1
+    started = min(turn.at for turn in turns)
+    media: dict[str, dict[str, Any]] = {}
+
+    def source(line: int, entries: tuple[str, ...]) -> dict[str, Any]:
+        return {"tool": t.tool, "file": t.file, "line": line, "entries": list(entries)}
+
+    ordered = sorted([(turn.line, 0, i) for i, turn in enumerate(turns)]
+                     + [(c.line, 1, i) for i, c in enumerate(t.compactions)])
+    nodes = [_node(sid, ids[ROOT_KEY], "system", _written("system", [], limits), started, 0, 0,
+                   {"source": {"tool": t.tool, "file": t.file, "note":
+                               "the tool records no system prompt"}}, None)]
+    summaries: list[tuple[str, list[str]]] = []  # (id, whole segment)
+    for seq, (_, is_summary, index) in enumerate(ordered, start=1):
+        if is_summary:
+            compaction = t.compactions[index]
+            nodes.append(_summary(sid, ids, parent, compaction, summaries, seq,
+                                  is_last=index == len(t.compactions) - 1,
+                                  meta={"source": source(compaction.line, compaction.entries)},
+                                  file=t.file))
+            continue
+        turn = turns[index]
+        written = _written(turn.role, list(turn.blocks), limits, t.file, turn.line)
+        for medium in written.params["media"]:
+            media.setdefault(medium["sha256"], medium)
+        nodes.append(_node(sid, ids[turn.key], turn.role, written, turn.at, seq,
+                           depth[turn.key], {"source": source(turn.line, turn.entries),
+                                             **turn.meta}, ids[turn.parent]))
+    stamps = [turn.at for turn in turns] + [c.at for c in t.compactions]
+    properties = {
+        "id": sid, "extra_meta": json.dumps({"source": {
+            "tool": t.tool, "file": t.file, "session": t.session_key}}, sort_keys=True),
+        "created_at": _stamp(started), "updated_at": _stamp(max(stamps)),
+        "next_seq": len(nodes), "summary_strategy": "rolling",
+        "summary_version": len(t.compactions), "meta_version": 0,
+    }
+    if t.title:
+        properties["title"] = t.title
+    return {"format": FORMAT, "version": VERSION,
+            "session": {"properties": properties, "root_id": ids[ROOT_KEY], "head_id": ids[head],
+                        "active_summary_id": summaries[-1][0] if summaries else None},
+            "nodes": nodes, "calls": [], "media": sorted(media.values(),
+                                                         key=lambda m: m["sha256"])}
+
+
+def _paired(turns: tuple[Turn, ...], head: str) -> tuple[list[Turn], str]:
+    """The turns with every tool use answered: a cancelled result stored where the source
+    has none, so the ledger's tool-pair rule holds on every branch."""
+    children: dict[str, list[Turn]] = {}
+    for turn in turns:
+        children.setdefault(turn.parent, []).append(turn)
+    paired: list[Turn] = []
+    moved: dict[str, str] = {}  # a turn re-hung below a synthetic result -> that result
+    topped: dict[str, Turn] = {}  # a tool message given the results it lacked
+    for turn in turns:
+        turn = topped.get(turn.key, turn)
+        if turn.key in moved:
+            turn = replace(turn, parent=moved[turn.key])
+        paired.append(turn)
+        uses = [b["id"] for b in turn.blocks if b["type"] == "tool_use"]
+        if turn.role != "assistant" or not uses:
+            continue
+        after = children.get(turn.key, [])
+        for tool in (c for c in after if c.role == "tool"):
+            missing = [u for u in uses if u not in _answered(tool)]
+            if missing:
+                topped[tool.key] = _topped(tool, missing)
+        others = [c for c in after if c.role != "tool"]
+        if others or not after:
+            synthetic = Turn(SYNTHETIC_PREFIX + turn.key, turn.key, "tool",
+                             tuple(cancelled_result(u) for u in uses), turn.at, turn.line, (),
+                             {"synthetic": True, "reason": "the source has no result for "
+                              "these tool uses"})
+            paired.append(synthetic)
+            moved.update({c.key: synthetic.key for c in others})
+            if head == turn.key:
+                head = synthetic.key
+    return paired, head
+
+
+def _answered(turn: Turn) -> list[str]:
+    return [b["tool_use_id"] for b in turn.blocks if b["type"] == "tool_result"]
+
+
+def _topped(tool: Turn, missing: list[str]) -> Turn:
+    done = len(_answered(tool))
+    added = tuple(cancelled_result(u) for u in missing)
+    return replace(tool, blocks=tool.blocks[:done] + added + tool.blocks[done:],
+                   meta={**tool.meta, "synthetic_results": missing})
+
+
+def _summary(sid: str, ids: dict[str, str], parent: dict[str, str], c: Compaction,
+             summaries: list[tuple[str, list[str]]], seq: int, *, is_last: bool,
+             meta: dict[str, Any], file: str) -> dict[str, Any]:
+    segment = [ids[k] for k in _chain(c.last_covered, parent)]
+    below = [ids[k] for k in _chain(c.compacted_head, parent)]
+    if not segment or below[:len(segment)] != segment:
+        raise BadInput(f"{file}:{c.line}: the compaction keeps entries that do not follow "
+                       "the ones it summarized")
+    previous = summaries[-1] if summaries else None
+    absorbs = previous is not None and len(previous[1]) < len(segment) \
+        and segment[:len(previous[1])] == previous[1]
+    new = segment[len(previous[1]):] if absorbs else segment
+    text = c.text if c.text.strip() else EMPTY_SUMMARY
+    meta = {**meta, **c.meta, **({} if c.text.strip() else {"summary_empty": True})}
+    summary_id = ids[c.key]
+    properties = {
+        "id": summary_id, "session_id": sid, "role": "summary", "content": text,
+        "created_at": _stamp(c.at), "tokens": estimate_tokens(text),
+        "metadata": json.dumps(meta, ensure_ascii=False, sort_keys=True),
+        "seq": seq, "depth": 1, "side_branch": False, "strategy": "rolling",
+        "superseded_summary": not is_last, "covers_count": len(segment),
+        "covers_new_count": len(new), "covers_first_id": segment[0],
+        "covers_last_id": segment[-1], "compacted_head_id": below[-1],
+        "retained_ids": below[len(segment):],
+    }
+    if absorbs:
+        properties["absorbed_id"] = previous[0]
+    if previous is not None:
+        properties["replaced_id"] = previous[0]
+    summaries.append((summary_id, segment))
+    return {"properties": properties, "predecessor_id": ids[ROOT_KEY], "caller_id": None,
+            "covers": [{"node_id": n, "order": i} for i, n in enumerate(new)]}
+
+
+def _chain(key: str, parent: dict[str, str]) -> list[str]:
+    """The keys from the first turn after ROOT down to `key`."""
+    chain = []
+    while key != ROOT_KEY:
+        chain.append(key)
+        key = parent[key]
+    return chain[::-1]
+
+
+def _written(role: str, raw: list[dict[str, Any]], limits: Limits, file: str = "",
+             line: int = 0) -> block_rules.Written:
+    if role == "system":
+        return block_rules.Written(block_rules.plain(""), "")
+    try:
+        return block_rules.message_blocks(role, None, raw, limits)
+    except BadInput as e:
+        raise BadInput(f"{file}:{line}: {e.message}", file=file, line=line) from None
+
+
+def _node(sid: str, nid: str, role: str, written: block_rules.Written, at: datetime, seq: int,
+          depth: int, meta: dict[str, Any], predecessor: str | None) -> dict[str, Any]:
+    params = written.params
+    properties = {"id": nid, "session_id": sid, "role": role, "content": params["content"],
+                  "created_at": _stamp(at), "tokens": params["tokens"],
+                  "metadata": json.dumps(meta, ensure_ascii=False, sort_keys=True),
+                  "seq": seq, "depth": depth, "side_branch": False}
+    if params["blocks"] is not None:
+        properties["blocks"] = params["blocks"]
+    if params["tool_uses"]:
+        properties["tool_use_ids"] = [u["id"] for u in params["tool_uses"]]
+    if params["answers"]:
+        properties["answered_ids"] = params["answers"]
+    return {"properties": properties, "predecessor_id": predecessor, "caller_id": None,
+            "covers": []}
+
+
+def _stamp(at: datetime) -> dict[str, str]:
+    return {"datetime": at.isoformat()}

@@ -1,0 +1,126 @@
+"""The provider-neutral shape of an imported transcript, and the ids derived from its source.
+
+A format's parser (claude_code.py, pi.py, …) reads a file into a `Transcript`: the turns
+of its conversation tree, each keyed by the source entry it came from, and the
+compactions the tool made. document.py maps that onto ctxdag's session backup document.
+Nothing here knows a format; nothing in a parser knows the ledger.
+
+Ids are derived from the source, never drawn at random: a session's from (tenant, tool,
+the source's session key), a node's from those and the key of its source entry (ids are
+unique across tenants, so each tenant importing one file gets ids of its own).
+Importing the same file twice therefore names the same nodes, and a grown file names the
+nodes already stored by the ids they were stored under.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from ..errors import BadInput
+
+ROOT_KEY = "root"  # the ROOT node's key: no tool records a system prompt entry
+_TOOL_USE_ID = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")  # blocks.py's (the providers') pattern
+_TOOL_NAME_OTHER = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One message node: a user, assistant or tool message."""
+
+    key: str  # the source entry it is named by (of several merged: the last)
+    parent: str  # the key of its predecessor turn, ROOT_KEY at the start
+    role: str  # user | assistant | tool
+    blocks: tuple[dict[str, Any], ...]  # Anthropic-shaped (service/store/blocks.py)
+    at: datetime
+    line: int  # the file line of its first entry
+    entries: tuple[str, ...]  # every source entry id it holds
+    meta: dict[str, Any] = field(default_factory=dict)  # what else the source said
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """A summary the tool made, standing in for the chain ROOT → `last_covered`.
+
+    `compacted_head` is the turn the tool compacted at (the chain below `last_covered`
+    down to it is what the tool kept verbatim after its summary); the conversation goes
+    on below `compacted_head`. `text` is the summary as recorded (empty when the tool
+    recorded none, e.g. an encrypted one: `meta` says so).
+    """
+
+    key: str
+    last_covered: str
+    compacted_head: str
+    text: str
+    at: datetime
+    line: int
+    entries: tuple[str, ...]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Transcript:
+    tool: str  # claude-code | pi | codex
+    file: str  # the name it was read from, as given
+    session_key: str  # the source's own session identity
+    turns: tuple[Turn, ...]  # parents before children
+    compactions: tuple[Compaction, ...]  # in the order the tool made them
+    head: str  # the key of the turn the tool was at
+    title: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def digest(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
+
+
+def session_id(tenant: str, tool: str, session_key: str) -> str:
+    return f"ses_{digest(tenant, tool, session_key)}"
+
+
+def node_id(tenant: str, tool: str, session_key: str, key: str) -> str:
+    return f"nod_{digest(tenant, tool, session_key, key)}"
+
+
+def bad_line(file: str, line: int, reason: str) -> BadInput:
+    """The error for a line a parser cannot take: the file and line, then why."""
+    return BadInput(f"{file}:{line}: {reason}", file=file, line=line)
+
+
+def timestamp(value: Any, fallback: datetime | None, file: str, line: int) -> datetime:
+    """An ISO-8601 timestamp (a trailing Z included) or Unix milliseconds, in UTC; the
+    `fallback` when the entry has none."""
+    if value is None and fallback is not None:
+        return fallback
+    try:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return datetime.fromtimestamp(value / 1000, timezone.utc)
+        if isinstance(value, str):
+            parsed = datetime.fromisoformat(value)
+            if parsed.tzinfo is not None:
+                return parsed.astimezone(timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        pass
+    raise bad_line(file, line, f"timestamp {value!r} is not an ISO-8601 time with an offset")
+
+
+def tool_use_id(raw: str) -> str:
+    """A source's tool call id as a ledger tool use id: itself when the providers' pattern
+    allows it, else one derived from it (the source's id is kept in the node's metadata)."""
+    return raw if _TOOL_USE_ID.match(raw) else f"toolu_{digest(raw)}"
+
+
+def tool_name(raw: str) -> str:
+    """A tool's name as the providers allow it (letters, digits, '_' and '-', at most 64)."""
+    return (_TOOL_NAME_OTHER.sub("_", raw) or "tool")[:64]
+
+
+CANCELLED = "Cancelled: the transcript ends (or goes on) without a result for this tool use."
+
+
+def cancelled_result(use_id: str) -> dict[str, Any]:
+    """The stored result of a tool use the source left unanswered (a crash, an interrupt)."""
+    return {"type": "tool_result", "tool_use_id": use_id,
+            "content": [{"type": "text", "text": CANCELLED}], "is_error": True}

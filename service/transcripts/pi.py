@@ -1,0 +1,194 @@
+"""Pi session files (`~/.pi/agent/sessions/…/<ts>_<uuid>.jsonl`) as a Transcript.
+
+A header line (`type: session`), then entries with `id`/`parentId` (version 1 files have
+none: each entry follows the one before it, keyed by its line). How they map (README,
+"Importing agent transcripts"):
+- `message` entries are turns: user; assistant (text, thinking, toolCall blocks);
+  toolResult (consecutive ones answering one assistant message are one tool message);
+  bashExecution and custom as the user text Pi sends for them (a `!!` run, excluded from
+  the context, is no turn);
+- `custom_message` is a user turn, `branch_summary` a user turn holding the text Pi sends
+  ("The following is a summary of a branch …");
+- a `compaction` is a summary of the path up to the entry before `firstKeptEntryId`; the
+  kept entries stay verbatim after it, and the conversation goes on below the compacted
+  leaf;
+- label, model_change, thinking_level_change, session_info and custom entries are not
+  turns (session_info's name is the title). HEAD is the last entry.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from .claude_code import _Building, _ROOT
+from .jsonl import objects
+from .model import ROOT_KEY, Compaction, Transcript, Turn, bad_line, timestamp, tool_name, \
+    tool_use_id
+
+TOOL = "pi"
+BOOKKEEPING = {"label", "model_change", "thinking_level_change", "session_info", "custom"}
+KINDS = {"message", "compaction", "branch_summary", "custom_message", *BOOKKEEPING}
+BRANCH_SUMMARY = ("The following is a summary of a branch that this conversation came back "
+                  "from:\n\n<summary>\n{}\n</summary>")
+
+
+def looks_like(first: dict[str, Any]) -> bool:
+    return first.get("type") == "session" and isinstance(first.get("id"), str)
+
+
+def parse(text: str, file: str) -> Transcript:
+    lines = list(objects(text, file))
+    if not lines or not looks_like(lines[0][1]):
+        raise bad_line(file, 1, "a Pi session file opens with a {\"type\": \"session\", \"id\"} header")
+    header = lines[0][1]
+    legacy = header.get("version") is None
+    turns: list[_Building] = []
+    node_of: dict[str, int] = {}
+    starts: set[str] = set()  # entries that are a turn's first entry
+    compactions: list[Compaction] = []
+    at: datetime = timestamp(header.get("timestamp"), None, file, 1)
+    title, previous = None, None
+    for line, entry in lines[1:]:
+        kind = entry["type"]
+        if kind not in KINDS:
+            raise bad_line(file, line, f"unknown entry type {kind!r} (known: {', '.join(sorted(KINDS))})")
+        key = f"line{line}" if legacy else entry.get("id")
+        parent_key = previous if legacy else entry.get("parentId")
+        if not isinstance(key, str) or not key:
+            raise bad_line(file, line, f"a {kind} entry without an id")
+        if parent_key is not None and parent_key not in node_of:
+            raise bad_line(file, line, f"parentId {parent_key!r} names no earlier entry")
+        previous = key
+        at = timestamp(entry.get("timestamp"), at, file, line)
+        parent = _ROOT if parent_key is None else node_of[parent_key]
+
+        def add(role: str, blocks: list[dict], meta: dict | None = None) -> None:
+            turns.append(_Building(role, parent, line, at, None, blocks, [key], meta or {}))
+            node_of[key] = len(turns) - 1
+            starts.add(key)
+
+        if kind == "session_info" and isinstance(entry.get("name"), str):
+            title = entry["name"].strip()[:200] or None
+        if kind == "message":
+            _message(entry.get("message"), key, parent, turns, node_of, add, file, line)
+        elif kind == "custom_message":
+            add("user", _content(entry.get("content"), file, line), {"custom": entry.get("customType")})
+        elif kind == "branch_summary" and str(entry.get("summary", "")).strip():
+            add("user", [{"type": "text", "text": BRANCH_SUMMARY.format(entry["summary"])}],
+                {"branch_summary": {"from_id": entry.get("fromId")}})
+        elif kind == "compaction":
+            node_of[key] = parent
+            kept = entry.get("firstKeptEntryId")
+            if legacy and isinstance(entry.get("firstKeptEntryIndex"), int):
+                kept = f"line{entry['firstKeptEntryIndex'] + 1}"  # the header is index 0
+            if kept in node_of:
+                last = turns[node_of[kept]].parent if kept in starts else node_of[kept]
+            else:
+                last = parent
+            meta = {"compaction": {"tokensBefore": entry.get("tokensBefore"),
+                                   "details": entry.get("details")}}
+            summary = str(entry.get("summary", ""))
+            if last == _ROOT:
+                add("user", [{"type": "text", "text": summary}], {**meta, "compact_summary": True})
+                continue
+            compactions.append(Compaction(key, str(last), str(parent), summary, at, line, (key,), meta))
+        elif key not in node_of:
+            node_of[key] = parent  # not a turn
+    if not turns:
+        raise bad_line(file, 1, "the file holds no conversation turns")
+    keys = [b.entries[-1] for b in turns]
+
+    def named(index: int | str) -> str:
+        index = int(index)
+        return ROOT_KEY if index == _ROOT else keys[index]
+
+    head = node_of[previous] if previous is not None else len(turns) - 1
+    return Transcript(
+        TOOL, file, header["id"],
+        tuple(Turn(keys[i], named(b.parent), b.role, tuple(b.blocks), b.at, b.line,
+                   tuple(b.entries), b.meta) for i, b in enumerate(turns)),
+        tuple(Compaction(c.key, named(c.last_covered), named(c.compacted_head), c.text, c.at,
+                         c.line, c.entries, c.meta) for c in compactions),
+        named(head if head != _ROOT else len(turns) - 1), title)
+
+
+def _message(message: Any, key: str, parent: int, turns: list[_Building],
+             node_of: dict[str, int], add, file: str, line: int) -> None:
+    if not isinstance(message, dict):
+        raise bad_line(file, line, "a message entry without a message")
+    role = message.get("role")
+    if role == "user":
+        add("user", _content(message.get("content"), file, line))
+    elif role == "assistant":
+        meta = {k: message[k] for k in ("provider", "model", "stopReason", "usage") if k in message}
+        blocks = [b for b in (_block(item, meta, file, line)
+                              for item in message.get("content") or []) if b]
+        if blocks:
+            add("assistant", blocks, meta)
+        else:
+            node_of[key] = parent
+    elif role == "toolResult":
+        use = tool_use_id(str(message.get("toolCallId")))
+        result = {"type": "tool_result", "tool_use_id": use,
+                  "content": _content(message.get("content"), file, line),
+                  "is_error": bool(message.get("isError"))}
+        opener = parent if parent != _ROOT and turns[parent].role == "assistant" else (
+            turns[parent].parent if parent != _ROOT and turns[parent].role == "tool" else None)
+        if opener is None or use not in turns[opener].tool_uses():
+            raise bad_line(file, line, f"a tool result for {use} answers no tool call of the "
+                           "message it follows")
+        if turns[parent].role == "tool" and use not in turns[parent].answered():
+            turns[parent].blocks.append(result)
+            turns[parent].entries.append(key)
+            node_of[key] = parent
+        else:
+            add("tool", [result])
+    elif role == "bashExecution":
+        if message.get("excludeFromContext"):
+            node_of[key] = parent
+            return
+        add("user", [{"type": "text", "text": f"Ran `{message.get('command')}`\n```\n"
+                      f"{message.get('output') or '(no output)'}\n```"}], {"bash": True})
+    elif role in ("custom", "hookMessage"):
+        add("user", _content(message.get("content"), file, line), {"custom": message.get("customType")})
+    else:
+        raise bad_line(file, line, f"unknown message role {role!r}")
+
+
+def _content(content: Any, file: str, line: int) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content.strip() else []
+    if not isinstance(content, list):
+        return []
+    return [b for b in (_block(item, {}, file, line) for item in content) if b]
+
+
+def _block(item: Any, meta: dict[str, Any], file: str, line: int) -> dict[str, Any] | None:
+    if not isinstance(item, dict):
+        raise bad_line(file, line, "a content block is not an object")
+    kind = item.get("type")
+    if kind == "text":
+        text = item.get("text")
+        return {"type": "text", "text": text} if isinstance(text, str) and text.strip() else None
+    if kind == "image":
+        return {"type": "image", "source": {"type": "base64", "media_type": item.get("mimeType"),
+                                            "data": item.get("data")}}
+    if kind == "thinking":
+        signature = item.get("thinkingSignature")
+        if isinstance(signature, str) and signature.strip() and not item.get("redacted"):
+            return {"type": "thinking", "thinking": str(item.get("thinking", "")),
+                    "signature": signature}
+        meta["unsigned_thinking"] = meta.get("unsigned_thinking", 0) + 1
+        return None
+    if kind == "toolCall":
+        raw_id, raw_name = str(item.get("id")), str(item.get("name"))
+        use, name = tool_use_id(raw_id), tool_name(raw_name)
+        if use != raw_id:
+            meta.setdefault("tool_use_ids", {})[use] = raw_id
+        if name != raw_name:
+            meta.setdefault("tool_names", {})[use] = raw_name
+        arguments = item.get("arguments")
+        return {"type": "tool_use", "id": use, "name": name,
+                "input": arguments if isinstance(arguments, dict) else {"arguments": arguments}}
+    meta.setdefault("unmapped_blocks", []).append(str(kind))
+    return None

@@ -1,0 +1,174 @@
+"""Agent transcripts imported through `ctxdag import-transcript`, on the real Neo4j.
+
+Each fixture (tests/fixtures/transcripts/, written for these tests from the formats'
+documented facts) is imported, then checked against what its tool would have shown:
+HEAD, the branch tips, each tip's render and the summaries' coverage; the stored session
+keeps the ledger's invariants and goes on like a native one.
+"""
+import json
+from pathlib import Path
+
+import pytest
+
+from service.context.render import render_context
+from service.errors import BadInput, NotFound
+from service.transcripts import model
+from tests.integration.helpers import assert_sound, run_command, runtime_for
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"
+CC_SESSION = FIXTURES / "claude_code" / "session.jsonl"
+CC_PRESERVED = FIXTURES / "claude_code" / "preserved.jsonl"
+
+
+async def import_files(ledger, capsys, *files, fmt=None) -> str:
+    runtime = runtime_for(ledger.db, ledger.tenant)
+    argv = ["import-transcript", *map(str, files)] + (["--format", fmt] if fmt else [])
+    assert await run_command(runtime, *argv) == 0
+    return capsys.readouterr().out
+
+
+def cc_session_id(ledger, file: Path) -> str:
+    return model.session_id(ledger.tenant, "claude-code", file.stem)
+
+
+async def labels(ledger, node_ids) -> list[str]:
+    """Each node named by its source entries ('a1+a2'), ROOT, or 'synthetic'."""
+    nodes = {n.id: n for n in await ledger.nodes.get_many(list(node_ids))}
+
+    def label(node) -> str:
+        source = node.metadata.get("source", {})
+        if node.metadata.get("synthetic"):
+            return "synthetic"
+        return "+".join(source.get("entries", [])) or "ROOT"
+
+    return [label(nodes[i]) for i in node_ids]
+
+
+async def render_labels(ledger, session_id, head=None) -> list[str]:
+    return await labels(ledger, (await render_context(ledger, session_id, head)).node_ids)
+
+
+async def tips(ledger, session_id) -> dict[str, bool]:
+    branches = await ledger.branches.list(session_id)
+    named = await labels(ledger, [b.tip.id for b in branches])
+    return {name: b.is_head for name, b in zip(named, branches)}
+
+
+async def test_claude_code_session(ledger, turns, capsys):
+    out = await import_files(ledger, capsys, CC_SESSION)
+    sid = cc_session_id(ledger, CC_SESSION)
+    assert f"imported as session {sid}" in out
+    await assert_sound(ledger, sid)
+    # The rewind (u2b beside u2) is a branch; the progress record beside a tool result
+    # and the parallel tool calls' recording are not.
+    assert await tips(ledger, sid) == {"a6": False, "synthetic": True}
+    # After the compaction the model read its summary and what followed; the tool use the
+    # file leaves unanswered has a stored cancelled result, where HEAD is.
+    assert await render_labels(ledger, sid) == [
+        "ROOT", "cb1+s1", "u4", "a9", "u5", "a10", "synthetic"]
+    session = await ledger.sessions.get(sid)
+    head = (await ledger.nodes.get_many([session.head_id]))[0]
+    assert head.role.value == "tool" and '"is_error":true' in head.blocks_json
+    # The older branch's tip renders without the summary (its segment is not on it).
+    assert await render_labels(ledger, sid, (await branch_tip(ledger, sid, "a6"))) == [
+        "ROOT", "u1", "a1+a2+a3+a4", "r1+r2", "a5", "u2", "a6"]
+    summary = await ledger.summaries.get(session.active_summary_id)
+    assert await labels(ledger, summary.covers_ids) == [
+        "u1", "a1+a2+a3+a4", "r1+r2", "a5", "u2b", "a7", "u3", "a8"]
+    merged = (await ledger.nodes.get_many([summary.covers_ids[1]]))[0]
+    kinds = [b["type"] for b in json.loads(merged.blocks_json)]
+    assert kinds == ["thinking", "text", "tool_use", "tool_use"]
+    # It goes on like a native session.
+    result = await turns.send_message(sid, "And now?")
+    assert result.reply is not None and result.user_node.predecessor_id == head.id
+    await assert_sound(ledger, sid)
+
+
+async def branch_tip(ledger, session_id, name) -> str:
+    for branch in await ledger.branches.list(session_id):
+        if (await labels(ledger, [branch.tip.id])) == [name]:
+            return branch.tip.id
+    raise AssertionError(f"no branch tip {name}")
+
+
+async def test_claude_code_preserved_segment_and_relayed_summary(ledger, capsys):
+    await import_files(ledger, capsys, CC_PRESERVED, fmt="claude-code")
+    sid = cc_session_id(ledger, CC_PRESERVED)
+    await assert_sound(ledger, sid)
+    assert await render_labels(ledger, sid) == ["ROOT", "cb2+s2", "u5", "a5"]
+    session = await ledger.sessions.get(sid)
+    second = await ledger.summaries.get(session.active_summary_id)
+    first = await ledger.summaries.get(second.absorbed_id)
+    # The first compaction kept u3, a3 verbatim after its summary; the second relays it.
+    assert await labels(ledger, first.covers_ids) == ["u1", "a1", "u2", "a2"]
+    assert await labels(ledger, first.retained_ids) == ["u3", "a3"]
+    assert await labels(ledger, second.covers_ids) == [
+        "u1", "a1", "u2", "a2", "u3", "a3", "u4", "a4"]
+
+
+async def test_reimport_writes_nothing_and_a_grown_file_only_what_it_gained(
+        ledger, capsys, tmp_path):
+    lines = CC_SESSION.read_text().splitlines(keepends=True)
+    grown = tmp_path / CC_SESSION.name
+    grown.write_text("".join(lines[:-2]))  # up to the resumed copy of u1
+    await import_files(ledger, capsys, grown)
+    sid = cc_session_id(ledger, grown)
+    before = (await ledger.sessions.get(sid))
+    assert "holds it already; nothing written" in await import_files(ledger, capsys, grown)
+    assert (await ledger.sessions.get(sid)).updated_at == before.updated_at
+    grown.write_text("".join(lines))
+    out = await import_files(ledger, capsys, grown)
+    assert f"session {sid} gained 3 nodes" in out  # u5, a10 and its cancelled result
+    await assert_sound(ledger, sid)
+    assert await render_labels(ledger, sid) == [
+        "ROOT", "cb1+s1", "u4", "a9", "u5", "a10", "synthetic"]
+
+
+USER = ('{"type": "user", "uuid": "u1", "parentUuid": %s, "sessionId": "s", "timestamp": '
+        '"2025-06-01T10:00:00Z", "message": {"role": "user", "content": "hi"}}\n')
+BAD = [
+    (USER % "null" + '{not json\n', 2, "the line is not valid JSON"),
+    (USER % "null" + '{"type": "teleport", "uuid": "x"}\n', 2, "unknown entry type 'teleport'"),
+    (USER % '"gone"', 1, "parentUuid 'gone' names no earlier entry"),
+]
+
+
+@pytest.mark.parametrize("text, line, reason", BAD)
+async def test_bad_input_names_file_line_and_reason_and_writes_nothing(
+        ledger, tmp_path, text, line, reason):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(text)
+    runtime = runtime_for(ledger.db, ledger.tenant)
+    with pytest.raises(BadInput) as caught:
+        await run_command(runtime, "import-transcript", "--format", "claude-code", str(bad))
+    assert caught.value.message.startswith(f"{bad}:{line}: {reason}")
+    with pytest.raises(NotFound):
+        await ledger.sessions.get(cc_session_id(ledger, bad))
+
+
+PI_TREE = FIXTURES / "pi" / "tree.jsonl"
+PI_V1 = FIXTURES / "pi" / "v1.jsonl"
+
+
+async def test_pi_tree_with_two_compactions_and_a_branch_summary(ledger, capsys):
+    await import_files(ledger, capsys, PI_TREE)  # detected from the header
+    sid = model.session_id(ledger.tenant, "pi", "7d3f0c2a-pi")
+    await assert_sound(ledger, sid)
+    # What Pi sends after its last compaction: the summary, the kept entries, the rest.
+    assert await render_labels(ledger, sid) == ["ROOT", "c2", "e10", "e11", "e12", "e13"]
+    assert await tips(ledger, sid) == {"e8": False, "e13": True}
+    session = await ledger.sessions.get(sid)
+    second = await ledger.summaries.get(session.active_summary_id)
+    first = await ledger.summaries.get(second.absorbed_id)
+    assert await labels(ledger, first.covers_ids) == ["e1", "e2"]
+    assert await labels(ledger, first.retained_ids) == ["e3", "e4", "e5", "e6"]
+    assert await labels(ledger, second.covers_ids) == [
+        "e1", "e2", "e3", "e4", "e5", "e6", "e7", "b1", "e9"]
+
+
+async def test_pi_v1_file_without_ids(ledger, capsys):
+    await import_files(ledger, capsys, PI_V1, fmt="pi")
+    sid = model.session_id(ledger.tenant, "pi", "0a1b-legacy")
+    await assert_sound(ledger, sid)
+    assert await render_labels(ledger, sid) == ["ROOT", "line6", "line4", "line5", "line7",
+                                                "line8"]
