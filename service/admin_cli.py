@@ -33,7 +33,7 @@ def add_commands(commands: Any) -> None:
     restore.add_argument("file", help="the document ('-' reads stdin)")
     restore.set_defaults(job=_import)
     transcript = commands.add_parser(
-        "import-transcript", help="import agent transcripts (Claude Code or Pi JSONL) as sessions; "
+        "import-transcript", help="import agent transcripts (Claude Code, Pi or Codex JSONL) as sessions; "
         "a file imported before writes only what it gained")
     transcript.add_argument("files", nargs="+", metavar="FILE")
     transcript.add_argument("--format", help="the files' format (default: detected per file)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..store.validate import Limits
-from . import claude_code, pi
+from . import claude_code, codex, pi
 from .document import document
 from .jsonl import objects
 from .model import Transcript, bad_line
@@ -17,6 +17,7 @@ from .model import Transcript, bad_line
 PARSERS: dict[str, Callable[[str, str], Transcript]] = {
     claude_code.TOOL: claude_code.parse,
     pi.TOOL: pi.parse,
+    codex.TOOL: codex.parse,
 }
 FORMATS = tuple(PARSERS)
 
@@ -26,6 +27,8 @@ def detect(text: str, file: str) -> str:
     for _, first in objects(text, file):
         if pi.looks_like(first):
             return pi.TOOL
+        if codex.looks_like(first):
+            return codex.TOOL
         if claude_code.looks_like(first):
             return claude_code.TOOL
         raise bad_line(file, 1, f"not a transcript of a known format ({', '.join(FORMATS)}); "

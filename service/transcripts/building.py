@@ -73,3 +73,15 @@ def tool_use(raw_id: Any, raw_name: Any, tool_input: Any, meta: dict[str, Any],
         meta.setdefault("tool_names", {})[use_id] = raw_name
     return {"type": "tool_use", "id": use_id, "name": name,
             "input": tool_input if isinstance(tool_input, dict) else {wrap: tool_input}}
+
+
+def merge_meta(into: dict[str, Any], more: dict[str, Any]) -> None:
+    """What a merged entry's metadata adds to its turn's: maps and lists joined, counts
+    summed."""
+    for key, value in more.items():
+        if isinstance(value, dict):
+            into.setdefault(key, {}).update(value)
+        elif isinstance(value, list):
+            into.setdefault(key, []).extend(value)
+        elif isinstance(value, int):
+            into[key] = into.get(key, 0) + value

@@ -23,8 +23,8 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
-from .building import ROOT as _ROOT, Building as _Building, key_of, keys_of, opener, \
-    tool_use, turns_of
+from .building import ROOT as _ROOT, Building as _Building, key_of, keys_of, \
+    merge_meta, opener, tool_use, turns_of
 from .jsonl import objects
 from .model import Compaction, Transcript, bad_line, timestamp, tool_use_id
 
@@ -171,7 +171,7 @@ class _Reader:
             building = self.turns[parent]
             building.blocks += blocks
             building.entries.append(uuid)
-            _merge_meta(building.meta, meta)
+            merge_meta(building.meta, meta)
             self.node_of[uuid] = parent
             return
         if not blocks:
@@ -264,16 +264,6 @@ def _block(item: Any, meta: dict[str, Any], file: str, line: int) -> dict[str, A
         return shaped
     meta.setdefault("unmapped_blocks", []).append(str(kind))
     return None
-
-
-def _merge_meta(into: dict[str, Any], more: dict[str, Any]) -> None:
-    for key, value in more.items():
-        if isinstance(value, dict):
-            into.setdefault(key, {}).update(value)
-        elif isinstance(value, list):
-            into.setdefault(key, []).extend(value)
-        elif isinstance(value, int):
-            into[key] = into.get(key, 0) + value
 
 
 def _text_of(content: Any) -> str:
