@@ -73,7 +73,7 @@ async def _import_transcript(runtime: Runtime, args: argparse.Namespace) -> int:
         raise BadInput(f"--format must be one of: {', '.join(transcripts.FORMATS)}")
     # Every file is read before anything is written: one bad file writes nothing.
     documents = [(file, transcripts.read(_read_text(file), file, args.format, ledger.tenant,
-                                         ledger.limits)) for file in args.files]
+                                         ledger.limits, _read_text)) for file in args.files]
     for file, document in documents:
         stored = await store_transcript(ledger.db, ledger.tenant, document, ledger.limits)
         if stored.created:

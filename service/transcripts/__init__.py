@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..store.validate import Limits
-from . import claude_code, codex, pi
+from . import claude_code, codex, pi, subagents
 from .document import document
 from .jsonl import objects
 from .model import Transcript, bad_line
@@ -36,11 +36,15 @@ def detect(text: str, file: str) -> str:
     raise bad_line(file, 1, "the file is empty")
 
 
-def read(text: str, file: str, format: str | None, tenant: str,
-         limits: Limits) -> dict[str, Any]:
+def read(text: str, file: str, format: str | None, tenant: str, limits: Limits,
+         read_text: Callable[[str], str] | None = None) -> dict[str, Any]:
     """The backup document of one transcript file for `tenant`; BadInput naming file and
-    line when it cannot be read."""
+    line when it cannot be read. With `read_text`, the files a Claude Code session keeps
+    beside it (its sub-agents) are read with it."""
     tool = format or detect(text, file)
     if tool not in PARSERS:
         raise bad_line(file, 1, f"format {tool!r} is not one of: {', '.join(FORMATS)}")
-    return document(PARSERS[tool](text, file), tenant, limits)
+    transcript = PARSERS[tool](text, file)
+    if tool == claude_code.TOOL and read_text is not None:
+        transcript = subagents.with_agents(transcript, subagents.beside(file, read_text))
+    return document(transcript, tenant, limits)

@@ -57,6 +57,7 @@ class _Reader:
         self.title: str | None = None
         self.session_key: str = ""
         self.at: datetime | None = None
+        self.agent_uses: dict[str, str] = {}  # sub-agent id -> the tool use it answered
 
     def take(self, line: int, entry: dict[str, Any]) -> None:
         kind = entry["type"]
@@ -145,6 +146,9 @@ class _Reader:
             return
         blocks = results + [b for b in blocks if b["type"] != "tool_result"]
         answered = [b["tool_use_id"] for b in results]
+        ran = entry.get("toolUseResult")
+        if isinstance(ran, dict) and isinstance(ran.get("agentId"), str) and len(answered) == 1:
+            self.agent_uses[ran["agentId"]] = answered[0]  # the sub-agent that answered it
         opens = opener(self.turns, parent)
         if opens is None or not set(answered) <= set(self.turns[opens].tool_uses()):
             raise bad_line(self.file, line, f"tool results for {', '.join(answered)} answer "
@@ -217,7 +221,7 @@ class _Reader:
         head = self.node_of.get(self.last or "", len(self.turns) - 1)
         return Transcript(TOOL, self.file, session_key, turns_of(self.turns), compactions,
                           key_of(keys, head if head != _ROOT else len(self.turns) - 1),
-                          self.title)
+                          self.title, {"agent_tool_uses": self.agent_uses})
 
 
 def blocks_of(content: Any, file: str, line: int) -> tuple[list[dict], dict[str, Any]]:

@@ -38,6 +38,11 @@ class Turn:
     line: int  # the file line of its first entry
     entries: tuple[str, ...]  # every source entry id it holds
     meta: dict[str, Any] = field(default_factory=dict)  # what else the source said
+    # A turn of a sub-agent the transcript spawned (claude_code.py): on a side branch,
+    # pointing CALLER at the turn whose tool use it ran for, read from a file of its own.
+    caller: str | None = None
+    side_branch: bool = False
+    file: str | None = None  # None: the transcript's own file
 
 
 @dataclass(frozen=True)

@@ -247,3 +247,33 @@ async def test_codex_bad_input_names_file_line_and_reason(ledger, tmp_path, text
     assert caught.value.message.startswith(f"{bad}:{line}: {reason}")
     with pytest.raises(NotFound):
         await ledger.sessions.get(model.session_id(ledger.tenant, "codex", "c"))
+
+
+CC_AGENTS = FIXTURES / "claude_code" / "agents" / "5c1d9e20-agents.jsonl"
+
+
+async def test_claude_code_sub_agents_are_spawned_side_branches(ledger, capsys):
+    await import_files(ledger, capsys, CC_AGENTS)
+    sid = cc_session_id(ledger, CC_AGENTS)
+    await assert_sound(ledger, sid)
+    # The sub-agents never move HEAD and are no branch tips; the compaction helper is
+    # no sub-agent.
+    assert await tips(ledger, sid) == {"a3": True}
+    assert await render_labels(ledger, sid) == ["ROOT", "u1", "a1+a2", "r1+r2", "a3"]
+    session = await ledger.sessions.get(sid)
+    assert session.node_count == 11
+    spawner = model.node_id(ledger.tenant, "claude-code", CC_AGENTS.stem, "a2")
+    # Each agent reads its prompt, and points CALLER at the message holding its tool use:
+    # the first by its sidecar's toolUseId, the second by the result's agentId.
+    for agent, last, expected in (("a1b2", "x4", ["ROOT", "x1", "x2", "x3", "x4"]),
+                                  ("c3d4", "y2", ["ROOT", "y1", "y2"])):
+        tip = model.node_id(ledger.tenant, "claude-code", CC_AGENTS.stem,
+                            f"agent-{agent}/{last}")
+        assert await render_labels(ledger, sid, tip) == expected
+        chain = (await render_context(ledger, sid, tip)).node_ids[1:]
+        nodes = await ledger.nodes.get_many(list(chain))
+        assert all(n.side_branch and n.caller_id == spawner for n in nodes)
+        assert nodes[0].metadata["spawned_from"] == spawner
+        assert nodes[0].metadata["agent"]["id"] == agent
+        assert nodes[0].metadata["source"]["file"].endswith(f"subagents/agent-{agent}.jsonl")
+    assert "holds it already" in await import_files(ledger, capsys, CC_AGENTS)
