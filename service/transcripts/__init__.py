@@ -6,18 +6,30 @@ when the session is stored already, extends (service/store/transcripts.py).
 """
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any, Callable
 
+from ..store.db import Database
+from ..store.transcripts import Stored, store_transcript
 from ..store.validate import Limits
 from . import claude_code, codex, pi, subagents
 from .document import document
 from .jsonl import objects
 from .model import Transcript, bad_line
 
+
+class Format(str, Enum):
+    """The transcript formats read, by the names `--format` takes."""
+
+    CLAUDE_CODE = claude_code.TOOL
+    PI = pi.TOOL
+    CODEX = codex.TOOL
+
+
 PARSERS: dict[str, Callable[[str, str], Transcript]] = {
-    claude_code.TOOL: claude_code.parse,
-    pi.TOOL: pi.parse,
-    codex.TOOL: codex.parse,
+    Format.CLAUDE_CODE.value: claude_code.parse,
+    Format.PI.value: pi.parse,
+    Format.CODEX.value: codex.parse,
 }
 FORMATS = tuple(PARSERS)
 
@@ -48,3 +60,10 @@ def read(text: str, file: str, format: str | None, tenant: str, limits: Limits,
     if tool == claude_code.TOOL and read_text is not None:
         transcript = subagents.with_agents(transcript, subagents.beside(file, read_text))
     return document(transcript, tenant, limits)
+
+
+async def import_text(db: Database, tenant: str, limits: Limits, text: str, file: str,
+                      format: str | None) -> Stored:
+    """One transcript, given as text (no side files), stored for `tenant`: a new session,
+    the entries it gained since it was imported, or nothing when it holds them all."""
+    return await store_transcript(db, tenant, read(text, file, format, tenant, limits), limits)

@@ -28,7 +28,7 @@ from ..store.backup import FORMAT, VERSION
 from ..store.validate import Limits
 from ..tokens import estimate_tokens
 from .model import (
-    ROOT_KEY, Compaction, Transcript, Turn, cancelled_result, node_id, session_id,
+    ROOT_KEY, Compaction, Transcript, Turn, bad_line, cancelled_result, node_id, session_id,
 )
 
 EMPTY_SUMMARY = "[The tool recorded this compaction without a readable summary.]"
@@ -146,8 +146,8 @@ def _summary(sid: str, ids: dict[str, str], parent: dict[str, str], c: Compactio
     segment = [ids[k] for k in _chain(c.last_covered, parent)]
     below = [ids[k] for k in _chain(c.compacted_head, parent)]
     if not segment or below[:len(segment)] != segment:
-        raise BadInput(f"{file}:{c.line}: the compaction keeps entries that do not follow "
-                       "the ones it summarized")
+        raise bad_line(file, c.line, "the compaction keeps entries that do not follow the "
+                       "ones it summarized")
     previous = summaries[-1] if summaries else None
     absorbs = previous is not None and len(previous[1]) < len(segment) \
         and segment[:len(previous[1])] == previous[1]
@@ -190,7 +190,7 @@ def _written(role: str, raw: list[dict[str, Any]], limits: Limits, file: str = "
     try:
         return block_rules.message_blocks(role, None, raw, limits)
     except BadInput as e:
-        raise BadInput(f"{file}:{line}: {e.message}", file=file, line=line) from None
+        raise bad_line(file, line, e.message) from None
 
 
 def _node(sid: str, nid: str, role: str, written: block_rules.Written, at: datetime, seq: int,

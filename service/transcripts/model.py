@@ -90,8 +90,10 @@ def node_id(tenant: str, tool: str, session_key: str, key: str) -> str:
 
 
 def bad_line(file: str, line: int, reason: str) -> BadInput:
-    """The error for a line a parser cannot take: the file and line, then why."""
-    return BadInput(f"{file}:{line}: {reason}", file=file, line=line)
+    """The error for a line a parser cannot take: the file (when it has a name) and line,
+    then why."""
+    return BadInput(f"{file}:{line}: {reason}" if file else f"line {line}: {reason}",
+                    file=file, line=line)
 
 
 def timestamp(value: Any, fallback: datetime | None, file: str, line: int) -> datetime:
