@@ -75,7 +75,8 @@ async def _import_transcript(runtime: Runtime, args: argparse.Namespace) -> int:
     documents = [(file, transcripts.read(_read_text(file), file, args.format, ledger.tenant,
                                          ledger.limits, _read_text)) for file in args.files]
     for file, document in documents:
-        stored = await store_transcript(ledger.db, ledger.tenant, document, ledger.limits)
+        stored = await store_transcript(ledger.db, ledger.tenant, document, ledger.limits,
+                                        ledger.events)
         if stored.created:
             print(f"{file}: imported as session {stored.session_id} ({stored.nodes} nodes)")
         elif stored.written:

@@ -31,8 +31,8 @@ async def import_transcript(info: Info, content: str, format: Optional[transcrip
                             file_name: Optional[str]) -> TranscriptImport:
     ledger = info.context.services.ledger
     file = optional_name(file_name, "fileName") or ""
-    stored = await transcripts.import_text(ledger.db, ledger.tenant, ledger.limits, content,
-                                           file, format.value if format else None)
+    stored = await transcripts.import_text(ledger, content, file,
+                                           format.value if format else None)
     outcome = (TranscriptImportOutcome.NEW if stored.created else
                TranscriptImportOutcome.EXTENDED if stored.written else
                TranscriptImportOutcome.UNCHANGED)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Callable
 
-from ..store.db import Database
+from ..store.ledger import Ledger
 from ..store.transcripts import Stored, store_transcript
 from ..store.validate import Limits
 from . import claude_code, codex, pi, subagents
@@ -62,8 +62,10 @@ def read(text: str, file: str, format: str | None, tenant: str, limits: Limits,
     return document(transcript, tenant, limits)
 
 
-async def import_text(db: Database, tenant: str, limits: Limits, text: str, file: str,
-                      format: str | None) -> Stored:
-    """One transcript, given as text (no side files), stored for `tenant`: a new session,
-    the entries it gained since it was imported, or nothing when it holds them all."""
-    return await store_transcript(db, tenant, read(text, file, format, tenant, limits), limits)
+async def import_text(ledger: Ledger, text: str, file: str, format: str | None) -> Stored:
+    """One transcript, given as text (no side files), stored in the ledger's tenant: a new
+    session, the entries it gained since it was imported, or nothing when it holds them
+    all."""
+    shaped = read(text, file, format, ledger.tenant, ledger.limits)
+    return await store_transcript(ledger.db, ledger.tenant, shaped, ledger.limits,
+                                  ledger.events)

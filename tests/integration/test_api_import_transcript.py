@@ -1,6 +1,7 @@
 """importTranscript over HTTP, through the real app: a transcript posted as text is a
 session, a grown one extends it, the same one again writes nothing; bad lines are
-BAD_INPUT naming the line."""
+BAD_INPUT naming the line; a subscribed viewer sees what an import adds."""
+import asyncio
 from pathlib import Path
 
 from service.transcripts import model
@@ -52,3 +53,28 @@ async def test_a_bad_line_is_bad_input_naming_it_and_writes_nothing(api):
     sid = model.session_id(api.tenant, "codex", "0199a1b2-bad")
     missing = await api.client.errors("query ($id: ID!) { session(id: $id) { id } }", id=sid)
     assert [e["extensions"]["code"] for e in missing] == ["NOT_FOUND"]
+
+
+EVENTS = """subscription ($s: ID!) { sessionEvents(sessionId: $s) {
+  type ... on NodeAppended { nodeId role predecessorId } ... on HeadMoved { headId }
+} }"""
+
+
+async def test_a_subscriber_sees_the_nodes_a_grown_transcript_adds(api):
+    text = CODEX.read_text().replace("0199a1b2-codex", "0199a1b2-live")
+    lines = text.splitlines(keepends=True)
+    first = (await api.client(IMPORT, content="".join(lines[:31])))["importTranscript"]
+    sid = first["session"]["id"]
+    ready = asyncio.Event()
+    listener = asyncio.create_task(api.client.subscribe(EVENTS, {"s": sid}, 4, ready))
+    await ready.wait()
+    grown = (await api.client(IMPORT, content="".join(lines)))["importTranscript"]
+    events = [p["data"]["sessionEvents"] for p in await listener]
+    # The remote compaction's summary, line34 and line35, in seq order; then HEAD's move.
+    assert grown["written"] == 3
+    assert [(e["type"], e.get("role")) for e in events] == [
+        ("NODE_APPENDED", "SUMMARY"), ("NODE_APPENDED", "USER"), ("NODE_APPENDED", "ASSISTANT"),
+        ("HEAD_MOVED", None)]
+    assert events[2]["nodeId"] == events[3]["headId"] == grown["session"]["headId"]
+    assert events[2]["predecessorId"] == events[1]["nodeId"]
+    assert events[1]["predecessorId"] == first["session"]["headId"]
