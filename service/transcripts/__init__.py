@@ -15,7 +15,7 @@ from ..store.validate import Limits
 from . import claude_code, codex, pi, subagents
 from .document import document
 from .jsonl import objects
-from .model import Transcript, bad_line
+from .model import Transcript, bad_line, no_turns
 
 
 class Format(str, Enum):
@@ -49,16 +49,22 @@ def detect(text: str, file: str) -> str:
 
 
 def read(text: str, file: str, format: str | None, tenant: str, limits: Limits,
-         read_text: Callable[[str], str] | None = None) -> dict[str, Any]:
+         read_text: Callable[[str], str] | None = None,
+         settle: Callable[[Transcript], Transcript] | None = None) -> dict[str, Any]:
     """The backup document of one transcript file for `tenant`; BadInput naming file and
     line when it cannot be read. With `read_text`, the files a Claude Code session keeps
-    beside it (its sub-agents) are read with it."""
+    beside it (its sub-agents) are read with it; `settle` cuts what may still grow
+    (follow.py)."""
     tool = format or detect(text, file)
     if tool not in PARSERS:
         raise bad_line(file, 1, f"format {tool!r} is not one of: {', '.join(FORMATS)}")
     transcript = PARSERS[tool](text, file)
     if tool == claude_code.TOOL and read_text is not None:
         transcript = subagents.with_agents(transcript, subagents.beside(file, read_text))
+    if settle is not None:
+        transcript = settle(transcript)
+        if not transcript.turns:
+            raise no_turns(file)
     return document(transcript, tenant, limits)
 
 

@@ -26,7 +26,7 @@ from typing import Any
 from .building import ROOT as _ROOT, Building as _Building, key_of, keys_of, \
     merge_meta, opener, tool_use, turns_of
 from .jsonl import objects
-from .model import Compaction, Transcript, bad_line, timestamp, tool_use_id
+from .model import Compaction, Transcript, bad_line, no_turns, timestamp, tool_use_id
 
 TOOL = "claude-code"
 CHAIN = {"user", "assistant", "system", "attachment", "progress"}
@@ -213,7 +213,7 @@ class _Reader:
 
     def transcript(self, session_key: str) -> Transcript:
         if not self.turns:
-            raise bad_line(self.file, 1, "the file holds no conversation turns")
+            raise no_turns(self.file)
         keys = keys_of(self.turns)
         compactions = tuple(Compaction(entries[-1], key_of(keys, covered), key_of(keys, head),
                                        text, at, line, entries, meta)

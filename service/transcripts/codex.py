@@ -30,7 +30,7 @@ from typing import Any
 from .building import ROOT, Building, key_of, keys_of, merge_meta, opener, tool_use, \
     turns_of
 from .jsonl import objects
-from .model import Compaction, Transcript, bad_line, timestamp, tool_use_id
+from .model import Compaction, Transcript, bad_line, no_turns, timestamp, tool_use_id
 
 TOOL = "codex"
 CONTEXTUAL = ("# AGENTS.md instructions for", "<user_instructions>", "<environment_context>",
@@ -235,7 +235,7 @@ class _Reader:
 
     def transcript(self) -> Transcript:
         if not self.turns:
-            raise bad_line(self.file, 1, "the file holds no conversation turns")
+            raise no_turns(self.file)
         keys = keys_of(self.turns)
         compactions = tuple(
             Compaction(f"line{line}", key_of(keys, at), key_of(keys, at), text, when, line,

@@ -96,6 +96,15 @@ def bad_line(file: str, line: int, reason: str) -> BadInput:
                     file=file, line=line)
 
 
+class NoTurns(BadInput):
+    """A file holding no conversation turns (yet: a tool writes its header first)."""
+
+
+def no_turns(file: str) -> NoTurns:
+    return NoTurns(f"{file}:1: the file holds no conversation turns" if file
+                   else "line 1: the file holds no conversation turns", file=file, line=1)
+
+
 def timestamp(value: Any, fallback: datetime | None, file: str, line: int) -> datetime:
     """An ISO-8601 timestamp (a trailing Z included) or Unix milliseconds, in UTC; the
     `fallback` when the entry has none."""

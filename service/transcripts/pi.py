@@ -23,7 +23,7 @@ from typing import Any
 from .building import ROOT as _ROOT, Building as _Building, key_of, keys_of, opener, \
     tool_use, turns_of
 from .jsonl import objects
-from .model import Compaction, Transcript, bad_line, timestamp, tool_use_id
+from .model import Compaction, Transcript, bad_line, no_turns, timestamp, tool_use_id
 
 TOOL = "pi"
 BOOKKEEPING = {"label", "model_change", "thinking_level_change", "session_info", "custom"}
@@ -95,7 +95,7 @@ def parse(text: str, file: str) -> Transcript:
         elif key not in node_of:
             node_of[key] = parent  # not a turn
     if not turns:
-        raise bad_line(file, 1, "the file holds no conversation turns")
+        raise no_turns(file)
     keys = keys_of(turns)
 
     def named(index: int | str) -> str:
