@@ -30,9 +30,10 @@ from .render import compacted, uncompacted
 from .replicas import replicas
 from .server import HEAP, PAGECACHE_MB, BenchNeo4j
 from .storage import storage
+from .transcripts import transcript_import
 from .writes import append_at_head, persist, record_call, send_messages, write_floor
 
-SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12")
+SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13")
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -133,6 +134,7 @@ async def run(args: argparse.Namespace) -> int:
         await section("8", lambda: peer(b))
         await section("9", lambda: api(b))
         await section("12", lambda: agent_session(b))
+        await section("13", lambda: transcript_import(b))
         await section("11", lambda: replicas(b))  # `ctxdag serve` processes over HTTP
         await section("10", lambda: planning(b))  # last: it clears Neo4j's plan cache
         end_floor = await b.floor("end")

@@ -1,6 +1,6 @@
 // name: transcript_extend
-// returns: one row {problem, violations}; nothing is written when problem is set; no row when the session does not exist
-// purpose: adds the entries a transcript gained since it was imported — nodes after the stored ones, with all their edges — moves HEAD to the transcript's head and, when it gained a compaction, makes that the active summary (the one it replaced superseded), then checks the session's invariants
+// returns: one row {problem, violations, events}; nothing is written when problem is set; no row when the session does not exist
+// purpose: adds the entries a transcript gained since it was imported — nodes after the stored ones, with all their edges — moves HEAD to the transcript's head and, when it gained a compaction, makes that the active summary (the one it replaced superseded), then checks the session's invariants; announces a node_appended per node (in seq order) and head_moved when HEAD moved, as a native write does
 // params: session_id, tenant, now, expected_next_seq, nodes, media, head_id, active_summary_id
 // $nodes are backup rows (nodes_import), numbered from $expected_next_seq: the session's
 // next_seq when the caller read which nodes it held. A write that landed since is a
@@ -8,7 +8,10 @@
 // caller rolls back when `violations` is not empty.
 MATCH (s:Session {id: $session_id, tenant: $tenant})
 // include: session_write_lock
-WITH s, CASE WHEN s.next_seq <> $expected_next_seq THEN 'session_changed' END AS problem
+WITH s
+MATCH (s)-[:HEAD]->(previous_head:Node)
+WITH s, previous_head.id AS previous_head_id,
+  CASE WHEN s.next_seq <> $expected_next_seq THEN 'session_changed' END AS problem
 OPTIONAL CALL (s, problem) {
   WITH s WHERE problem IS NULL
   SET s.next_seq = s.next_seq + size($nodes)
@@ -35,4 +38,12 @@ OPTIONAL CALL (s, problem) {
   }
   RETURN collect(violation) AS violations
 }
-RETURN problem, violations
+WITH s, problem, violations, CASE WHEN problem IS NULL THEN
+    [row IN $nodes | {type: 'node_appended', node_id: row.properties.id,
+                      role: row.properties.role, predecessor_id: row.predecessor_id}]
+    + CASE WHEN previous_head_id <> $head_id
+        THEN [{type: 'head_moved', previous_head_id: previous_head_id, head_id: $head_id}]
+        ELSE [] END
+  ELSE [] END AS announced
+// include: events_write
+RETURN problem, violations, events

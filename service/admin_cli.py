@@ -33,10 +33,18 @@ def add_commands(commands: Any) -> None:
     restore.add_argument("file", help="the document ('-' reads stdin)")
     restore.set_defaults(job=_import)
     transcript = commands.add_parser(
-        "import-transcript", help="import agent transcripts (Claude Code or Pi JSONL) as sessions; "
+        "import-transcript", help="import agent transcripts (Claude Code, Pi or Codex JSONL) as sessions; "
         "a file imported before writes only what it gained")
     transcript.add_argument("files", nargs="+", metavar="FILE")
     transcript.add_argument("--format", help="the files' format (default: detected per file)")
+    transcript.add_argument("--follow", action="store_true",
+                            help="keep importing one FILE as its tool appends to it, until "
+                            "interrupted (SIGINT, SIGTERM)")
+    transcript.add_argument("--poll", type=float, default=0.5, metavar="SECONDS",
+                            help="with --follow: how often the file's size is read")
+    transcript.add_argument("--settle", type=float, default=2.0, metavar="SECONDS",
+                            help="with --follow: how long the file stays quiet before a "
+                            "closing reply is imported")
     transcript.set_defaults(job=_import_transcript)
     check = commands.add_parser("check", help="check the storage invariants of sessions")
     check.add_argument("session", nargs="?", help="one session (default: all of the tenant)")
@@ -71,17 +79,49 @@ async def _import_transcript(runtime: Runtime, args: argparse.Namespace) -> int:
     ledger = runtime.ledger
     if args.format is not None and args.format not in transcripts.FORMATS:
         raise BadInput(f"--format must be one of: {', '.join(transcripts.FORMATS)}")
+    if args.follow:
+        return await _follow_transcript(ledger, args)
     # Every file is read before anything is written: one bad file writes nothing.
     documents = [(file, transcripts.read(_read_text(file), file, args.format, ledger.tenant,
-                                         ledger.limits)) for file in args.files]
+                                         ledger.limits, _read_text)) for file in args.files]
     for file, document in documents:
-        stored = await store_transcript(ledger.db, ledger.tenant, document, ledger.limits)
-        if stored.created:
-            print(f"{file}: imported as session {stored.session_id} ({stored.nodes} nodes)")
-        elif stored.written:
-            print(f"{file}: session {stored.session_id} gained {stored.written} nodes")
-        else:
-            print(f"{file}: session {stored.session_id} holds it already; nothing written")
+        stored = await store_transcript(ledger.db, ledger.tenant, document, ledger.limits,
+                                        ledger.events)
+        print(_imported(file, stored))
+    return 0
+
+
+def _imported(file: str, stored: Any) -> str:
+    if stored.created:
+        return f"{file}: imported as session {stored.session_id} ({stored.nodes} nodes)"
+    if stored.written:
+        return f"{file}: session {stored.session_id} gained {stored.written} nodes"
+    return f"{file}: session {stored.session_id} holds it already; nothing written"
+
+
+async def _follow_transcript(ledger: Any, args: argparse.Namespace) -> int:
+    import asyncio
+    import signal
+
+    from .transcripts.follow import follow
+
+    if len(args.files) != 1 or args.files[0] == "-":
+        raise BadInput("--follow takes one FILE (not stdin)")
+    if not (args.poll > 0 and args.settle >= 0):
+        raise BadInput("--poll must be above 0 seconds and --settle at least 0")
+    file, stop = args.files[0], asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        last = await follow(ledger, file, args.format, stop,
+                            lambda stored: print(_imported(file, stored), flush=True),
+                            interval=args.poll, settle=args.settle)
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    held = f"session {last.session_id}, {last.nodes} nodes" if last else "nothing imported"
+    print(f"{file}: stopped following ({held})", flush=True)
     return 0
 
 

@@ -29,10 +29,12 @@ T = TypeVar("T")
 REQUEST_ERRORS = (MissingQueryError, CannotGetOperationTypeError, InvalidOperationTypeError)
 
 
-def extensions_of(error: CtxdagError) -> dict[str, str]:
+def extensions_of(error: CtxdagError) -> dict[str, str | int]:
     extensions = {"code": error.code}
     if getattr(error, "id", None):
         extensions["id"] = error.id
+    if isinstance(error.details.get("line"), int):
+        extensions["line"] = error.details["line"]  # the line of an imported transcript
     return extensions
 
 

@@ -21,6 +21,7 @@ from .errors import coded_stream, with_codes
 from .events import EVENT_TYPES, SessionEvent, event_out, replay_start
 from .limits import MAX_TOKENS, BoundedValidation, OperationDeadline
 from .nodes import MAX_NODES_PER_LOOKUP, resolve_node
+from .transcripts import TranscriptFormat, TranscriptImport, import_transcript
 from .types import (
     MAX_CALLS_PAGE, CallDiff, Compaction, Message, ModelCall, Node, Role, Session,
     SessionConnection, Turn, Uncompaction, call_diff_out, call_out, compaction_out,
@@ -250,6 +251,18 @@ class Mutation:
             str(session_id), [str(i) for i in read_ids], model, output, usage or None,
             output_blocks=blocks_in(output_blocks))
         return call_out(call)
+
+    @strawberry.mutation(description=(
+        "An agent tool's session file (JSONL `content`; `format` detected from its first "
+        "line when not given) as a session: new, extended by the entries it gained since it "
+        "was imported, or unchanged. `fileName` names it in errors and provenance (a Claude "
+        "Code session is named by it: without it, by the file's sessionId). Bounded by the "
+        "request body limit; a line it cannot take is BAD_INPUT naming the line "
+        "(`extensions.line`) and why, and writes nothing."))
+    async def import_transcript(self, info: Info, content: str,
+                                format: Optional[TranscriptFormat] = None,
+                                file_name: Optional[str] = None) -> TranscriptImport:
+        return await import_transcript(info, content, format, file_name)
 
 
 @strawberry.type

@@ -18,6 +18,7 @@ from typing import Any, Callable
 from ..errors import BadInput
 from .backup import checked_nodes, import_session
 from .db import Database, Rows
+from .events import Events
 from .ids import utcnow
 from .problems import raise_for_problem
 from .validate import Limits
@@ -32,7 +33,10 @@ class Stored:
 
 
 async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
-                           limits: Limits) -> Stored:
+                           limits: Limits, events: Events) -> Stored:
+    """Imports or extends; an extension announces its nodes (and HEAD's move) as events, so
+    a viewer subscribed to the session sees them. (A new session announces none: nobody
+    can be subscribed to a session before it exists.)"""
     session = document["session"]
     session_id = session["properties"]["id"]
     rows = checked_nodes(document, limits)
@@ -50,10 +54,12 @@ async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
     numbered = [{**row, "properties": {**row["properties"], "seq": next_seq + i}}
                 for i, row in enumerate(new)]
     media = {digest for row in new for digest in row["media_refs"]}
-    await db.write("transcript_extend", _extend_check(session_id), session_id=session_id,
-                   tenant=tenant, now=utcnow(), expected_next_seq=next_seq, nodes=numbered,
-                   media=[m for m in document["media"] if m["sha256"] in media],
-                   head_id=session["head_id"], active_summary_id=session["active_summary_id"])
+    written = await db.write(
+        "transcript_extend", _extend_check(session_id), session_id=session_id, tenant=tenant,
+        now=utcnow(), expected_next_seq=next_seq, nodes=numbered,
+        media=[m for m in document["media"] if m["sha256"] in media],
+        head_id=session["head_id"], active_summary_id=session["active_summary_id"])
+    await events.committed(session_id, written[0]["events"])
     return Stored(session_id, False, len(new), len(rows))
 
 

@@ -6,17 +6,30 @@ when the session is stored already, extends (service/store/transcripts.py).
 """
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any, Callable
 
+from ..store.ledger import Ledger
+from ..store.transcripts import Stored, store_transcript
 from ..store.validate import Limits
-from . import claude_code, pi
+from . import claude_code, codex, pi, subagents
 from .document import document
 from .jsonl import objects
-from .model import Transcript, bad_line
+from .model import Transcript, bad_line, no_turns
+
+
+class Format(str, Enum):
+    """The transcript formats read, by the names `--format` takes."""
+
+    CLAUDE_CODE = claude_code.TOOL
+    PI = pi.TOOL
+    CODEX = codex.TOOL
+
 
 PARSERS: dict[str, Callable[[str, str], Transcript]] = {
-    claude_code.TOOL: claude_code.parse,
-    pi.TOOL: pi.parse,
+    Format.CLAUDE_CODE.value: claude_code.parse,
+    Format.PI.value: pi.parse,
+    Format.CODEX.value: codex.parse,
 }
 FORMATS = tuple(PARSERS)
 
@@ -26,6 +39,8 @@ def detect(text: str, file: str) -> str:
     for _, first in objects(text, file):
         if pi.looks_like(first):
             return pi.TOOL
+        if codex.looks_like(first):
+            return codex.TOOL
         if claude_code.looks_like(first):
             return claude_code.TOOL
         raise bad_line(file, 1, f"not a transcript of a known format ({', '.join(FORMATS)}); "
@@ -33,11 +48,30 @@ def detect(text: str, file: str) -> str:
     raise bad_line(file, 1, "the file is empty")
 
 
-def read(text: str, file: str, format: str | None, tenant: str,
-         limits: Limits) -> dict[str, Any]:
+def read(text: str, file: str, format: str | None, tenant: str, limits: Limits,
+         read_text: Callable[[str], str] | None = None,
+         settle: Callable[[Transcript], Transcript] | None = None) -> dict[str, Any]:
     """The backup document of one transcript file for `tenant`; BadInput naming file and
-    line when it cannot be read."""
+    line when it cannot be read. With `read_text`, the files a Claude Code session keeps
+    beside it (its sub-agents) are read with it; `settle` cuts what may still grow
+    (follow.py)."""
     tool = format or detect(text, file)
     if tool not in PARSERS:
         raise bad_line(file, 1, f"format {tool!r} is not one of: {', '.join(FORMATS)}")
-    return document(PARSERS[tool](text, file), tenant, limits)
+    transcript = PARSERS[tool](text, file)
+    if tool == claude_code.TOOL and read_text is not None:
+        transcript = subagents.with_agents(transcript, subagents.beside(file, read_text))
+    if settle is not None:
+        transcript = settle(transcript)
+        if not transcript.turns:
+            raise no_turns(file)
+    return document(transcript, tenant, limits)
+
+
+async def import_text(ledger: Ledger, text: str, file: str, format: str | None) -> Stored:
+    """One transcript, given as text (no side files), stored in the ledger's tenant: a new
+    session, the entries it gained since it was imported, or nothing when it holds them
+    all."""
+    shaped = read(text, file, format, ledger.tenant, ledger.limits)
+    return await store_transcript(ledger.db, ledger.tenant, shaped, ledger.limits,
+                                  ledger.events)

@@ -19,39 +19,19 @@ HEAD is the last chain record, or a `last-prompt` leaf written after it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
+from .building import ROOT as _ROOT, Building as _Building, key_of, keys_of, \
+    merge_meta, opener, tool_use, turns_of
 from .jsonl import objects
-from .model import (
-    ROOT_KEY, Compaction, Transcript, Turn, bad_line, timestamp, tool_name, tool_use_id,
-)
+from .model import Compaction, Transcript, bad_line, no_turns, timestamp, tool_use_id
 
 TOOL = "claude-code"
 CHAIN = {"user", "assistant", "system", "attachment", "progress"}
 BOOKKEEPING = {"queue-operation", "file-history-snapshot", "last-prompt", "ai-title",
                "custom-title", "agent-name", "mode", "permission-mode", "pr-link", "summary"}
-_ROOT = -1  # the index of ROOT among the turns being built
-
-
-@dataclass
-class _Building:
-    role: str
-    parent: int
-    line: int
-    at: datetime
-    message_id: str | None = None
-    blocks: list[dict[str, Any]] = field(default_factory=list)
-    entries: list[str] = field(default_factory=list)
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    def tool_uses(self) -> list[str]:
-        return [b["id"] for b in self.blocks if b["type"] == "tool_use"]
-
-    def answered(self) -> list[str]:
-        return [b["tool_use_id"] for b in self.blocks if b["type"] == "tool_result"]
 
 
 def looks_like(first: dict[str, Any]) -> bool:
@@ -77,6 +57,7 @@ class _Reader:
         self.title: str | None = None
         self.session_key: str = ""
         self.at: datetime | None = None
+        self.agent_uses: dict[str, str] = {}  # sub-agent id -> the tool use it answered
 
     def take(self, line: int, entry: dict[str, Any]) -> None:
         kind = entry["type"]
@@ -165,13 +146,16 @@ class _Reader:
             return
         blocks = results + [b for b in blocks if b["type"] != "tool_result"]
         answered = [b["tool_use_id"] for b in results]
-        opener = self._opener(parent)
-        if opener is None or not set(answered) <= set(self.turns[opener].tool_uses()):
+        ran = entry.get("toolUseResult")
+        if isinstance(ran, dict) and isinstance(ran.get("agentId"), str) and len(answered) == 1:
+            self.agent_uses[ran["agentId"]] = answered[0]  # the sub-agent that answered it
+        opens = opener(self.turns, parent)
+        if opens is None or not set(answered) <= set(self.turns[opens].tool_uses()):
             raise bad_line(self.file, line, f"tool results for {', '.join(answered)} answer "
                            "no tool use of the message they follow")
-        tool = self._open_tool_message(opener, answered)
+        tool = self._open_tool_message(opens, answered)
         if tool is None:
-            self._add(_Building("tool", opener, line, self.at, None, blocks, [], meta), uuid)
+            self._add(_Building("tool", opens, line, self.at, None, blocks, [], meta), uuid)
             return
         merged = self.turns[tool]
         done = len(merged.answered())
@@ -191,7 +175,7 @@ class _Reader:
             building = self.turns[parent]
             building.blocks += blocks
             building.entries.append(uuid)
-            _merge_meta(building.meta, meta)
+            merge_meta(building.meta, meta)
             self.node_of[uuid] = parent
             return
         if not blocks:
@@ -209,17 +193,6 @@ class _Reader:
         building.entries.append(uuid)
         self.turns.append(building)
         self.node_of[uuid] = len(self.turns) - 1
-
-    def _opener(self, parent: int) -> int | None:
-        """The assistant message whose tool uses a result after `parent` answers: the parent
-        itself, or the one a tool message (answering part of it) follows."""
-        if parent == _ROOT:
-            return None
-        if self.turns[parent].role == "assistant":
-            return parent
-        if self.turns[parent].role == "tool":
-            return self.turns[parent].parent
-        return None
 
     def _open_tool_message(self, opener: int, answering: list[str]) -> int | None:
         """The tool message after `opener` still collecting results (parallel tool calls)."""
@@ -240,20 +213,15 @@ class _Reader:
 
     def transcript(self, session_key: str) -> Transcript:
         if not self.turns:
-            raise bad_line(self.file, 1, "the file holds no conversation turns")
-        keys = [b.entries[-1] for b in self.turns]
-
-        def key(index: int) -> str:
-            return ROOT_KEY if index == _ROOT else keys[index]
-
-        turns = tuple(Turn(keys[i], key(b.parent), b.role, tuple(b.blocks), b.at, b.line,
-                           tuple(b.entries), b.meta) for i, b in enumerate(self.turns))
-        compactions = tuple(Compaction(entries[-1], key(covered), key(head), text, at, line,
-                                       entries, meta)
+            raise no_turns(self.file)
+        keys = keys_of(self.turns)
+        compactions = tuple(Compaction(entries[-1], key_of(keys, covered), key_of(keys, head),
+                                       text, at, line, entries, meta)
                             for line, covered, head, text, at, entries, meta in self.compactions)
         head = self.node_of.get(self.last or "", len(self.turns) - 1)
-        return Transcript(TOOL, self.file, session_key, turns, compactions,
-                          key(head if head != _ROOT else len(self.turns) - 1), self.title)
+        return Transcript(TOOL, self.file, session_key, turns_of(self.turns), compactions,
+                          key_of(keys, head if head != _ROOT else len(self.turns) - 1),
+                          self.title, {"agent_tool_uses": self.agent_uses})
 
 
 def blocks_of(content: Any, file: str, line: int) -> tuple[list[dict], dict[str, Any]]:
@@ -285,7 +253,7 @@ def _block(item: Any, meta: dict[str, Any], file: str, line: int) -> dict[str, A
     if kind == "redacted_thinking":
         return {"type": "redacted_thinking", "data": item.get("data")}
     if kind == "tool_use":
-        return _tool_use(item, meta)
+        return tool_use(item.get("id"), item.get("name"), item.get("input"), meta, "input")
     if kind == "tool_result":
         raw = str(item.get("tool_use_id"))
         content = item.get("content", "")
@@ -300,28 +268,6 @@ def _block(item: Any, meta: dict[str, Any], file: str, line: int) -> dict[str, A
         return shaped
     meta.setdefault("unmapped_blocks", []).append(str(kind))
     return None
-
-
-def _tool_use(item: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
-    raw_id, raw_name = str(item.get("id")), str(item.get("name"))
-    use_id, name = tool_use_id(raw_id), tool_name(raw_name)
-    if use_id != raw_id:
-        meta.setdefault("tool_use_ids", {})[use_id] = raw_id
-    if name != raw_name:
-        meta.setdefault("tool_names", {})[use_id] = raw_name
-    tool_input = item.get("input")
-    return {"type": "tool_use", "id": use_id, "name": name,
-            "input": tool_input if isinstance(tool_input, dict) else {"input": tool_input}}
-
-
-def _merge_meta(into: dict[str, Any], more: dict[str, Any]) -> None:
-    for key, value in more.items():
-        if isinstance(value, dict):
-            into.setdefault(key, {}).update(value)
-        elif isinstance(value, list):
-            into.setdefault(key, []).extend(value)
-        elif isinstance(value, int):
-            into[key] = into.get(key, 0) + value
 
 
 def _text_of(content: Any) -> str:

@@ -10,7 +10,9 @@ The conventions (README, "Importing agent transcripts"):
   `last_covered`, relaying (absorbing) the previous summary when that one's segment
   starts it; the last compaction is the active one (strategy rolling), the others are
   superseded; an empty summary reads so and says so in its metadata;
-- HEAD is the tool's head (its synthetic result when it ends on open tool uses).
+- HEAD is the tool's head (its synthetic result when it ends on open tool uses);
+- a sub-agent's turns (subagents.py) are side-branch nodes pointing CALLER at the turn
+  that spawned them, numbered after the transcript's own.
 Every node's metadata names its source: {"source": {tool, file, entries, line}}.
 """
 from __future__ import annotations
@@ -26,7 +28,7 @@ from ..store.backup import FORMAT, VERSION
 from ..store.validate import Limits
 from ..tokens import estimate_tokens
 from .model import (
-    ROOT_KEY, Compaction, Transcript, Turn, cancelled_result, node_id, session_id,
+    ROOT_KEY, Compaction, Transcript, Turn, bad_line, cancelled_result, node_id, session_id,
 )
 
 EMPTY_SUMMARY = "[The tool recorded this compaction without a readable summary.]"
@@ -47,16 +49,17 @@ def document(transcript: Transcript, tenant: str, limits: Limits) -> dict[str, A
     started = min(turn.at for turn in turns)
     media: dict[str, dict[str, Any]] = {}
 
-    def source(line: int, entries: tuple[str, ...]) -> dict[str, Any]:
-        return {"tool": t.tool, "file": t.file, "line": line, "entries": list(entries)}
+    def source(line: int, entries: tuple[str, ...], file: str | None = None) -> dict[str, Any]:
+        return {"tool": t.tool, "file": file or t.file, "line": line, "entries": list(entries)}
 
-    ordered = sorted([(turn.line, 0, i) for i, turn in enumerate(turns)]
-                     + [(c.line, 1, i) for i, c in enumerate(t.compactions)])
+    # File order, the transcript's own file first, then each sub-agent's.
+    ordered = sorted([(turn.file or "", turn.line, 0, i) for i, turn in enumerate(turns)]
+                     + [("", c.line, 1, i) for i, c in enumerate(t.compactions)])
     nodes = [_node(sid, ids[ROOT_KEY], "system", _written("system", [], limits), started, 0, 0,
                    {"source": {"tool": t.tool, "file": t.file, "note":
                                "the tool records no system prompt"}}, None)]
     summaries: list[tuple[str, list[str]]] = []  # (id, whole segment)
-    for seq, (_, is_summary, index) in enumerate(ordered, start=1):
+    for seq, (_, _, is_summary, index) in enumerate(ordered, start=1):
         if is_summary:
             compaction = t.compactions[index]
             nodes.append(_summary(sid, ids, parent, compaction, summaries, seq,
@@ -68,9 +71,12 @@ def document(transcript: Transcript, tenant: str, limits: Limits) -> dict[str, A
         written = _written(turn.role, list(turn.blocks), limits, t.file, turn.line)
         for medium in written.params["media"]:
             media.setdefault(medium["sha256"], medium)
+        meta = {"source": source(turn.line, turn.entries, turn.file), **turn.meta}
+        caller = ids[turn.caller] if turn.caller else None
+        if caller and turn.parent == ROOT_KEY:
+            meta["spawned_from"] = caller  # as spawnTask marks a task's opening node
         nodes.append(_node(sid, ids[turn.key], turn.role, written, turn.at, seq,
-                           depth[turn.key], {"source": source(turn.line, turn.entries),
-                                             **turn.meta}, ids[turn.parent]))
+                           depth[turn.key], meta, ids[turn.parent], caller, turn.side_branch))
     stamps = [turn.at for turn in turns] + [c.at for c in t.compactions]
     properties = {
         "id": sid, "extra_meta": json.dumps({"source": {
@@ -115,7 +121,7 @@ def _paired(turns: tuple[Turn, ...], head: str) -> tuple[list[Turn], str]:
             synthetic = Turn(SYNTHETIC_PREFIX + turn.key, turn.key, "tool",
                              tuple(cancelled_result(u) for u in uses), turn.at, turn.line, (),
                              {"synthetic": True, "reason": "the source has no result for "
-                              "these tool uses"})
+                              "these tool uses"}, turn.caller, turn.side_branch, turn.file)
             paired.append(synthetic)
             moved.update({c.key: synthetic.key for c in others})
             if head == turn.key:
@@ -140,8 +146,8 @@ def _summary(sid: str, ids: dict[str, str], parent: dict[str, str], c: Compactio
     segment = [ids[k] for k in _chain(c.last_covered, parent)]
     below = [ids[k] for k in _chain(c.compacted_head, parent)]
     if not segment or below[:len(segment)] != segment:
-        raise BadInput(f"{file}:{c.line}: the compaction keeps entries that do not follow "
-                       "the ones it summarized")
+        raise bad_line(file, c.line, "the compaction keeps entries that do not follow the "
+                       "ones it summarized")
     previous = summaries[-1] if summaries else None
     absorbs = previous is not None and len(previous[1]) < len(segment) \
         and segment[:len(previous[1])] == previous[1]
@@ -184,23 +190,24 @@ def _written(role: str, raw: list[dict[str, Any]], limits: Limits, file: str = "
     try:
         return block_rules.message_blocks(role, None, raw, limits)
     except BadInput as e:
-        raise BadInput(f"{file}:{line}: {e.message}", file=file, line=line) from None
+        raise bad_line(file, line, e.message) from None
 
 
 def _node(sid: str, nid: str, role: str, written: block_rules.Written, at: datetime, seq: int,
-          depth: int, meta: dict[str, Any], predecessor: str | None) -> dict[str, Any]:
+          depth: int, meta: dict[str, Any], predecessor: str | None, caller: str | None = None,
+          side_branch: bool = False) -> dict[str, Any]:
     params = written.params
     properties = {"id": nid, "session_id": sid, "role": role, "content": params["content"],
                   "created_at": _stamp(at), "tokens": params["tokens"],
                   "metadata": json.dumps(meta, ensure_ascii=False, sort_keys=True),
-                  "seq": seq, "depth": depth, "side_branch": False}
+                  "seq": seq, "depth": depth, "side_branch": side_branch}
     if params["blocks"] is not None:
         properties["blocks"] = params["blocks"]
     if params["tool_uses"]:
         properties["tool_use_ids"] = [u["id"] for u in params["tool_uses"]]
     if params["answers"]:
         properties["answered_ids"] = params["answers"]
-    return {"properties": properties, "predecessor_id": predecessor, "caller_id": None,
+    return {"properties": properties, "predecessor_id": predecessor, "caller_id": caller,
             "covers": []}
 
 

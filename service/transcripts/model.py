@@ -38,6 +38,11 @@ class Turn:
     line: int  # the file line of its first entry
     entries: tuple[str, ...]  # every source entry id it holds
     meta: dict[str, Any] = field(default_factory=dict)  # what else the source said
+    # A turn of a sub-agent the transcript spawned (claude_code.py): on a side branch,
+    # pointing CALLER at the turn whose tool use it ran for, read from a file of its own.
+    caller: str | None = None
+    side_branch: bool = False
+    file: str | None = None  # None: the transcript's own file
 
 
 @dataclass(frozen=True)
@@ -85,8 +90,19 @@ def node_id(tenant: str, tool: str, session_key: str, key: str) -> str:
 
 
 def bad_line(file: str, line: int, reason: str) -> BadInput:
-    """The error for a line a parser cannot take: the file and line, then why."""
-    return BadInput(f"{file}:{line}: {reason}", file=file, line=line)
+    """The error for a line a parser cannot take: the file (when it has a name) and line,
+    then why."""
+    return BadInput(f"{file}:{line}: {reason}" if file else f"line {line}: {reason}",
+                    file=file, line=line)
+
+
+class NoTurns(BadInput):
+    """A file holding no conversation turns (yet: a tool writes its header first)."""
+
+
+def no_turns(file: str) -> NoTurns:
+    return NoTurns(f"{file}:1: the file holds no conversation turns" if file
+                   else "line 1: the file holds no conversation turns", file=file, line=1)
 
 
 def timestamp(value: Any, fallback: datetime | None, file: str, line: int) -> datetime:

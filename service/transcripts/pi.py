@@ -20,10 +20,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from .claude_code import _Building, _ROOT
+from .building import ROOT as _ROOT, Building as _Building, key_of, keys_of, opener, \
+    tool_use, turns_of
 from .jsonl import objects
-from .model import ROOT_KEY, Compaction, Transcript, Turn, bad_line, timestamp, tool_name, \
-    tool_use_id
+from .model import Compaction, Transcript, bad_line, no_turns, timestamp, tool_use_id
 
 TOOL = "pi"
 BOOKKEEPING = {"label", "model_change", "thinking_level_change", "session_info", "custom"}
@@ -95,18 +95,15 @@ def parse(text: str, file: str) -> Transcript:
         elif key not in node_of:
             node_of[key] = parent  # not a turn
     if not turns:
-        raise bad_line(file, 1, "the file holds no conversation turns")
-    keys = [b.entries[-1] for b in turns]
+        raise no_turns(file)
+    keys = keys_of(turns)
 
     def named(index: int | str) -> str:
-        index = int(index)
-        return ROOT_KEY if index == _ROOT else keys[index]
+        return key_of(keys, int(index))
 
     head = node_of[previous] if previous is not None else len(turns) - 1
     return Transcript(
-        TOOL, file, header["id"],
-        tuple(Turn(keys[i], named(b.parent), b.role, tuple(b.blocks), b.at, b.line,
-                   tuple(b.entries), b.meta) for i, b in enumerate(turns)),
+        TOOL, file, header["id"], turns_of(turns),
         tuple(Compaction(c.key, named(c.last_covered), named(c.compacted_head), c.text, c.at,
                          c.line, c.entries, c.meta) for c in compactions),
         named(head if head != _ROOT else len(turns) - 1), title)
@@ -132,9 +129,8 @@ def _message(message: Any, key: str, parent: int, turns: list[_Building],
         result = {"type": "tool_result", "tool_use_id": use,
                   "content": _content(message.get("content"), file, line),
                   "is_error": bool(message.get("isError"))}
-        opener = parent if parent != _ROOT and turns[parent].role == "assistant" else (
-            turns[parent].parent if parent != _ROOT and turns[parent].role == "tool" else None)
-        if opener is None or use not in turns[opener].tool_uses():
+        opens = opener(turns, parent)
+        if opens is None or use not in turns[opens].tool_uses():
             raise bad_line(file, line, f"a tool result for {use} answers no tool call of the "
                            "message it follows")
         if turns[parent].role == "tool" and use not in turns[parent].answered():
@@ -181,14 +177,7 @@ def _block(item: Any, meta: dict[str, Any], file: str, line: int) -> dict[str, A
         meta["unsigned_thinking"] = meta.get("unsigned_thinking", 0) + 1
         return None
     if kind == "toolCall":
-        raw_id, raw_name = str(item.get("id")), str(item.get("name"))
-        use, name = tool_use_id(raw_id), tool_name(raw_name)
-        if use != raw_id:
-            meta.setdefault("tool_use_ids", {})[use] = raw_id
-        if name != raw_name:
-            meta.setdefault("tool_names", {})[use] = raw_name
-        arguments = item.get("arguments")
-        return {"type": "tool_use", "id": use, "name": name,
-                "input": arguments if isinstance(arguments, dict) else {"arguments": arguments}}
+        return tool_use(item.get("id"), item.get("name"), item.get("arguments"), meta,
+                        "arguments")
     meta.setdefault("unmapped_blocks", []).append(str(kind))
     return None

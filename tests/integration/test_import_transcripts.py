@@ -172,3 +172,108 @@ async def test_pi_v1_file_without_ids(ledger, capsys):
     await assert_sound(ledger, sid)
     assert await render_labels(ledger, sid) == ["ROOT", "line6", "line4", "line5", "line7",
                                                 "line8"]
+
+
+CODEX = FIXTURES / "codex" / "rollout-2025-09-14T08-00-00-0199a1b2-codex.jsonl"
+
+
+async def test_codex_rollout_with_parallel_calls_rollback_and_two_compactions(ledger, capsys):
+    await import_files(ledger, capsys, CODEX)  # detected from session_meta
+    sid = model.session_id(ledger.tenant, "codex", "0199a1b2-codex")
+    await assert_sound(ledger, sid)
+    # The rollback left line17..line20 as a branch; HEAD goes on from line13.
+    assert await tips(ledger, sid) == {"line20": False, "line35": True}
+    # After the remote compaction Codex's model read its (encrypted) summary and the rest.
+    assert await render_labels(ledger, sid) == ["ROOT", "line32", "line34", "line35"]
+    before_rollback = ["ROOT", "line2", "line3", "line6", "line8+line9+line10",
+                       "line11+line12", "line13"]
+    assert await render_labels(ledger, sid, await branch_tip(ledger, sid, "line20")) == [
+        *before_rollback, "line17", "line18", "line19", "line20"]
+    session = await ledger.sessions.get(sid)
+    remote = await ledger.summaries.get(session.active_summary_id)
+    local = await ledger.summaries.get(remote.absorbed_id)
+    local_segment = [*before_rollback[1:], "line22", "line23", "line24", "line25"]
+    assert await labels(ledger, local.covers_ids) == local_segment
+    assert await labels(ledger, remote.covers_ids) == [
+        *local_segment, "line28", "line29", "line30", "line31"]
+    # The local summary is what its replacement history gave the model, context apart.
+    assert local.node.content.split("\n\n") == [
+        "List the files and count the lines of a.txt.",
+        "Keep b.txt; rename it to c.txt instead.",
+        "Another language model started to solve this problem and produced a summary of its "
+        "thinking process.\nListed the files, counted a.txt (3 lines), renamed b.txt to c.txt."]
+    # The remote one says it is encrypted, and keeps what Codex stored.
+    assert remote.node.content.startswith("[This compaction's summary is encrypted")
+    assert remote.node.metadata["compaction"]["encrypted_content"] == [
+        "gAAAAB-remote-compaction-summary"]
+    # Parallel calls: one assistant message, one tool message; arguments parsed, the
+    # reasoning kept in metadata.
+    calls, results, patch = await ledger.nodes.get_many(
+        [model.node_id(ledger.tenant, "codex", "0199a1b2-codex", k)
+         for k in ("line10", "line12", "line18")])
+    assert [(b["id"], b["input"]) for b in json.loads(calls.blocks_json)] == [
+        ("call_A", {"command": ["ls"]}), ("call_B", {"command": ["wc", "-l", "a.txt"]})]
+    assert calls.metadata["reasoning"] == [
+        {"summary": ["Two commands at once."], "encrypted_content": "gAAAAB-reasoning-1"}]
+    assert [b["tool_use_id"] for b in json.loads(results.blocks_json)] == ["call_B", "call_A"]
+    assert json.loads(patch.blocks_json)[0]["input"] == {
+        "input": "*** Begin Patch\n*** Delete File: b.txt\n*** End Patch\n"}
+
+
+CODEX_LINE = '{"timestamp": "2025-09-14T08:00:01Z", "type": "%s", "payload": %s}\n'
+CODEX_META = CODEX_LINE % ("session_meta", '{"id": "c"}')
+CODEX_USER = CODEX_LINE % ("response_item", '{"type": "message", "role": "user", "content": '
+                           '[{"type": "input_text", "text": "hi"}]}')
+CODEX_BAD = [
+    (CODEX_META + CODEX_USER + CODEX_LINE % (
+        "response_item", '{"type": "function_call_output", "call_id": "x", "output": "?"}'),
+     3, "the output of call 'x' answers no tool call of the message it follows"),
+    (CODEX_META + CODEX_USER + CODEX_LINE % ("event_msg", '{"type": "thread_rolled_back", '
+                                             '"num_turns": -1}'),
+     3, "thread_rolled_back num_turns -1 is not a count"),
+    (CODEX_META + CODEX_LINE % ("response_item", "[]"), 2, "a response_item line without a "
+     "payload object"),
+]
+
+
+@pytest.mark.parametrize("text, line, reason", CODEX_BAD)
+async def test_codex_bad_input_names_file_line_and_reason(ledger, tmp_path, text, line,
+                                                          reason):
+    bad = tmp_path / "rollout.jsonl"
+    bad.write_text(text)
+    runtime = runtime_for(ledger.db, ledger.tenant)
+    with pytest.raises(BadInput) as caught:
+        await run_command(runtime, "import-transcript", str(bad))
+    assert caught.value.message.startswith(f"{bad}:{line}: {reason}")
+    with pytest.raises(NotFound):
+        await ledger.sessions.get(model.session_id(ledger.tenant, "codex", "c"))
+
+
+CC_AGENTS = FIXTURES / "claude_code" / "agents" / "5c1d9e20-agents.jsonl"
+
+
+async def test_claude_code_sub_agents_are_spawned_side_branches(ledger, capsys):
+    await import_files(ledger, capsys, CC_AGENTS)
+    sid = cc_session_id(ledger, CC_AGENTS)
+    await assert_sound(ledger, sid)
+    # The sub-agents never move HEAD and are no branch tips; the compaction helper is
+    # no sub-agent.
+    assert await tips(ledger, sid) == {"a3": True}
+    assert await render_labels(ledger, sid) == ["ROOT", "u1", "a1+a2", "r1+r2", "a3"]
+    session = await ledger.sessions.get(sid)
+    assert session.node_count == 11
+    spawner = model.node_id(ledger.tenant, "claude-code", CC_AGENTS.stem, "a2")
+    # Each agent reads its prompt, and points CALLER at the message holding its tool use:
+    # the first by its sidecar's toolUseId, the second by the result's agentId.
+    for agent, last, expected in (("a1b2", "x4", ["ROOT", "x1", "x2", "x3", "x4"]),
+                                  ("c3d4", "y2", ["ROOT", "y1", "y2"])):
+        tip = model.node_id(ledger.tenant, "claude-code", CC_AGENTS.stem,
+                            f"agent-{agent}/{last}")
+        assert await render_labels(ledger, sid, tip) == expected
+        chain = (await render_context(ledger, sid, tip)).node_ids[1:]
+        nodes = await ledger.nodes.get_many(list(chain))
+        assert all(n.side_branch and n.caller_id == spawner for n in nodes)
+        assert nodes[0].metadata["spawned_from"] == spawner
+        assert nodes[0].metadata["agent"]["id"] == agent
+        assert nodes[0].metadata["source"]["file"].endswith(f"subagents/agent-{agent}.jsonl")
+    assert "holds it already" in await import_files(ledger, capsys, CC_AGENTS)

@@ -1,0 +1,119 @@
+"""Workload 13: importing a Claude Code transcript (`ctxdag import-transcript`'s path).
+
+The transcript is generated as Claude Code writes one: a user prompt, then rounds of an
+assistant response written as one record per block (thinking with its signature, a line
+of text, a tool call), each answered by a tool_result record of about 1,200 characters;
+every eighth round the assistant reports and the user asks the next thing. Measured:
+entries per second of the first import (parsing, the backup document, the one-statement
+import) and of its parse alone; a re-import of the unchanged file (what each poll of
+`--follow` pays when the file has grown) and one of the file grown by 1%; and the store's
+bytes per imported message (a restart before and after, as workload 7 measures).
+"""
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from service import transcripts
+from service.store.transcripts import store_transcript
+
+from .agent import _result_text
+from .content import assistant_text, user_text
+from .core import Bench
+from .storage import checkpoint
+
+S13 = "13 transcript import (Claude Code)"
+SESSION = "bench-transcript"
+
+
+def claude_code_transcript(entries: int) -> list[str]:
+    """`entries` Claude Code records (JSON lines), a chain as the tool writes it."""
+    lines: list[str] = []
+    parent: str | None = None
+    i = 0
+
+    def record(kind: str, content: Any, message_id: str | None = None) -> None:
+        nonlocal parent
+        uuid = f"e{len(lines):07d}"
+        message: dict[str, Any] = {"role": "user" if kind == "user" else "assistant",
+                                   "content": content}
+        if message_id:
+            message.update(id=message_id, model="claude-sonnet-4-5", type="message",
+                           usage={"input_tokens": 1200, "output_tokens": 80})
+        lines.append(json.dumps({
+            "type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": SESSION,
+            "timestamp": f"2025-08-01T{len(lines) // 3600 % 24:02d}:{len(lines) // 60 % 60:02d}"
+                         f":{len(lines) % 60:02d}.000Z",
+            "isSidechain": False, "userType": "external", "cwd": "/work/app",
+            "version": "2.1.80", "message": message}))
+        parent = uuid
+
+    record("user", user_text(0))
+    while len(lines) < entries:
+        mid = f"msg_{i:06d}"
+        if i % 8 == 7:
+            record("assistant", [{"type": "text", "text": assistant_text(i)}], mid)
+            record("user", user_text(i))
+        else:
+            use = f"toolu_{i:06d}"
+            record("assistant", [{"type": "thinking", "thinking": assistant_text(i)[:400],
+                                  "signature": f"EqQBCkgIAxABGAIiQL{i:08d}" + "x" * 80}], mid)
+            record("assistant", [{"type": "text", "text": user_text(i)[:120]}], mid)
+            record("assistant", [{"type": "tool_use", "id": use, "name": "read_file",
+                                  "input": {"path": f"src/module_{i % 40}.py"}}], mid)
+            record("user", [{"type": "tool_result", "tool_use_id": use,
+                             "content": _result_text(i)}])
+        i += 1
+    return [line + "\n" for line in lines[:entries]]
+
+
+async def transcript_import(b: Bench) -> None:
+    entries = b.sizes.transcript_entries
+    lines = claude_code_transcript(entries)
+    text = "".join(lines)
+    file = f"{SESSION}-{b.tenant}.jsonl"
+    ledger = b.ledger
+
+    def read(body: str) -> dict[str, Any]:
+        return transcripts.read(body, file, None, ledger.tenant, ledger.limits)
+
+    async def store(document: dict[str, Any]):
+        return await store_transcript(ledger.db, ledger.tenant, document, ledger.limits,
+                                      ledger.events)
+
+    t0 = time.perf_counter()
+    document = read(text)
+    parsed = time.perf_counter() - t0
+    before = await checkpoint(b)
+    t0 = time.perf_counter()
+    stored = await store(document)
+    imported = time.perf_counter() - t0 + parsed
+    after = await checkpoint(b)
+    messages = stored.nodes - 1  # ROOT apart
+    b.add(S13, f"first import, {entries:,} entries", None, None,
+          value=round(entries / imported), unit="entries/s",
+          note=f"{imported:.2f} s: parse and document {parsed:.2f} s "
+               f"({entries / parsed:,.0f} entries/s), store {imported - parsed:.2f} s; "
+               f"{messages:,} messages")
+    store_bytes = after["store"] - before["store"]
+    b.add(S13, f"store bytes per imported message ({messages:,})", None, None,
+          value=round(store_bytes / messages), unit="bytes/message",
+          note=f"store +{store_bytes / 1e6:.1f} MB; the file holds "
+               f"{len(text.encode()) / messages:,.0f} B/message (thinking signatures, "
+               "usage and envelopes repeated per record)")
+    t0 = time.perf_counter()
+    again = await store(read(text))
+    unchanged = time.perf_counter() - t0
+    grown_lines = claude_code_transcript(entries + max(4, entries // 100))
+    t0 = time.perf_counter()
+    grown = await store(read("".join(grown_lines)))
+    extended = time.perf_counter() - t0
+    b.add(S13, "re-import, unchanged", None, None, value=round(unchanged * 1000, 1),
+          unit="ms", note=f"writes {again.written} nodes: what a --follow poll costs after "
+                          "the file changed, before its new entries")
+    b.add(S13, f"re-import, grown by {len(grown_lines) - entries} entries", None, None,
+          value=round(extended * 1000, 1), unit="ms",
+          note=f"writes {grown.written} nodes (transcript_extend, with their events)")
+    b.log(f"13: {entries:,} entries imported at {entries / imported:,.0f}/s, "
+          f"{store_bytes / messages:,.0f} store B/message")

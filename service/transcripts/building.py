@@ -1,0 +1,87 @@
+"""What every format's parser shares while it reads: the turns being built, indexed in
+file order, and the conversions from source shapes the formats have in common.
+
+A parser appends `Building` turns (parents before children, ROOT as index `ROOT`) and
+hands them to `turns_of`, which names each by its last source entry (README, "Importing
+agent transcripts").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from .model import ROOT_KEY, Turn, tool_name, tool_use_id
+
+ROOT = -1  # the index of ROOT among the turns being built
+
+
+@dataclass
+class Building:
+    role: str
+    parent: int
+    line: int
+    at: datetime
+    message_id: str | None = None
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    entries: list[str] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def tool_uses(self) -> list[str]:
+        return [b["id"] for b in self.blocks if b["type"] == "tool_use"]
+
+    def answered(self) -> list[str]:
+        return [b["tool_use_id"] for b in self.blocks if b["type"] == "tool_result"]
+
+
+def keys_of(turns: list[Building]) -> list[str]:
+    return [b.entries[-1] for b in turns]
+
+
+def key_of(keys: list[str], index: int) -> str:
+    return ROOT_KEY if index == ROOT else keys[index]
+
+
+def turns_of(turns: list[Building]) -> tuple[Turn, ...]:
+    keys = keys_of(turns)
+    return tuple(Turn(keys[i], key_of(keys, b.parent), b.role, tuple(b.blocks), b.at, b.line,
+                      tuple(b.entries), b.meta) for i, b in enumerate(turns))
+
+
+def opener(turns: list[Building], parent: int) -> int | None:
+    """The assistant message whose tool uses a result after `parent` answers: the parent
+    itself, or the one a tool message (answering part of it) follows."""
+    if parent == ROOT:
+        return None
+    if turns[parent].role == "assistant":
+        return parent
+    if turns[parent].role == "tool":
+        return turns[parent].parent
+    return None
+
+
+def tool_use(raw_id: Any, raw_name: Any, tool_input: Any, meta: dict[str, Any],
+             wrap: str) -> dict[str, Any]:
+    """A source's tool call as a tool_use block. Ids and names outside the providers'
+    pattern are renamed (the node's metadata keeps the source's); an input that is not
+    an object is wrapped as {`wrap`: input}."""
+    raw_id, raw_name = str(raw_id), str(raw_name)
+    use_id, name = tool_use_id(raw_id), tool_name(raw_name)
+    if use_id != raw_id:
+        meta.setdefault("tool_use_ids", {})[use_id] = raw_id
+    if name != raw_name:
+        meta.setdefault("tool_names", {})[use_id] = raw_name
+    return {"type": "tool_use", "id": use_id, "name": name,
+            "input": tool_input if isinstance(tool_input, dict) else {wrap: tool_input}}
+
+
+def merge_meta(into: dict[str, Any], more: dict[str, Any]) -> None:
+    """What a merged entry's metadata adds to its turn's: maps and lists joined, counts
+    summed."""
+    for key, value in more.items():
+        if isinstance(value, dict):
+            into.setdefault(key, {}).update(value)
+        elif isinstance(value, list):
+            into.setdefault(key, []).extend(value)
+        elif isinstance(value, int):
+            into[key] = into.get(key, 0) + value

@@ -1,0 +1,79 @@
+"""Claude Code sub-agents as spawned side branches of the session that ran them.
+
+Claude Code writes each sub-agent's transcript beside its session file, in
+`<session>/subagents/agent-<id>.jsonl`, with a sidecar `agent-<id>.meta.json` naming the
+tool use (`toolUseId`) that spawned it; the parent's tool_result for that tool use
+carries the agent's final answer (and `toolUseResult.agentId`, the link when the sidecar
+names none). How they map (README, "Importing agent transcripts"): each agent's turns are
+a side branch (never moving HEAD, never a branch tip) hanging from ROOT, since a
+sub-agent reads its prompt, not its parent's conversation; every one of its nodes points
+CALLER at the assistant message holding the tool use, as spawnTask's do at the node they
+were spawned from. Internal compaction helpers (`agent-acompact-*`) are no sub-agents;
+workflow agents (`subagents/workflows/…`) are not read.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from ..store import validate
+from .claude_code import parse
+from .model import ROOT_KEY, Transcript, Turn, tool_use_id
+
+PREFIX = "agent-"
+HELPERS = "agent-acompact-"
+
+
+@dataclass(frozen=True)
+class SubAgent:
+    agent_id: str
+    file: str
+    text: str
+    sidecar: dict[str, Any]
+
+
+def beside(file: str, read_text: Callable[[str], str]) -> list[SubAgent]:
+    """The sub-agents Claude Code keeps beside session file `file` (none for stdin)."""
+    if file == "-":
+        return []
+    folder = Path(file).with_suffix("") / "subagents"
+    agents = []
+    for path in sorted(folder.glob(f"{PREFIX}*.jsonl")):
+        if path.name.startswith(HELPERS):
+            continue
+        agent_id = path.stem[len(PREFIX):]
+        meta_file = path.with_name(f"{path.stem}.meta.json")
+        sidecar = validate.parse_json(read_text(str(meta_file)), str(meta_file)) \
+            if meta_file.exists() else {}
+        agents.append(SubAgent(agent_id, str(path), read_text(str(path)),
+                               sidecar if isinstance(sidecar, dict) else {}))
+    return agents
+
+
+def with_agents(main: Transcript, agents: list[SubAgent]) -> Transcript:
+    turns = list(main.turns)
+    for agent in agents:
+        turns += _spawned(main, agent, parse(agent.text, agent.file))
+    return replace(main, turns=tuple(turns))
+
+
+def _spawned(main: Transcript, agent: SubAgent, parsed: Transcript) -> list[Turn]:
+    raw = agent.sidecar.get("toolUseId")
+    use = tool_use_id(raw) if isinstance(raw, str) else \
+        main.meta.get("agent_tool_uses", {}).get(agent.agent_id)
+    caller = next((t.key for t in main.turns for b in t.blocks
+                   if b["type"] == "tool_use" and b["id"] == use), None)
+    about = {"id": agent.agent_id, "tool_use_id": use, "linked": caller is not None,
+             **{k: agent.sidecar[k] for k in ("agentType", "description", "spawnDepth")
+                if k in agent.sidecar}}
+    if parsed.compactions:
+        about["compactions_not_imported"] = len(parsed.compactions)
+
+    def key(k: str) -> str:
+        return k if k == ROOT_KEY else f"{PREFIX}{agent.agent_id}/{k}"
+
+    return [replace(t, key=key(t.key), parent=key(t.parent), caller=caller, side_branch=True,
+                    file=agent.file, meta={**t.meta, **({"agent": about}
+                                                         if t.parent == ROOT_KEY else {})})
+            for t in parsed.turns]

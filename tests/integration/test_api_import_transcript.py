@@ -1,0 +1,80 @@
+"""importTranscript over HTTP, through the real app: a transcript posted as text is a
+session, a grown one extends it, the same one again writes nothing; bad lines are
+BAD_INPUT naming the line; a subscribed viewer sees what an import adds."""
+import asyncio
+from pathlib import Path
+
+from service.transcripts import model
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"
+CODEX = FIXTURES / "codex" / "rollout-2025-09-14T08-00-00-0199a1b2-codex.jsonl"
+CC_SESSION = FIXTURES / "claude_code" / "session.jsonl"
+
+IMPORT = """
+mutation ($content: String!, $format: TranscriptFormat, $fileName: String) {
+  importTranscript(content: $content, format: $format, fileName: $fileName) {
+    outcome written session { id nodeCount headId }
+  }
+}"""
+
+
+async def test_import_extend_and_reimport_a_transcript(api):
+    lines = CODEX.read_text().splitlines(keepends=True)
+    first = (await api.client(IMPORT, content="".join(lines[:20]), format="CODEX",
+                              fileName=CODEX.name))["importTranscript"]
+    sid = model.session_id(api.tenant, "codex", "0199a1b2-codex")
+    assert first["outcome"] == "NEW" and first["session"]["id"] == sid
+    assert first["written"] == first["session"]["nodeCount"] == 11  # ROOT and 10 turns
+    grown = (await api.client(IMPORT, content="".join(lines),
+                              fileName=CODEX.name))["importTranscript"]
+    assert grown["outcome"] == "EXTENDED" and grown["written"] == 12  # 10 turns, 2 summaries
+    assert grown["session"]["nodeCount"] == 23
+    assert grown["session"]["headId"] == model.node_id(api.tenant, "codex", "0199a1b2-codex",
+                                                       "line35")
+    again = (await api.client(IMPORT, content="".join(lines)))["importTranscript"]
+    assert (again["outcome"], again["written"]) == ("UNCHANGED", 0)
+    assert again["session"] == grown["session"]
+
+
+async def test_a_claude_code_transcript_without_a_file_name_is_named_by_its_session(api):
+    imported = (await api.client(IMPORT, content=CC_SESSION.read_text()))["importTranscript"]
+    assert imported["session"]["id"] == model.session_id(api.tenant, "claude-code",
+                                                         "0b5e7c1e-session")
+
+
+async def test_a_bad_line_is_bad_input_naming_it_and_writes_nothing(api):
+    head = "".join(CODEX.read_text().splitlines(keepends=True)[:6])
+    text = head.replace("0199a1b2-codex", "0199a1b2-bad") + "{not json\n"
+    errors = await api.client.errors(IMPORT, content=text, fileName="rollout.jsonl")
+    assert [e["extensions"] for e in errors] == [{"code": "BAD_INPUT", "line": 7}]
+    assert errors[0]["message"].startswith("rollout.jsonl:7: the line is not valid JSON")
+    errors = await api.client.errors(IMPORT, content=text)
+    assert errors[0]["message"].startswith("line 7: ")
+    sid = model.session_id(api.tenant, "codex", "0199a1b2-bad")
+    missing = await api.client.errors("query ($id: ID!) { session(id: $id) { id } }", id=sid)
+    assert [e["extensions"]["code"] for e in missing] == ["NOT_FOUND"]
+
+
+EVENTS = """subscription ($s: ID!) { sessionEvents(sessionId: $s) {
+  type ... on NodeAppended { nodeId role predecessorId } ... on HeadMoved { headId }
+} }"""
+
+
+async def test_a_subscriber_sees_the_nodes_a_grown_transcript_adds(api):
+    text = CODEX.read_text().replace("0199a1b2-codex", "0199a1b2-live")
+    lines = text.splitlines(keepends=True)
+    first = (await api.client(IMPORT, content="".join(lines[:31])))["importTranscript"]
+    sid = first["session"]["id"]
+    ready = asyncio.Event()
+    listener = asyncio.create_task(api.client.subscribe(EVENTS, {"s": sid}, 4, ready))
+    await ready.wait()
+    grown = (await api.client(IMPORT, content="".join(lines)))["importTranscript"]
+    events = [p["data"]["sessionEvents"] for p in await listener]
+    # The remote compaction's summary, line34 and line35, in seq order; then HEAD's move.
+    assert grown["written"] == 3
+    assert [(e["type"], e.get("role")) for e in events] == [
+        ("NODE_APPENDED", "SUMMARY"), ("NODE_APPENDED", "USER"), ("NODE_APPENDED", "ASSISTANT"),
+        ("HEAD_MOVED", None)]
+    assert events[2]["nodeId"] == events[3]["headId"] == grown["session"]["headId"]
+    assert events[2]["predecessorId"] == events[1]["nodeId"]
+    assert events[1]["predecessorId"] == first["session"]["headId"]

@@ -1,0 +1,73 @@
+"""Codex rollout parsing and --follow's held tail, without a database."""
+import json
+
+import pytest
+
+from service.errors import BadInput
+from service.transcripts import codex
+from service.transcripts.follow import without_open_tail
+
+
+def rollout(*items) -> str:
+    lines = [{"timestamp": "2025-09-14T08:00:00Z", "type": "session_meta",
+              "payload": {"id": "s"}}]
+    for kind, payload in items:
+        lines.append({"timestamp": "2025-09-14T08:00:01Z", "type": kind, "payload": payload})
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def user(text):
+    return ("response_item", {"type": "message", "role": "user",
+                              "content": [{"type": "input_text", "text": text}]})
+
+
+def call(call_id, arguments):
+    return ("response_item", {"type": "function_call", "name": "shell",
+                              "arguments": arguments, "call_id": call_id})
+
+
+def output(call_id, text="ok"):
+    return ("response_item", {"type": "function_call_output", "call_id": call_id,
+                              "output": text})
+
+
+def reply(text):
+    return ("response_item", {"type": "message", "role": "assistant",
+                              "content": [{"type": "output_text", "text": text}]})
+
+
+def test_arguments_that_are_no_json_object_are_wrapped():
+    t = codex.parse(rollout(user("go"), call("c1", "[1, 2]"), call("c2", "rm -rf"),
+                            output("c1"), output("c2")), "r.jsonl")
+    calls = t.turns[1]
+    assert [b["input"] for b in calls.blocks] == [{"arguments": [1, 2]}, {"arguments": "rm -rf"}]
+    assert calls.meta["unparsed_arguments"] == ["c2"]
+
+
+def test_a_rollback_past_a_compaction_is_refused_naming_its_line():
+    text = rollout(user("one"), reply("1"), ("compacted", {"message": "summary"}),
+                   user("two"), reply("2"),
+                   ("event_msg", {"type": "thread_rolled_back", "num_turns": 2}))
+    with pytest.raises(BadInput) as caught:
+        codex.parse(text, "r.jsonl")
+    assert caught.value.message.startswith("r.jsonl:7: a rollback to before a compaction")
+
+
+def test_a_rollback_of_more_turns_than_there_are_keeps_the_context_before_the_first():
+    context = ("response_item", {"type": "message", "role": "user", "content": [
+        {"type": "input_text", "text": "<environment_context>cwd</environment_context>"}]})
+    t = codex.parse(rollout(context, user("one"), reply("1"),
+                            ("event_msg", {"type": "thread_rolled_back", "num_turns": 5}),
+                            user("again")), "r.jsonl")
+    assert t.turns[-1].parent == t.turns[0].key == "line2"
+    assert t.head == "line6"
+
+
+def test_follow_holds_a_growing_tail_back():
+    parallel = rollout(user("go"), call("c1", "{}"), call("c2", "{}"), output("c1"))
+    held = without_open_tail(codex.parse(parallel, "r.jsonl"), quiet=True)
+    assert held.head == "line2" and [t.key for t in held.turns] == ["line2"]
+    answered = codex.parse(rollout(user("go"), call("c1", "{}"), output("c1"), reply("done")),
+                           "r.jsonl")
+    assert without_open_tail(answered, quiet=False).head == "line4"
+    assert without_open_tail(answered, quiet=True).head == "line5"
