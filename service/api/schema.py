@@ -209,14 +209,24 @@ class Mutation:
                                      "moves HEAD. `instructions`: optional focus instructions "
                                      "for the summarizer (not blank, at most "
                                      f"{MAX_INSTRUCTIONS_LENGTH} characters), stored on the "
-                                     "summary.")
+                                     "summary. `upTo`: a turn of the head's rendered history; "
+                                     "the summary covers the uncovered history through it and "
+                                     "what follows stays verbatim (instead of "
+                                     "`keepRecentTokens`; BAD_INPUT for a point off the chain, "
+                                     "inside the current summary's segment, or between a tool "
+                                     "use and its result). `dryRun`: status PREVIEWED, the "
+                                     "result says what would be written, and nothing is (no "
+                                     "node, no call, no event).")
     async def compact(self, info: Info, session_id: strawberry.ID,
                       keep_recent_tokens: Optional[int] = None,
                       head_id: Optional[strawberry.ID] = None,
-                      instructions: Optional[str] = None) -> Compaction:
+                      instructions: Optional[str] = None,
+                      up_to: Optional[strawberry.ID] = None,
+                      dry_run: bool = False) -> Compaction:
         result = await info.context.services.compactor.compact(
             str(session_id), head_id=_optional(head_id),
-            keep_recent_tokens=keep_recent_tokens, instructions=instructions)
+            keep_recent_tokens=keep_recent_tokens, instructions=instructions,
+            up_to=_optional(up_to), dry_run=dry_run)
         return compaction_out(result)
 
     @strawberry.mutation(description="Undoes a compaction: the summary stops applying (kept, "
