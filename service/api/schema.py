@@ -11,7 +11,7 @@ from strawberry.types.graphql import OperationType
 
 from ..errors import BadInput
 from ..store.paging import window
-from ..store.validate import MAX_INSTRUCTIONS_LENGTH
+from ..store.validate import MAX_INSTRUCTIONS_LENGTH, MAX_LABEL_LENGTH
 from .blocks import (
     ContentBlockInput, ToolChoiceInput, ToolInput, ToolResultBlockInput, blocks_in, options_in,
 )
@@ -239,6 +239,23 @@ class Mutation:
                             restored_summary_id=retired.restored_id,
                             session=await _session_after(info, retired.session_id))
 
+    @strawberry.mutation(description=(
+        "Labels a node of the session (replacing its label): one line of non-blank text, at "
+        f"most {MAX_LABEL_LENGTH} characters. The node itself never changes; announced as "
+        "node_labeled. Never moves HEAD."))
+    async def label(self, info: Info, node_id: strawberry.ID, text: str) -> Message:
+        ledger = info.context.services.ledger
+        await ledger.labels.set(str(node_id), text)
+        return message_out(await ledger.nodes.get(str(node_id)))
+
+    @strawberry.mutation(description=(
+        "Removes a node's label (announced as node_unlabeled); a node without one is left as "
+        "it is and nothing is written."))
+    async def unlabel(self, info: Info, node_id: strawberry.ID) -> Message:
+        ledger = info.context.services.ledger
+        await ledger.labels.clear(str(node_id))
+        return message_out(await ledger.nodes.get(str(node_id)))
+
     @strawberry.mutation(description="A sub-agent turn hanging off a node; never moves HEAD.")
     async def spawn_task(self, info: Info, session_id: strawberry.ID,
                          from_node_id: strawberry.ID, prompt: str) -> Turn:
@@ -266,7 +283,7 @@ class Mutation:
 class Subscription:
     @strawberry.subscription(description=(
         "The events of one session (node_appended, head_moved, branch_deleted, compaction_*, "
-        "summary_retired, summary_strategy_changed), in order, from whichever replica wrote "
+        "summary_retired, summary_strategy_changed, node_labeled, node_unlabeled), in order, from whichever replica wrote "
         "them. With `after` (the seq of the last event received), first the ones missed "
         "since, then live; EVENTS_EXPIRED when those are no longer kept (reload the session "
         "and subscribe without `after`). Without, from now on."))

@@ -94,6 +94,12 @@ class Message(Node):
             nodes=[call_out(r.call) for r in page.items], page_info=page_info_out(page),
             total_count=page.total)
 
+    @strawberry.field(description=(
+        "The node's label (`label`/`unlabel`), null when none: data about the node, held "
+        "beside it; the node itself never changes."))
+    async def label(self, info: Info) -> Optional[str]:
+        return await info.context.loaders.labels.load(str(self.id))
+
     @strawberry.field(description="This summary's record, when the node is a summary.")
     async def summary(self, info: Info) -> Optional["Summary"]:
         if self.role != Role.SUMMARY:
@@ -260,6 +266,12 @@ class GraphNode:
     @strawberry.field(description="The tool uses this row opens; the next row answers them.")
     def tool_use_ids(self) -> list[str]:
         return store.blocks.tool_use_ids(self.stored_blocks)
+
+    @strawberry.field(description=(
+        "The node's label (`label`/`unlabel`), null when none: data about the node, held "
+        "beside it; the node itself never changes."))
+    async def label(self, info: Info) -> Optional[str]:
+        return await info.context.loaders.labels.load(str(self.id))
 
 
 @strawberry.type
