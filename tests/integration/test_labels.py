@@ -70,6 +70,21 @@ async def test_a_label_is_set_replaced_and_removed_and_the_node_never_changes(ap
     assert await violations(api.db, api.tenant, sid, Limits()) == []
 
 
+async def test_the_labels_of_a_request_are_read_in_one_round_trip(api):
+    client = api.client
+    sid, user, reply = await new_conversation(client)
+    await client(LABEL, n=user, t="asked")
+    await client(LABEL, n=reply, t="answered")
+    api.db.round_trips.by_name.clear()
+    session = (await client("query($s: ID!) { session(id: $s) { graph { nodes { id label } }"
+                            " render { nodes { id label } } } }", s=sid))["session"]
+    assert api.db.round_trips.by_name.get("label_get_many") == 1
+    labels = {row["id"]: row["label"] for row in session["graph"]["nodes"]}
+    assert labels == {**{n["id"]: None for n in session["render"]["nodes"]},
+                      user: "asked", reply: "answered"}
+    assert {n["id"]: n["label"] for n in session["render"]["nodes"]} == labels
+
+
 async def test_bad_labels_are_refused_and_write_nothing(api):
     client = api.client
     sid, user, reply = await new_conversation(client)
