@@ -7,6 +7,10 @@ auto    — `compact_if_over_budget()` before a turn whose prompt reaches the bu
 passive — `with_passive_compaction()` when the provider reports a context overflow:
           compact, retry the call once; a second overflow is a clear error.
 
+A manual compaction may also choose its cut (`up_to`: through a turn of the head's render)
+and may be a preview (`dry_run`): `_plan` decides the cut for every run, `_run` persists it,
+and a preview stops after the summarizer, writing nothing.
+
 Only the manual trigger takes focus instructions (`compact(..., instructions=...)`): they
 are handed to the summarizer and stored on the summary node. Auto and passive compaction
 have none.
