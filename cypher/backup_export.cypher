@@ -1,5 +1,5 @@
 // name: backup_export
-// returns: zero or one row {session, root_ids, head_ids, active_summary_ids, nodes, calls, media, tool_sets}
+// returns: zero or one row {session, root_ids, head_ids, active_summary_ids, nodes, calls, media, tool_sets, labels}
 // purpose: everything a backup needs to rebuild a session — its properties, every node (deleted and superseded ones too) and every call, with all their edges, the media its nodes carry and the tools its calls were offered
 // params: session_id, tenant
 // Edges to single targets come back as lists, so a session holding two of them is seen,
@@ -48,4 +48,8 @@ RETURN properties(s) AS session,
     WITH DISTINCT t
     RETURN {sha256: t.sha256, tools: t.tools} AS tool_set
     ORDER BY tool_set.sha256
-  } AS tool_sets
+  } AS tool_sets,
+  COLLECT {
+    MATCH (s)-[l:LABELED]->(n:Node)
+    RETURN {node_id: n.id, properties: properties(l)} AS label ORDER BY label.node_id
+  } AS labels

@@ -46,6 +46,11 @@ def _parser() -> argparse.ArgumentParser:
     compact.add_argument("--keep", type=int, help="keep_recent_tokens (default from settings)")
     compact.add_argument("--instructions",
                          help="focus instructions for the summarizer, stored on the summary")
+    compact.add_argument("--up-to", help="a turn of the head's history: cover through it, "
+                                         "keep what follows verbatim (instead of --keep)")
+    compact.add_argument("--dry-run", action="store_true",
+                         help="print what would be written (cut, summary, tokens) and write "
+                              "nothing")
     compact.set_defaults(job=_compact)
     uncompact = commands.add_parser("uncompact", help="undo a compaction: the summary stops "
                                     "applying, what applied before applies again")
@@ -190,7 +195,17 @@ async def _diff(runtime: Runtime, args: argparse.Namespace) -> int:
 async def _compact(runtime: Runtime, args: argparse.Namespace) -> int:
     result = await runtime.compactor.compact(args.session, head_id=args.head,
                                              keep_recent_tokens=args.keep,
-                                             instructions=args.instructions)
+                                             instructions=args.instructions,
+                                             up_to=args.up_to, dry_run=args.dry_run)
+    if result.status.value == "PREVIEWED":
+        print(f"PREVIEWED (nothing written): would cover {result.covered_count} turns, "
+              f"{result.tokens_before} -> {result.tokens_after} tokens")
+        print(f"covered: {' '.join(result.covered_ids)}")
+        print(f"retained: {' '.join(result.retained_ids) or '(none)'}")
+        if result.message:
+            print(result.message)
+        print(result.summary_text)
+        return 0
     print(f"{result.status.value}: " + (
         f"summary {result.summary.id} covers {result.covered_count} turns, "
         f"{result.tokens_before} -> {result.tokens_after} tokens"

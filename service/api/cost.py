@@ -96,6 +96,8 @@ LIST_SIZES: dict[str, Paged | Given | Assumed | str] = {
     "RenderedContext.nodes": Assumed("nodes of a render", PROMPT),
     "Summary.coversIds": Assumed("turns a summary covers", PROMPT),
     "Summary.retainedIds": Assumed("turns a summary retains", PROMPT),
+    "Compaction.coveredIds": Assumed("turns a summary covers", PROMPT),
+    "Compaction.retainedIds": Assumed("turns a summary retains", PROMPT),
     "SessionGraph.nodes": Assumed("rows of a session's graph", SESSION),
     "BranchDeleted.deletedIds": Assumed("nodes of a deleted branch", SESSION),
     "Session.branches": Assumed("branches of a session", FEW),

@@ -20,6 +20,8 @@ class EventType(enum.Enum):
     BRANCH_DELETED = "branch_deleted"
     SUMMARY_RETIRED = "summary_retired"
     SUMMARY_STRATEGY_CHANGED = "summary_strategy_changed"
+    NODE_LABELED = "node_labeled"
+    NODE_UNLABELED = "node_unlabeled"
 
 
 @strawberry.enum(description="What started a compaction.")
@@ -96,8 +98,20 @@ class SummaryStrategyChanged(SessionEvent):
     strategy: str
 
 
+@strawberry.type(description="A node was labeled (or its label replaced).")
+class NodeLabeled(SessionEvent):
+    node_id: strawberry.ID
+    label: str
+
+
+@strawberry.type(description="A node's label was removed.")
+class NodeUnlabeled(SessionEvent):
+    node_id: strawberry.ID
+
+
 EVENT_TYPES = (CompactionStarted, CompactionFinished, CompactionFailed, HeadMoved, NodeAppended,
-               BranchDeleted, SummaryRetired, SummaryStrategyChanged)
+               BranchDeleted, SummaryRetired, SummaryStrategyChanged, NodeLabeled,
+               NodeUnlabeled)
 
 
 async def replay_start(ledger_events: events.Events, session_id: str, after: int | None) -> int:
@@ -151,4 +165,8 @@ def event_out(e: events.SessionEvent) -> SessionEvent:
                                   restored_summary_id=d.get("restored_summary_id"))
         case EventType.SUMMARY_STRATEGY_CHANGED:
             return SummaryStrategyChanged(**common, strategy=d["strategy"])
+        case EventType.NODE_LABELED:
+            return NodeLabeled(**common, node_id=d["node_id"], label=d["label"])
+        case EventType.NODE_UNLABELED:
+            return NodeUnlabeled(**common, node_id=d["node_id"])
     raise TypeError(f"unknown event type {e.type!r}")

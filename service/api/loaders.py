@@ -70,6 +70,7 @@ class Loaders:
     covering: DataLoader[str, list[str]]
     media: DataLoader[str, str | None]  # stored media data (base64) by hash
     tool_sets: DataLoader[str, list[dict] | None]  # the tools calls were offered, by hash
+    labels: DataLoader[str, str | None]  # nodes' labels by node id (None: unlabeled)
 
     @classmethod
     def for_request(cls, ledger: Ledger) -> "Loaders":
@@ -90,6 +91,7 @@ class Loaders:
             covering=_grouped(ledger.summaries.covering_many),
             media=DataLoader(_found(ledger.nodes.media)),
             tool_sets=DataLoader(_found(ledger.calls.tool_sets)),
+            labels=DataLoader(_found(ledger.labels.get_many)),
         )
 
 

@@ -11,7 +11,7 @@ from strawberry.types.graphql import OperationType
 
 from ..errors import BadInput
 from ..store.paging import window
-from ..store.validate import MAX_INSTRUCTIONS_LENGTH
+from ..store.validate import MAX_INSTRUCTIONS_LENGTH, MAX_LABEL_LENGTH
 from .blocks import (
     ContentBlockInput, ToolChoiceInput, ToolInput, ToolResultBlockInput, blocks_in, options_in,
 )
@@ -210,14 +210,24 @@ class Mutation:
                                      "moves HEAD. `instructions`: optional focus instructions "
                                      "for the summarizer (not blank, at most "
                                      f"{MAX_INSTRUCTIONS_LENGTH} characters), stored on the "
-                                     "summary.")
+                                     "summary. `upTo`: a turn of the head's rendered history; "
+                                     "the summary covers the uncovered history through it and "
+                                     "what follows stays verbatim (instead of "
+                                     "`keepRecentTokens`; BAD_INPUT for a point off the chain, "
+                                     "inside the current summary's segment, or between a tool "
+                                     "use and its result). `dryRun`: status PREVIEWED, the "
+                                     "result says what would be written, and nothing is (no "
+                                     "node, no call, no event).")
     async def compact(self, info: Info, session_id: strawberry.ID,
                       keep_recent_tokens: Optional[int] = None,
                       head_id: Optional[strawberry.ID] = None,
-                      instructions: Optional[str] = None) -> Compaction:
+                      instructions: Optional[str] = None,
+                      up_to: Optional[strawberry.ID] = None,
+                      dry_run: bool = False) -> Compaction:
         result = await info.context.services.compactor.compact(
             str(session_id), head_id=_optional(head_id),
-            keep_recent_tokens=keep_recent_tokens, instructions=instructions)
+            keep_recent_tokens=keep_recent_tokens, instructions=instructions,
+            up_to=_optional(up_to), dry_run=dry_run)
         return compaction_out(result)
 
     @strawberry.mutation(description="Undoes a compaction: the summary stops applying (kept, "
@@ -229,6 +239,23 @@ class Mutation:
         return Uncompaction(summary=summary_out(await ledger.summaries.get(retired.summary_id)),
                             restored_summary_id=retired.restored_id,
                             session=await _session_after(info, retired.session_id))
+
+    @strawberry.mutation(description=(
+        "Labels a node of the session (replacing its label): one line of non-blank text, at "
+        f"most {MAX_LABEL_LENGTH} characters. The node itself never changes; announced as "
+        "node_labeled. Never moves HEAD."))
+    async def label(self, info: Info, node_id: strawberry.ID, text: str) -> Message:
+        ledger = info.context.services.ledger
+        await ledger.labels.set(str(node_id), text)
+        return message_out(await ledger.nodes.get(str(node_id)))
+
+    @strawberry.mutation(description=(
+        "Removes a node's label (announced as node_unlabeled); a node without one is left as "
+        "it is and nothing is written."))
+    async def unlabel(self, info: Info, node_id: strawberry.ID) -> Message:
+        ledger = info.context.services.ledger
+        await ledger.labels.clear(str(node_id))
+        return message_out(await ledger.nodes.get(str(node_id)))
 
     @strawberry.mutation(description="A sub-agent turn hanging off a node; never moves HEAD.")
     async def spawn_task(self, info: Info, session_id: strawberry.ID,
@@ -269,7 +296,7 @@ class Mutation:
 class Subscription:
     @strawberry.subscription(description=(
         "The events of one session (node_appended, head_moved, branch_deleted, compaction_*, "
-        "summary_retired, summary_strategy_changed), in order, from whichever replica wrote "
+        "summary_retired, summary_strategy_changed, node_labeled, node_unlabeled), in order, from whichever replica wrote "
         "them. With `after` (the seq of the last event received), first the ones missed "
         "since, then live; EVENTS_EXPIRED when those are no longer kept (reload the session "
         "and subscribe without `after`). Without, from now on."))

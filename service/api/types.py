@@ -94,6 +94,12 @@ class Message(Node):
             nodes=[call_out(r.call) for r in page.items], page_info=page_info_out(page),
             total_count=page.total)
 
+    @strawberry.field(description=(
+        "The node's label (`label`/`unlabel`), null when none: data about the node, held "
+        "beside it; the node itself never changes."))
+    async def label(self, info: Info) -> Optional[str]:
+        return await info.context.loaders.labels.load(str(self.id))
+
     @strawberry.field(description="This summary's record, when the node is a summary.")
     async def summary(self, info: Info) -> Optional["Summary"]:
         if self.role != Role.SUMMARY:
@@ -260,6 +266,12 @@ class GraphNode:
     @strawberry.field(description="The tool uses this row opens; the next row answers them.")
     def tool_use_ids(self) -> list[str]:
         return store.blocks.tool_use_ids(self.stored_blocks)
+
+    @strawberry.field(description=(
+        "The node's label (`label`/`unlabel`), null when none: data about the node, held "
+        "beside it; the node itself never changes."))
+    async def label(self, info: Info) -> Optional[str]:
+        return await info.context.loaders.labels.load(str(self.id))
 
 
 @strawberry.type
@@ -582,7 +594,20 @@ class Compaction:
     split_turn: bool = strawberry.field(default=False, description=(
         "No user turn opened a retained tail that fits (an autonomous tool run): the cut "
         "lies inside the turn, before an assistant message that follows a complete tool "
-        "pair, and `message` says so."))
+        "pair, and `message` says so; with `upTo`, the retained tail opens on no user "
+        "turn."))
+    covered_ids: list[strawberry.ID] = strawberry.field(default_factory=list, description=(
+        "The turns the summary covers (a preview: would cover), in chain order: the "
+        "previous summary's segment extended by the newly covered turns."))
+    retained_ids: list[strawberry.ID] = strawberry.field(default_factory=list, description=(
+        "The head's chain below the segment, kept verbatim."))
+    summary_text: Optional[str] = strawberry.field(default=None, description=(
+        "The summary's text (a preview: the text a compaction would write)."))
+    summarizer_input_tokens: Optional[int] = strawberry.field(default=None, description=(
+        "The summarizer call's input tokens, as the summarizer reports them (null: it "
+        "reports none, as the offline one)."))
+    summarizer_output_tokens: Optional[int] = strawberry.field(default=None, description=(
+        "The summarizer call's output tokens, as the summarizer reports them."))
 
 
 @strawberry.type(description="An undone compaction.")
@@ -599,7 +624,11 @@ def compaction_out(c: CompactionResult) -> Compaction:
                       summary=summary_out(c.summary) if c.summary else None,
                       covered_count=c.covered_count, tokens_before=c.tokens_before,
                       tokens_after=c.tokens_after, message=c.message, split_turn=c.split_turn,
-                      local_command=c.local_command, error_code=c.error_code)
+                      local_command=c.local_command, error_code=c.error_code,
+                      covered_ids=list(c.covered_ids), retained_ids=list(c.retained_ids),
+                      summary_text=c.summary_text,
+                      summarizer_input_tokens=c.summarizer_input_tokens,
+                      summarizer_output_tokens=c.summarizer_output_tokens)
 
 
 @strawberry.type(description="A turn: its opening node, the reply, and the call behind it.")

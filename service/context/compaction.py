@@ -7,6 +7,10 @@ auto    — `compact_if_over_budget()` before a turn whose prompt reaches the bu
 passive — `with_passive_compaction()` when the provider reports a context overflow:
           compact, retry the call once; a second overflow is a clear error.
 
+A manual compaction may also choose its cut (`up_to`: through a turn of the head's render)
+and may be a preview (`dry_run`): `_plan` decides the cut for every run, `_run` persists it,
+and a preview stops after the summarizer, writing nothing.
+
 Only the manual trigger takes focus instructions (`compact(..., instructions=...)`): they
 are handed to the summarizer and stored on the summary node. Auto and passive compaction
 have none.
@@ -31,7 +35,7 @@ from ..store import validate
 from ..store.ids import utcnow
 from ..tokens import estimate_tokens
 from .budget import BudgetPolicy
-from .cut import MIN_ENTRIES, find_cut
+from .cut import MIN_ENTRIES, Cut, cut_after, find_cut, open_tool_uses
 from .render import render_context
 from .summarizers import Summarizer, SummaryText
 from .tokens import TokenEstimator
@@ -44,10 +48,12 @@ log = logging.getLogger("ctxdag.compaction")
 LOCAL_COMMAND_HINT = "nothing to compact yet"
 SPLIT_TURN = ("no user turn opens a tail that fits, so the cut is inside the current turn: "
               "the retained tail opens on an assistant message after a complete tool pair")
+SPLIT_AT = "the cut chosen by upTo is inside a turn: the retained tail opens on no user turn"
 
 
 class CompactionStatus(str, Enum):
     COMPACTED = "COMPACTED"
+    PREVIEWED = "PREVIEWED"  # a dry run: what would be written, written nowhere
     SKIPPED = "SKIPPED"
     FAILED = "FAILED"
 
@@ -64,7 +70,35 @@ class CompactionResult:
     message: str | None = None
     local_command: str | None = None  # a user-visible hint when nothing was compacted
     error_code: str | None = None
-    split_turn: bool = False  # no user turn opened a tail that fits: cut inside the turn
+    split_turn: bool = False  # the retained tail opens inside a turn
+    covered_ids: tuple[str, ...] = ()  # the turns the summary covers (would cover), in order
+    retained_ids: tuple[str, ...] = ()  # the head's chain kept verbatim below the segment
+    summary_text: str | None = None
+    summarizer_input_tokens: int | None = None  # the summarizer call's cost, as it reports it
+    summarizer_output_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A compaction decided and not yet summarized: the cut of a rendered history."""
+
+    covered: tuple[Node, ...]  # the rendered entries the summary stands in for
+    retained: tuple[Node, ...]
+    previous: Node | None  # the summary relayed and absorbed, when the view led with one
+    new_turns: tuple[Node, ...]  # real turns newly covered
+    covers_ids: tuple[str, ...]  # the previous segment (when read), then new_turns
+    split_turn: bool
+    message: str | None
+
+    def tokens_after(self, view: Rendered, written: SummaryText) -> int:
+        return view.tokens - sum(n.tokens for n in self.covered) + estimate_tokens(written.text)
+
+    def outcome(self, written: SummaryText) -> dict:
+        """The result's account of what is (or would be) written."""
+        return {"covered_ids": self.covers_ids,
+                "retained_ids": tuple(n.id for n in self.retained),
+                "summary_text": written.text, "summarizer_input_tokens": written.input_tokens,
+                "summarizer_output_tokens": written.output_tokens}
 
 
 class Compactor:
@@ -78,15 +112,25 @@ class Compactor:
     async def compact(self, session_id: str, *, head_id: str | None = None,
                       keep_recent_tokens: int | None = None,
                       trigger: CompactionTrigger = "manual",
-                      instructions: str | None = None) -> CompactionResult:
+                      instructions: str | None = None, up_to: str | None = None,
+                      dry_run: bool = False) -> CompactionResult:
         """Compacts the branch of `head_id` (default: HEAD's branch).
 
         `instructions`: the user's focus instructions for the summarizer (at most
         validate.MAX_INSTRUCTIONS_LENGTH characters, not blank), stored on the summary.
+        `up_to`: a turn of the head's rendered history; the cut covers the history
+        through it instead of where `keep_recent_tokens` would put it (not both).
+        `dry_run`: the summarizer runs and the result says what would be written, but
+        nothing is (no node, no call, no event): status PREVIEWED.
         """
         instructions = validate.instructions(instructions)
+        if up_to is not None:
+            validate.identifier(up_to, "upTo")
+            if keep_recent_tokens is not None:
+                raise BadInput("give keepRecentTokens or upTo, not both: upTo chooses the cut")
         view = await render_context(self.ledger, session_id, head_id)
-        return await self._run(view, session_id, trigger, keep_recent_tokens, instructions)
+        return await self._run(view, session_id, trigger, keep_recent_tokens, instructions,
+                               up_to=up_to, dry_run=dry_run)
 
     async def compact_if_over_budget(self, session_id: str, pending_tokens: int = 0,
                                      head_id: str | None = None,
@@ -127,41 +171,78 @@ class Compactor:
                 provider_message=again.message,
             ) from again
 
-    async def _run(self, view: Rendered, session_id: str, trigger: CompactionTrigger,
-                   keep_recent_tokens: int | None,
-                   instructions: str | None) -> CompactionResult:
+    async def _plan(self, view: Rendered, session_id: str, trigger: CompactionTrigger,
+                    keep_recent_tokens: int | None, up_to: str | None, *, coverage: bool
+                    ) -> "Plan | CompactionResult":
+        """Where the compaction cuts: the one decision, shared by a preview and the real
+        run. A skipped result when there is nothing to cover; BadInput for an `up_to`
+        that cannot be a cut. `coverage`: read the previous summary's segment, so that the
+        plan's covers_ids is whole (a real run without `up_to` learns it from the write)."""
         keep = self.policy.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens
         if keep < 0:
             raise BadInput("keep_recent_tokens must not be negative")
         history = view.history
+        previous = history[0] if history and history[0].role is Role.SUMMARY else None
+        previous_covers = (await self.ledger.summaries.get(previous.id)).covers_ids \
+            if previous and (coverage or up_to is not None) else ()
+        # A point that cannot be a cut is refused whatever the history's length.
+        chosen = None if up_to is None else self._cut_at(view, up_to, previous, previous_covers)
         if len(history) < MIN_ENTRIES:
             return self._skipped(session_id, trigger, view,
                                  f"nothing to compact: the history has {len(history)} entries "
                                  f"(at least {MIN_ENTRIES} are needed)")
-        cut = find_cut(history, keep)
+        cut = find_cut(history, keep) if chosen is None else chosen
         if cut.index is None:
             return self._skipped(session_id, trigger, view,
                                  "nothing to compact: every cut would separate a tool use "
                                  "from its result")
         covered, retained = history[:cut.index], history[cut.index:]
-        previous = covered[0] if covered and covered[0].role is Role.SUMMARY else None
-        new_turns = [n for n in covered if n.role is not Role.SUMMARY]
+        new_turns = tuple(n for n in covered if n.role is not Role.SUMMARY)
         if not new_turns:
             return self._skipped(session_id, trigger, view,
                                  f"nothing to compact: the retained turns already fit in "
                                  f"{keep} tokens")
+        message = (SPLIT_TURN if up_to is None else SPLIT_AT) if cut.split_turn else None
+        return Plan(tuple(covered), tuple(retained), previous, new_turns,
+                    tuple(previous_covers) + tuple(n.id for n in new_turns),
+                    cut.split_turn, message)
 
+    @staticmethod
+    def _cut_at(view: Rendered, up_to: str, previous: Node | None,
+                previous_covers: Sequence[str]) -> Cut:
+        history = view.history
+        cut = cut_after(history, up_to)
+        if cut is None:
+            if up_to in previous_covers or (previous and up_to == previous.id):
+                raise BadInput(f"upTo {up_to} lies inside the current summary's segment "
+                               f"(summary {previous.id} covers it): choose a turn after it")
+            raise BadInput(f"upTo {up_to} is not a turn on the chain of head {view.head_id}")
+        open_ids = open_tool_uses(history, cut.index)
+        if open_ids:
+            raise BadInput(f"upTo {up_to} would separate tool uses from their results "
+                           f"({validate.some(open_ids)}): choose the message that answers them")
+        return cut
+
+    async def _run(self, view: Rendered, session_id: str, trigger: CompactionTrigger,
+                   keep_recent_tokens: int | None, instructions: str | None, *,
+                   up_to: str | None = None, dry_run: bool = False) -> CompactionResult:
+        plan = await self._plan(view, session_id, trigger, keep_recent_tokens, up_to,
+                                coverage=dry_run)
+        if isinstance(plan, CompactionResult):
+            return plan
+        if dry_run:
+            return await self._preview(view, session_id, trigger, plan, instructions)
+        previous, new_turns, covered, retained = (plan.previous, plan.new_turns, plan.covered,
+                                                  plan.retained)
         await self.ledger.events.append(session_id, {"type": "compaction_started",
                                                      "trigger": trigger})
         # What enters the summarizer's prompt, in order: the relayed summary, then the turns.
-        prompt = ([previous] if previous else []) + new_turns
+        prompt = ([previous] if previous else []) + list(new_turns)
         started = utcnow()
         written = None
         try:
-            written = await self.summarizer.summarize(
-                new_turns, previous.content if previous else None, instructions=instructions)
-            tokens_after = (view.tokens - sum(n.tokens for n in covered)
-                            + estimate_tokens(written.text))
+            written = await self._summarize(plan, instructions)
+            tokens_after = plan.tokens_after(view, written)
             summary = await self.ledger.summaries.persist(
                 session_id, [n.id for n in new_turns], written.text,
                 absorbed_id=previous.id if previous else None,
@@ -192,8 +273,23 @@ class Compactor:
             raise
         return CompactionResult(CompactionStatus.COMPACTED, session_id, trigger, summary,
                                 len(summary.covers_ids), view.tokens, tokens_after,
-                                split_turn=cut.split_turn,
-                                message=SPLIT_TURN if cut.split_turn else None)
+                                split_turn=plan.split_turn, message=plan.message,
+                                **{**plan.outcome(written), "covered_ids": summary.covers_ids})
+
+    async def _preview(self, view: Rendered, session_id: str, trigger: CompactionTrigger,
+                       plan: "Plan", instructions: str | None) -> CompactionResult:
+        """What `_run` would write, written nowhere: the summarizer's failure is the
+        caller's error, as no compaction_failed event may announce it."""
+        written = await self._summarize(plan, instructions)
+        return CompactionResult(CompactionStatus.PREVIEWED, session_id, trigger, None,
+                                len(plan.covers_ids), view.tokens,
+                                plan.tokens_after(view, written), split_turn=plan.split_turn,
+                                message=plan.message, **plan.outcome(written))
+
+    async def _summarize(self, plan: "Plan", instructions: str | None) -> SummaryText:
+        return await self.summarizer.summarize(
+            list(plan.new_turns), plan.previous.content if plan.previous else None,
+            instructions=instructions)
 
     async def _failed(self, session_id: str, trigger: CompactionTrigger, reason: str,
                       code: str) -> None:

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..store import Node, Role
-from ..store.blocks import tool_use_ids
+from ..store.blocks import answered_ids, tool_use_ids
 
 MIN_ENTRIES = 4
 
@@ -84,3 +84,22 @@ def _tail_start(history: Sequence[Node], keep_recent_tokens: int) -> int:
         start -= 1
         kept += history[start].tokens
     return start
+
+
+def cut_after(history: Sequence[Node], node_id: str) -> Cut | None:
+    """The cut that covers the turns through `node_id` (`compact(upTo:)`), or None when
+    `node_id` is not one of the turns of `history`. A cut there must keep every tool use
+    with its result: `open_tool_uses` names what it would separate."""
+    turns = range(_first_turn(history), len(history))
+    index = next((i for i in turns if history[i].id == node_id), None)
+    if index is None:
+        return None
+    rest = history[index + 1:]
+    return Cut(index + 1, split_turn=bool(rest) and rest[0].role is not Role.USER)
+
+
+def open_tool_uses(history: Sequence[Node], index: int) -> list[str]:
+    """The tool uses of `history[:index]` whose results are not also before `index`."""
+    opened = [i for n in history[:index] for i in tool_use_ids(n.blocks)]
+    answered = {i for n in history[:index] for i in answered_ids(n.blocks)}
+    return [i for i in opened if i not in answered]

@@ -36,6 +36,10 @@ async def _check(db: Database, tenant: str, session_id: str, limits: Limits) -> 
     by_id = {n.get("id"): n for n in nodes}
     edges = [p for e in row["edges"]
              for p in records.edge_problems(by_id.get(e["id"], {}), e, limits)]
+    labels = [entry for entry in row["labels"] if entry["node_session_id"] == session_id]
+    strangers += [f"label: the session labels node {entry['node_id']} of another session"
+                  for entry in row["labels"] if entry["node_session_id"] != session_id]
+    problems += records.label_problems(labels, set(by_id), limits)
     return row["violations"] + strangers + [f"property: {p}" for p in problems] + edges
 
 

@@ -9,6 +9,7 @@ from .db import Database
 from .events import Events, OnCommit
 from .head import HeadMoves
 from .invariants import violations
+from .labels import Labels
 from .nodes import Nodes
 from .sessions import Sessions
 from .summaries import Summaries
@@ -26,6 +27,7 @@ class Ledger:
     head: HeadMoves
     branches: Branches
     summaries: Summaries
+    labels: Labels
     views: Views
     calls: Calls
     events: Events
@@ -45,6 +47,7 @@ class Ledger:
             head=HeadMoves(db, tenant, limits, events),
             branches=Branches(db, tenant),
             summaries=Summaries(db, tenant, limits, events),
+            labels=Labels(db, tenant, events),
             views=Views(db, tenant),
             calls=Calls(db, tenant, limits),
             events=events,

@@ -243,6 +243,35 @@ CALL: dict[str, tuple[bool, Rule]] = {
     "tools_sha256": (OPTIONAL, _sha256),
 }
 
+def _label_text(value: Any, record: Record, limits: Limits, what: str) -> None:
+    validate.label(value, what)
+
+
+# A node's label: the properties of its session's LABELED relationship to it.
+LABEL: dict[str, tuple[bool, Rule]] = {
+    "text": (REQUIRED, _label_text),
+    "labeled_at": (REQUIRED, _datetime),
+}
+
+
+def label_problems(labels: Sequence[Record], node_ids: set[str], limits: Limits) -> list[str]:
+    """Labels ({node_id, properties}) that the API could not have written: a bad text or
+    time, a node not of the session, a node labeled twice."""
+    found, seen = [], set()
+    for entry in labels:
+        node_id = entry.get("node_id")
+        where = f"label of node {validate.shown(node_id)}"
+        if node_id not in node_ids:
+            found.append(f"{where}: the node is not a node of this session")
+        elif node_id in seen:
+            found.append(f"{where}: the node has two labels; the ledger keeps one")
+        seen.add(node_id)
+        found += [f"{where}{p.removeprefix('label x')}" for p in
+                  record_problems("label", {"id": "x", **entry["properties"]},
+                                  {"id": (REQUIRED, _identifier), **LABEL}, limits)]
+    return found
+
+
 # Properties that name another node of the same session (a list property names several),
 # and those of them that must name a summary.
 NODE_REFERENCES = ("fork_of", "absorbed_id", "replaced_id", "compacted_head_id", "retained_ids")

@@ -23,6 +23,7 @@ MAX_ID_LENGTH = 128
 MAX_TITLE_LENGTH = 200
 MAX_NAME_LENGTH = 200  # a model, provider or error code
 MAX_INSTRUCTIONS_LENGTH = 4000  # a compaction's focus instructions, in characters
+MAX_LABEL_LENGTH = 100  # a node's label, in characters
 MAX_INTEGER = 2**63 - 1  # Neo4j stores 64-bit integers
 MAX_JSON_DEPTH = 32  # objects and arrays within one another in metadata / extra_meta
 APPENDABLE_ROLES = (Role.USER, Role.ASSISTANT, Role.TOOL)
@@ -153,6 +154,18 @@ def summary_strategy(value: object, what: str = "summary strategy") -> str:
     if not isinstance(value, str) or value not in allowed:
         raise BadInput(f"{what} must be one of {', '.join(map(repr, allowed))}, "
                        f"not {shown(value)}")
+    return value
+
+
+def label(value: object, what: str = "label") -> str:
+    """A node's label: one line of non-blank text, at most MAX_LABEL_LENGTH characters."""
+    if not isinstance(value, str) or not value.strip():
+        raise BadInput(f"{what} must be non-blank text")
+    utf8_size(value, what)
+    if len(value) > MAX_LABEL_LENGTH:
+        raise BadInput(f"{what} is {len(value)} characters; the limit is {MAX_LABEL_LENGTH}")
+    if any(ch in value for ch in "\r\n"):
+        raise BadInput(f"{what} must be one line")
     return value
 
 

@@ -109,7 +109,7 @@ async def test_a_session_survives_export_removal_and_import(
     db.round_trips.by_name.clear()
     document = await export_session(db, tenant, session.id, Limits())
     assert db.round_trips.by_name == {"backup_export": 1}
-    assert document["format"] == FORMAT and document["version"] == VERSION == 2
+    assert document["format"] == FORMAT and document["version"] == VERSION == 3
     assert document["media"] == []
     assert document["source_tenant"] == tenant
     node_ids = [n["properties"]["id"] for n in document["nodes"]]
@@ -232,7 +232,7 @@ def _duplicate_node(document):
 MALFORMED = {
     "not an object": lambda d: [d],
     "wrong format": _set(["format"], "something-else"),
-    "newer version": _set(["version"], 3),
+    "newer version": _set(["version"], 4),
     "boolean version": _set(["version"], True),
     "unknown field": _set(["extra"], 1),
     "nodes not a list": _set(["nodes"], {"a": 1}),
@@ -811,7 +811,7 @@ async def test_an_agent_session_round_trips_its_blocks_tool_pairs_and_media(
     session, ids = await agent_session(ledger, compactor)
     await assert_sound(ledger, session.id)
     document = await export_session(db, tenant, session.id, Limits())
-    assert document["version"] == 2
+    assert document["version"] == VERSION
     image, pdf = (await ledger.nodes.get(ids["ask"])).blocks[1].source, \
         (await ledger.nodes.get(ids["again"])).blocks[1].source
     media = {m["sha256"]: m for m in document["media"]}
@@ -857,7 +857,8 @@ async def test_media_already_stored_for_the_tenant_need_not_be_in_the_document(
     document = await export_session(db, tenant, session.id, Limits())
     await run_cypher(db, DELETE_SESSION, sid=session.id)  # the tenant's media stay stored
     version_1 = {**copy.deepcopy(document), "version": 1}
-    del version_1["media"], version_1["tool_sets"]  # and calls offered no tools then:
+    del version_1["media"], version_1["tool_sets"], version_1["labels"]  # and no labels,
+    # and calls offered no tools then:
     for call in version_1["calls"]:
         call["properties"].pop("tools_sha256", None)
     image = json.loads(record_of(document, ids["ask"])["blocks"])[1]["source"]["sha256"]
@@ -870,7 +871,7 @@ async def test_media_already_stored_for_the_tenant_need_not_be_in_the_document(
         await import_session(db, tenant, {**version_1, "media": document["media"]}, Limits())
 
     assert await import_session(db, tenant, version_1, Limits()) == session.id
-    expected = {**version_1, "version": 2, "media": document["media"]}
+    expected = {**version_1, "version": VERSION, "media": document["media"], "labels": []}
     assert without_information(await export_session(db, tenant, session.id, Limits())) == \
         without_information(expected)
     assert len(await run_cypher(db, TENANT_MEDIA, tenant=tenant)) == 2

@@ -277,3 +277,32 @@ async def test_diff_prints_what_a_later_call_read_differently(neo4j_server, ledg
     assert f"+ {summary.id}" in diff.stdout and f"- {first.user_node.id}" in diff.stdout
     missing = ctxdag(neo4j_server, tenant, "diff", first.call_id, "cal_missing")
     assert_one_error_line(missing, "NOT_FOUND: call 'cal_missing' does not exist")
+
+
+async def test_compact_dry_run_prints_the_cut_and_the_summary_and_writes_nothing(
+        neo4j_server, ledger, tenant):
+    from tests.integration.helpers import chat, turns as texts
+
+    session = await ledger.sessions.create("dry run", "sys")
+    nodes = await chat(ledger, session, *texts(6))
+    before = (await ledger.sessions.get(session.id), await ledger.events.bounds(session.id))
+    dry = ctxdag(neo4j_server, tenant, "compact", session.id, "--up-to", nodes[3].id,
+                 "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    lines = dry.stdout.splitlines()
+    assert lines[0].startswith("PREVIEWED (nothing written): would cover 4 turns, ")
+    assert lines[1] == "covered: " + " ".join(n.id for n in nodes[:4])
+    assert lines[2] == "retained: " + " ".join(n.id for n in nodes[4:])
+    assert lines[3].startswith("Earlier conversation (offline extractive summary")
+    assert (await ledger.sessions.get(session.id), await ledger.events.bounds(session.id)) \
+        == before
+    real = ctxdag(neo4j_server, tenant, "compact", session.id, "--up-to", nodes[3].id)
+    assert real.returncode == 0 and real.stdout.startswith("COMPACTED: summary "), real.stderr
+    summary = (await ledger.summaries.get((await ledger.sessions.get(session.id))
+                                          .active_summary_id))
+    assert "\n".join(lines[3:]) == summary.content
+    off = ctxdag(neo4j_server, tenant, "compact", session.id, "--up-to", nodes[0].id,
+                 "--dry-run")
+    assert_one_error_line(off, f"BAD_INPUT: upTo {nodes[0].id} lies inside the current "
+                               f"summary's segment (summary {summary.id} covers it): choose "
+                               "a turn after it")

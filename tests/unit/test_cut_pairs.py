@@ -82,3 +82,15 @@ def test_an_open_head_after_a_plain_turn_keeps_its_own_turn():
         node("user", "Message 0."), node("assistant", "ok"),
         node("user", "Message 1, lookup 207."), node("assistant", use("open_after_plain")))]
     assert find_cut(history, 0) == Cut(2)
+
+
+def test_a_chosen_cut_is_after_its_turn_and_names_what_it_would_separate():
+    from service.context.cut import cut_after, open_tool_uses
+
+    history = run(2)  # user, (call, result) x2, answer
+    call, result = history[1], history[2]
+    assert cut_after(history, "nod_elsewhere") is None
+    assert cut_after(history, history[0].id) == Cut(1, split_turn=True)
+    assert cut_after(history, history[-1].id) == Cut(len(history))
+    assert open_tool_uses(history, cut_after(history, call.id).index) == tool_use_ids(call.blocks)
+    assert open_tool_uses(history, cut_after(history, result.id).index) == []
