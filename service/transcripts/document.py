@@ -90,8 +90,8 @@ def document(transcript: Transcript, tenant: str, limits: Limits) -> dict[str, A
     return {"format": FORMAT, "version": VERSION,
             "session": {"properties": properties, "root_id": ids[ROOT_KEY], "head_id": ids[head],
                         "active_summary_id": summaries[-1][0] if summaries else None},
-            "nodes": nodes, "calls": [], "media": sorted(media.values(),
-                                                         key=lambda m: m["sha256"])}
+            "nodes": nodes, "calls": [], "labels": [],
+            "media": sorted(media.values(), key=lambda m: m["sha256"])}
 
 
 def _paired(turns: tuple[Turn, ...], head: str) -> tuple[list[Turn], str]:
