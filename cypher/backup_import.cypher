@@ -100,6 +100,8 @@ OPTIONAL CALL (problem) {
   } AS created
   OPTIONAL CALL (s) {
     // include: check_session_invariants
+    UNION ALL
+    // include: check_session_events
   }
   RETURN created, collect(violation) AS violations
 }

@@ -9,6 +9,8 @@
 MATCH (s:Session {id: $session_id, tenant: $tenant})
 OPTIONAL CALL (s) {
   // include: check_session_invariants
+  UNION ALL
+  // include: check_session_events
 }
 WITH s, collect(violation) AS violations
 RETURN violations, properties(s) AS session,
