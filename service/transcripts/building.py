@@ -60,6 +60,12 @@ def opener(turns: list[Building], parent: int) -> int | None:
     return None
 
 
+def text_block(item: dict[str, Any]) -> dict[str, Any] | None:
+    """A source's text block, when it holds text (blank text is left out)."""
+    text = item.get("text")
+    return {"type": "text", "text": text} if isinstance(text, str) and text.strip() else None
+
+
 def tool_use(raw_id: Any, raw_name: Any, tool_input: Any, meta: dict[str, Any],
              wrap: str) -> dict[str, Any]:
     """A source's tool call as a tool_use block. Ids and names outside the providers'

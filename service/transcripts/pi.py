@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from .building import ROOT as _ROOT, Building as _Building, key_of, keys_of, opener, \
-    tool_use, turns_of
+    text_block, tool_use, turns_of
 from .jsonl import objects
 from .model import Compaction, Transcript, bad_line, no_turns, timestamp, tool_use_id
 
@@ -164,8 +164,7 @@ def _block(item: Any, meta: dict[str, Any], file: str, line: int) -> dict[str, A
         raise bad_line(file, line, "a content block is not an object")
     kind = item.get("type")
     if kind == "text":
-        text = item.get("text")
-        return {"type": "text", "text": text} if isinstance(text, str) and text.strip() else None
+        return text_block(item)
     if kind == "image":
         return {"type": "image", "source": {"type": "base64", "media_type": item.get("mimeType"),
                                             "data": item.get("data")}}
