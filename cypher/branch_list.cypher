@@ -1,5 +1,5 @@
 // name: branch_list
-// returns: one row {session_id, tip, length, is_head, holds_head, summary_id} per user branch, tips in seq order
+// returns: one row {session_id, tip, length, is_head, holds_head, summary_id, name} per user branch, tips in seq order
 // purpose: every live user-branch tip of each session, and the summary its render uses; summaries and spawned side branches are not user branches
 // params: session_ids, tenant
 UNWIND $session_ids AS session_id
@@ -14,11 +14,13 @@ CALL (s, tip) {
   // include: applicable_summary
 }
 WITH s, head, under_head, tip AS n, summary
+OPTIONAL MATCH (s)-[named:NAMES]->(n)
 RETURN s.id AS session_id,
   // include: node_map
   AS tip,
   n.depth + 1 AS length,
   n = head AS is_head,
   n.id IN under_head AS holds_head,
-  summary.id AS summary_id
+  summary.id AS summary_id,
+  named.name AS name
 ORDER BY n.seq

@@ -35,6 +35,12 @@ OPTIONAL CALL (s, h, head, tip, problem) {
   WHERE x.deleted_at IS NULL
   SET x.deleted_at = $now
   WITH s, h, head, fork, collect(x) AS doomed
+  // A name names a live branch: the deleted tip's name is free again.
+  CALL (s, doomed) {
+    UNWIND doomed AS d
+    MATCH (s)-[named:NAMES]->(d)
+    DELETE named
+  }
   // A summary whose segment holds a deleted turn can never stand in on a live chain again:
   // it goes too. Its segment is what it newly covers and, transitively, what the summaries
   // it absorbed cover.

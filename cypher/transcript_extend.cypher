@@ -17,6 +17,7 @@ OPTIONAL CALL (s, problem) {
   SET s.next_seq = s.next_seq + size($nodes)
   WITH s
   // include: nodes_import
+  // include: branch_names_follow
   CALL (s) {
     MATCH (s)-[old:HEAD]->(was:Node)
     MATCH (h:Node {id: $head_id, session_id: s.id})

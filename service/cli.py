@@ -40,6 +40,10 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument("session")
     render.add_argument("--head", help="a node id (default: the session's HEAD)")
     render.set_defaults(job=_render)
+    branches = commands.add_parser("branches", help="list a session's branches: tip, name, "
+                                   "length, where HEAD is and the summary each renders")
+    branches.add_argument("session")
+    branches.set_defaults(job=_branches)
     compact = commands.add_parser("compact", help="compact the branch of a head")
     compact.add_argument("session")
     compact.add_argument("--head", help="a node id (default: the session's HEAD)")
@@ -141,11 +145,29 @@ async def _render(runtime: Runtime, args: argparse.Namespace) -> int:
     from .context.render import render_context
 
     view = await render_context(runtime.ledger, args.session, args.head)
-    print(f"head {view.head_id}: {len(view.nodes)} nodes, ~{view.tokens} tokens"
+    ids = [node.id for node in view.nodes]
+    labels = await runtime.ledger.labels.get_many(ids)
+    name = (await runtime.ledger.branch_names.get_many([view.head_id])).get(view.head_id)
+    print(f"head {view.head_id}" + (f" (branch {name!r})" if name else "")
+          + f": {len(view.nodes)} nodes, ~{view.tokens} tokens"
           + (f", summary {view.summary_id} stands in for its segment" if view.summary_id else ""))
     for position, node in enumerate(view.nodes):
         text = " ".join(node.content.split())
-        print(f"{position:4d}  {node.id}  {node.role.value:9s}  {text[:80]}")
+        label = f"[{labels[node.id]}] " if node.id in labels else ""
+        print(f"{position:4d}  {node.id}  {node.role.value:9s}  {label}{text[:80]}")
+    return 0
+
+
+async def _branches(runtime: Runtime, args: argparse.Namespace) -> int:
+    branches = await runtime.ledger.branches.list(args.session)
+    print(f"{len(branches)} branches of session {args.session} (* HEAD is the tip, "
+          "+ HEAD lies on the branch)")
+    for branch in branches:
+        mark = "*" if branch.is_head else "+" if branch.holds_head else " "
+        text = " ".join(branch.tip.content.split())
+        print(f"{mark} {branch.name or '-':24.24s}  {branch.tip.id}  {branch.length:5d} nodes  "
+              f"{'summary ' + branch.summary_id if branch.summary_id else 'verbatim':44s}  "
+              f"{text[:40]}")
     return 0
 
 

@@ -223,6 +223,15 @@ RETURN 'tool pair: ' + c.id + ' (' + toString(c.role) + ') follows ' + n.id + ',
   + reduce(ids = '', i IN n.tool_use_ids | ids + CASE WHEN ids = '' THEN '' ELSE ', ' END + i)
   + ') only a tool message answering every one of them may follow' AS violation
 UNION ALL
+// A branch name names a live user-branch tip of the session (branch_name_set, node_write).
+MATCH (s)-[:NAMES]->(t:Node)
+WHERE t.session_id <> s.id OR t.deleted_at IS NOT NULL OR t.role = 'summary' OR t.side_branch
+  OR EXISTS {
+    (t)<-[:PREDECESSOR]-(c:Node)
+    WHERE c.deleted_at IS NULL AND c.role <> 'summary' AND NOT c.side_branch
+  }
+RETURN 'branch name: ' + t.id + ' is named but is not a live branch tip of this session (a name follows its branch to the tip)' AS violation
+UNION ALL
 // A call's OFFERED edge is its tools_sha256: one edge to the tenant's ToolSet of that hash.
 MATCH (c:Call {session_id: s.id})
 WITH c, COLLECT { MATCH (c)-[:OFFERED]->(t:ToolSet) WHERE t.tenant = c.tenant

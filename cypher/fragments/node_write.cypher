@@ -2,8 +2,9 @@
 // $tokens, $metadata, its $blocks text, the ids of the tool uses it opens and answers, created at
 // $now, with what blocks_write adds) at `seq` after `pred`, with a CALLER edge to `caller`
 // and `fork_of` = `fork_id` when they are not null, on a side branch when `side_branch` or
-// `pred` is on one; moves HEAD onto it when `moves_head` (the including statement decides,
-// after session_lock); and records $call as the model call that produced it.
+// `pred` is on one (else it takes over `pred`'s branch name, if any); moves HEAD onto it
+// when `moves_head` (the including statement decides, after session_lock); and records
+// $call as the model call that produced it.
 // Expects s, seq, pred, caller, fork_id, side_branch, moves_head, problem and call_reads
 // (call_reads_check) in scope; binds
 // `n` and `head_moved` (both null when problem is set).
@@ -17,6 +18,15 @@ OPTIONAL CALL (s, seq, pred, caller, fork_id, side_branch, moves_head, problem, 
     depth: pred.depth + 1, side_branch: side_branch OR pred.side_branch, fork_of: fork_id
   })
   CREATE (n)-[:PREDECESSOR]->(pred)
+  WITH *
+  // A branch's name follows its growth: the first user turn after a named tip takes it.
+  CALL (s, n, pred) {
+    WITH * WHERE NOT n.side_branch
+    MATCH (s)-[named:NAMES]->(pred)
+    CREATE (s)-[moved:NAMES]->(n)
+    SET moved = properties(named)
+    DELETE named
+  }
   FOREACH (c IN CASE WHEN caller IS NULL THEN [] ELSE [caller] END | CREATE (n)-[:CALLER]->(c))
   // include: blocks_write
   WITH s, n, moves_head, call_reads

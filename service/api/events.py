@@ -22,6 +22,8 @@ class EventType(enum.Enum):
     SUMMARY_STRATEGY_CHANGED = "summary_strategy_changed"
     NODE_LABELED = "node_labeled"
     NODE_UNLABELED = "node_unlabeled"
+    BRANCH_NAMED = "branch_named"
+    BRANCH_UNNAMED = "branch_unnamed"
 
 
 @strawberry.enum(description="What started a compaction.")
@@ -109,9 +111,21 @@ class NodeUnlabeled(SessionEvent):
     node_id: strawberry.ID
 
 
+@strawberry.type(description=(
+    "A branch was named (or renamed); the name follows the branch as it grows."))
+class BranchNamed(SessionEvent):
+    tip_id: strawberry.ID = strawberry.field(description="The branch's tip when it was named.")
+    name: str
+
+
+@strawberry.type(description="A branch's name was removed.")
+class BranchUnnamed(SessionEvent):
+    tip_id: strawberry.ID
+
+
 EVENT_TYPES = (CompactionStarted, CompactionFinished, CompactionFailed, HeadMoved, NodeAppended,
                BranchDeleted, SummaryRetired, SummaryStrategyChanged, NodeLabeled,
-               NodeUnlabeled)
+               NodeUnlabeled, BranchNamed, BranchUnnamed)
 
 
 async def replay_start(ledger_events: events.Events, session_id: str, after: int | None) -> int:
@@ -169,4 +183,8 @@ def event_out(e: events.SessionEvent) -> SessionEvent:
             return NodeLabeled(**common, node_id=d["node_id"], label=d["label"])
         case EventType.NODE_UNLABELED:
             return NodeUnlabeled(**common, node_id=d["node_id"])
+        case EventType.BRANCH_NAMED:
+            return BranchNamed(**common, tip_id=d["tip_id"], name=d["name"])
+        case EventType.BRANCH_UNNAMED:
+            return BranchUnnamed(**common, tip_id=d["tip_id"])
     raise TypeError(f"unknown event type {e.type!r}")

@@ -11,7 +11,7 @@ from strawberry.types.graphql import OperationType
 
 from ..errors import BadInput
 from ..store.paging import window
-from ..store.validate import MAX_INSTRUCTIONS_LENGTH, MAX_LABEL_LENGTH
+from ..store.validate import MAX_BRANCH_NAME_LENGTH, MAX_INSTRUCTIONS_LENGTH, MAX_LABEL_LENGTH
 from .blocks import (
     ContentBlockInput, ToolChoiceInput, ToolInput, ToolResultBlockInput, blocks_in, options_in,
 )
@@ -23,9 +23,9 @@ from .limits import MAX_TOKENS, BoundedValidation, OperationDeadline
 from .nodes import MAX_NODES_PER_LOOKUP, resolve_node
 from .transcripts import TranscriptFormat, TranscriptImport, import_transcript
 from .types import (
-    MAX_CALLS_PAGE, CallDiff, Compaction, Message, ModelCall, Node, Role, Session,
-    SessionConnection, Turn, Uncompaction, call_diff_out, call_out, compaction_out,
-    connection_out, message_out, session_out, summary_out, turn_out,
+    MAX_CALLS_PAGE, Branch, CallDiff, Compaction, Message, ModelCall, Node, Role, Session,
+    SessionConnection, Turn, Uncompaction, branch_out, call_diff_out, call_out,
+    compaction_out, connection_out, message_out, session_out, summary_out, turn_out,
 )
 
 STRATEGY_HELP = ('"rolling" (default: the active summary alone, one at a time) or "branch" '
@@ -95,6 +95,14 @@ def _optional(id: Optional[strawberry.ID]) -> Optional[str]:
 async def _session_after(info: Info, session_id: str) -> Session:
     """The session as it is after a move (read afresh, not from the request's cache)."""
     return session_out(await info.context.services.ledger.sessions.get(session_id))
+
+
+async def _branch_of(info: Info, tip_id: str) -> Branch:
+    """The branch `tip_id` ends, as it is now (read afresh)."""
+    ledger = info.context.services.ledger
+    tip = await ledger.nodes.get(tip_id)
+    return branch_out(next(b for b in await ledger.branches.list(tip.session_id)
+                           if b.tip.id == tip_id))
 
 
 @strawberry.type
@@ -257,6 +265,24 @@ class Mutation:
         await ledger.labels.clear(str(node_id))
         return message_out(await ledger.nodes.get(str(node_id)))
 
+    @strawberry.mutation(description=(
+        "Names the branch whose tip this is (replacing its name): one line of non-blank "
+        f"text, at most {MAX_BRANCH_NAME_LENGTH} characters, not used by another branch of the "
+        "session. The name follows the branch as it grows (the first turn appended after "
+        "the tip takes it over) and goes with it when it is deleted; announced as "
+        "branch_named. Never moves HEAD."))
+    async def name_branch(self, info: Info, tip_id: strawberry.ID, name: str) -> Branch:
+        ledger = info.context.services.ledger
+        await ledger.branch_names.set(str(tip_id), name)
+        return await _branch_of(info, str(tip_id))
+
+    @strawberry.mutation(description=(
+        "Removes a branch's name (announced as branch_unnamed); a branch without one is left "
+        "as it is and nothing is written."))
+    async def unname_branch(self, info: Info, tip_id: strawberry.ID) -> Branch:
+        await info.context.services.ledger.branch_names.clear(str(tip_id))
+        return await _branch_of(info, str(tip_id))
+
     @strawberry.mutation(description="A sub-agent turn hanging off a node; never moves HEAD.")
     async def spawn_task(self, info: Info, session_id: strawberry.ID,
                          from_node_id: strawberry.ID, prompt: str) -> Turn:
@@ -296,7 +322,8 @@ class Mutation:
 class Subscription:
     @strawberry.subscription(description=(
         "The events of one session (node_appended, head_moved, branch_deleted, compaction_*, "
-        "summary_retired, summary_strategy_changed, node_labeled, node_unlabeled), in order, from whichever replica wrote "
+        "summary_retired, summary_strategy_changed, node_labeled, node_unlabeled, branch_named, "
+        "branch_unnamed), in order, from whichever replica wrote "
         "them. With `after` (the seq of the last event received), first the ones missed "
         "since, then live; EVENTS_EXPIRED when those are no longer kept (reload the session "
         "and subscribe without `after`). Without, from now on."))

@@ -123,6 +123,9 @@ class Branch:
     length: int = strawberry.field(description="Nodes from ROOT to the tip, both included.")
     summary_id: Optional[strawberry.ID] = strawberry.field(
         description="The summary the tip's render uses; null when it renders verbatim.")
+    name: Optional[str] = strawberry.field(description=(
+        "The branch's name (`nameBranch`/`unnameBranch`), null when unnamed; it follows the "
+        "branch as it grows."))
 
     @strawberry.field(description="The summary the tip's render uses.")
     async def summary(self, info: Info) -> Optional["Summary"]:
@@ -133,7 +136,7 @@ class Branch:
 
 def branch_out(b: store.Branch) -> Branch:
     return Branch(tip=message_out(b.tip), is_head=b.is_head, holds_head=b.holds_head,
-                  length=b.length, summary_id=b.summary_id)
+                  length=b.length, summary_id=b.summary_id, name=b.name)
 
 
 @strawberry.type(description="What the model reads from a head, in prompt order.")
@@ -272,6 +275,12 @@ class GraphNode:
         "beside it; the node itself never changes."))
     async def label(self, info: Info) -> Optional[str]:
         return await info.context.loaders.labels.load(str(self.id))
+
+    @strawberry.field(description=(
+        "The name of the branch this node is the tip of (`nameBranch`), null when it is "
+        "not a named branch's tip."))
+    async def branch_name(self, info: Info) -> Optional[str]:
+        return await info.context.loaders.branch_names.load(str(self.id))
 
 
 @strawberry.type

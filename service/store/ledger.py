@@ -9,6 +9,7 @@ from .db import Database
 from .events import Events, OnCommit
 from .head import HeadMoves
 from .invariants import violations
+from .branch_names import BranchNames
 from .labels import Labels
 from .nodes import Nodes
 from .sessions import Sessions
@@ -28,6 +29,7 @@ class Ledger:
     branches: Branches
     summaries: Summaries
     labels: Labels
+    branch_names: BranchNames
     views: Views
     calls: Calls
     events: Events
@@ -48,6 +50,7 @@ class Ledger:
             branches=Branches(db, tenant),
             summaries=Summaries(db, tenant, limits, events),
             labels=Labels(db, tenant, events),
+            branch_names=BranchNames(db, tenant, events),
             views=Views(db, tenant),
             calls=Calls(db, tenant, limits),
             events=events,

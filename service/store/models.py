@@ -111,6 +111,7 @@ class Branch:
     is_head: bool  # HEAD is the tip itself
     holds_head: bool  # HEAD lies on this branch's chain (after a rewind it may sit mid-chain)
     summary_id: str | None = None  # the summary the tip's render uses
+    name: str | None = None  # the branch's name (NAMES), None when unnamed
 
 
 @dataclass(frozen=True)

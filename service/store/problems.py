@@ -100,6 +100,8 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
                              "not a user branch"),
     "tip_not_a_tip": _bad("node {tip_id} is not a branch tip: live turns follow it"),
     "tip_is_root": _bad("the ROOT alone is not a branch that can be deleted"),
+    "branch_name_taken": _bad("another branch of the session is already named {name!r}; a "
+                              "name names one branch (unname that one first)"),
     "head_moving": _conflict("session {session_id} was changing HEAD while it was read; "
                              "read it again"),
     "summary_changed": _conflict("the summaries of session {session_id} changed while it was "

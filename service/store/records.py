@@ -247,28 +247,59 @@ def _label_text(value: Any, record: Record, limits: Limits, what: str) -> None:
     validate.label(value, what)
 
 
+def _branch_name(value: Any, record: Record, limits: Limits, what: str) -> None:
+    validate.branch_name(value, what)
+
+
 # A node's label: the properties of its session's LABELED relationship to it.
 LABEL: dict[str, tuple[bool, Rule]] = {
     "text": (REQUIRED, _label_text),
     "labeled_at": (REQUIRED, _datetime),
 }
 
+# A branch's name: the properties of its session's NAMES relationship to the branch's tip.
+BRANCH_NAME: dict[str, tuple[bool, Rule]] = {
+    "name": (REQUIRED, _branch_name),
+    "named_at": (REQUIRED, _datetime),
+}
+
 
 def label_problems(labels: Sequence[Record], node_ids: set[str], limits: Limits) -> list[str]:
     """Labels ({node_id, properties}) that the API could not have written: a bad text or
     time, a node not of the session, a node labeled twice."""
+    return _held_by_node("label", "has two labels; the ledger keeps one", LABEL, labels,
+                         node_ids, limits)
+
+
+def branch_name_problems(names: Sequence[Record], node_ids: set[str],
+                         limits: Limits) -> list[str]:
+    """Branch names ({node_id, properties}) that the API could not have written: a bad name
+    or time, a node not of the session, a tip named twice, a name given to two branches.
+    (That the node is a live branch tip is a storage invariant: check_session_invariants.)"""
+    found = _held_by_node("branch name", "has two names; the ledger keeps one", BRANCH_NAME,
+                          names, node_ids, limits)
+    tips_by_name: dict[Any, list[str]] = {}
+    for entry in names:
+        tips_by_name.setdefault(entry["properties"].get("name"), []).append(entry["node_id"])
+    return found + [f"branch name {validate.shown(name)}: names {len(tips)} branches "
+                    f"({', '.join(map(validate.shown, tips))}); a name names one"
+                    for name, tips in tips_by_name.items() if len(tips) > 1]
+
+
+def _held_by_node(kind: str, twice: str, rules: dict[str, tuple[bool, Rule]],
+                  entries: Sequence[Record], node_ids: set[str], limits: Limits) -> list[str]:
     found, seen = [], set()
-    for entry in labels:
+    for entry in entries:
         node_id = entry.get("node_id")
-        where = f"label of node {validate.shown(node_id)}"
+        where = f"{kind} of node {validate.shown(node_id)}"
         if node_id not in node_ids:
             found.append(f"{where}: the node is not a node of this session")
         elif node_id in seen:
-            found.append(f"{where}: the node has two labels; the ledger keeps one")
+            found.append(f"{where}: the node {twice}")
         seen.add(node_id)
-        found += [f"{where}{p.removeprefix('label x')}" for p in
-                  record_problems("label", {"id": "x", **entry["properties"]},
-                                  {"id": (REQUIRED, _identifier), **LABEL}, limits)]
+        found += [f"{where}{p.removeprefix(f'{kind} x')}" for p in
+                  record_problems(kind, {"id": "x", **entry["properties"]},
+                                  {"id": (REQUIRED, _identifier), **rules}, limits)]
     return found
 
 

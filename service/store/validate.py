@@ -24,6 +24,7 @@ MAX_TITLE_LENGTH = 200
 MAX_NAME_LENGTH = 200  # a model, provider or error code
 MAX_INSTRUCTIONS_LENGTH = 4000  # a compaction's focus instructions, in characters
 MAX_LABEL_LENGTH = 100  # a node's label, in characters
+MAX_BRANCH_NAME_LENGTH = 100  # a branch's name, in characters
 MAX_INTEGER = 2**63 - 1  # Neo4j stores 64-bit integers
 MAX_JSON_DEPTH = 32  # objects and arrays within one another in metadata / extra_meta
 APPENDABLE_ROLES = (Role.USER, Role.ASSISTANT, Role.TOOL)
@@ -166,6 +167,22 @@ def label(value: object, what: str = "label") -> str:
         raise BadInput(f"{what} is {len(value)} characters; the limit is {MAX_LABEL_LENGTH}")
     if any(ch in value for ch in "\r\n"):
         raise BadInput(f"{what} must be one line")
+    return value
+
+
+def branch_name(value: object, what: str = "branch name") -> str:
+    """A branch's name: one line of non-blank text without surrounding blanks, at most
+    MAX_BRANCH_NAME_LENGTH characters."""
+    if not isinstance(value, str) or not value.strip():
+        raise BadInput(f"{what} must be non-blank text")
+    utf8_size(value, what)
+    if len(value) > MAX_BRANCH_NAME_LENGTH:
+        raise BadInput(f"{what} is {len(value)} characters; the limit is "
+                       f"{MAX_BRANCH_NAME_LENGTH}")
+    if any(ch in value for ch in "\r\n"):
+        raise BadInput(f"{what} must be one line")
+    if value != value.strip():
+        raise BadInput(f"{what} must not begin or end with blanks")
     return value
 
 

@@ -27,7 +27,9 @@ const state = {
   expanded: new Set(),
   renderHeadId: null, // null: HEAD
   selection: null, // {type: "node" | "call", id}
-  highlightSource: null, // "render" | "call" | "pair" (a tool call and its result)
+  highlightSource: null, // "render" | "call" | "pair" (a tool call and its result) | "find"
+  found: [], // the rows the finder matched, in seq order
+  foundAt: -1, // the one revealed last (Enter goes to the next)
   blocksById: new Map(), // rendered messages' blocks (nodes never change: asked once each)
   drawMs: 0,
   tickets: 0, // SessionView requests sent
@@ -127,6 +129,9 @@ function openSession(id, { push = true } = {}) {
   state.selection = null;
   state.renderHeadId = null;
   state.highlightSource = null;
+  state.found = [];
+  $("find").value = "";
+  $("find-count").textContent = "";
   graph.highlight([]);
   graph.select(null);
   $("graph-scroll").scrollTo(0, 0);
@@ -179,6 +184,7 @@ async function refresh() {
     }
     draw();
     $("graph").dataset.fetchMs = String(Math.round(fetchedMs));
+    if (state.highlightSource === "find") find({ reveal: false });
   }
   drawHeader();
   if (recall) {
@@ -345,8 +351,39 @@ function markActiveCall(callId) {
   if (callId) $("calls-list").querySelector(`[data-call-id="${CSS.escape(callId)}"]`)?.classList.add("active");
 }
 
+// -- finding labels, branch names and text ---------------------------------------------
+
+/** The rows whose label, branch name or preview holds the finder's text (any case). */
+function matching(text) {
+  const needle = text.trim().toLowerCase();
+  if (!needle) return [];
+  return state.rows.filter((r) => !r.deleted
+    && [r.label, r.branchName, r.preview].some((v) => v && v.toLowerCase().includes(needle)));
+}
+
+function find({ reveal = true, next = false } = {}) {
+  const text = $("find").value;
+  if (!text.trim()) {
+    $("find-count").textContent = "";
+    if (state.highlightSource === "find") clearHighlight();
+    return;
+  }
+  const found = matching(text);
+  const same = found.length === state.found.length && found.every((r, i) => r.id === state.found[i].id);
+  state.found = found;
+  state.foundAt = !found.length ? -1 : next && same ? (state.foundAt + 1) % found.length : same ? state.foundAt : 0;
+  state.highlightSource = "find";
+  markActiveCall(null);
+  graph.highlight(found.map((r) => r.id));
+  $("find-count").textContent = found.length ? `${state.foundAt + 1} of ${found.length}` : "none";
+  if (reveal && found.length) graph.reveal(found[Math.max(0, state.foundAt)].id);
+}
+
 function clearHighlight() {
   state.highlightSource = null;
+  state.found = [];
+  $("find").value = "";
+  $("find-count").textContent = "";
   graph.highlight([]);
   markActiveCall(null);
   if (state.selection?.type === "call") state.selection = null;
@@ -438,6 +475,17 @@ function wire() {
     if (state.session) draw();
   });
   $("clear-highlight").addEventListener("click", clearHighlight);
+  const findSoon = debounce(() => find(), 150);
+  $("find").addEventListener("input", () => findSoon());
+  $("find").addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+      event.preventDefault();
+      find({ next: true });
+    }
+  });
+  $("labeled-only").addEventListener("change", (event) => {
+    $("graph").classList.toggle("labeled-only", event.target.checked);
+  });
   $("goto-head").addEventListener("click", () => state.session && graph.reveal(state.session.headId));
   $("zoom-in").addEventListener("click", () => showZoom(graph.setZoom(graph.zoom * 1.2)));
   $("zoom-out").addEventListener("click", () => showZoom(graph.setZoom(graph.zoom / 1.2)));

@@ -75,6 +75,7 @@ function roleLine(row, tip, answered) {
 
 function nodeClasses(row, kind, { tips, answered }) {
   let c = `n k-${kind} r-${row.role.toLowerCase()}`;
+  if (row.label || row.branchName) c += " labeled";
   if (row.toolUseIds?.length) c += " calls-tools";
   if (answered.has(row.id)) c += " answers-tools";
   if (row.isHead) c += " head";
@@ -84,6 +85,20 @@ function nodeClasses(row, kind, { tips, answered }) {
   if (row.callerId) c += " called";
   if (row.deleted) c += " deleted";
   return c;
+}
+
+/** A row's label (top left) and, on a named branch's tip, the branch's name (bottom left). */
+function tagsMarkup(row, w, h) {
+  let s = "";
+  if (row.label) {
+    const text = trim(row.label, fits(w * 0.6));
+    s += `<g class="tag t-label" transform="translate(12,-9)"><title>label: ${esc(row.label)}</title><rect width="${Math.ceil(text.length * 6) + 16}" height="18" rx="9"/><text x="8" y="12.5">${esc(text)}</text></g>`;
+  }
+  if (row.branchName) {
+    const text = trim(`⎇ ${row.branchName}`, fits(w * 0.7));
+    s += `<g class="tag t-branch" transform="translate(12,${h - 9})"><title>branch: ${esc(row.branchName)}</title><rect width="${Math.ceil(text.length * 6) + 16}" height="18" rx="9"/><text x="8" y="12.5">${esc(text)}</text></g>`;
+  }
+  return s;
 }
 
 function cardMarkup(item, ctx) {
@@ -96,6 +111,7 @@ function cardMarkup(item, ctx) {
   s += `<text class="t-meta" x="${w - 10}" y="18" text-anchor="end">#${row.seq} · ${esc(tokens(row.tokens))} tok</text>`;
   s += `<text class="t-prev" x="17" y="36" clip-path="url(#clip-card)">${esc(trim(row.preview, fits(w - 27)))}</text>`;
   if (row.isHead) s += `<g class="badge b-head" transform="translate(${w - 50},-9)"><rect width="44" height="18" rx="9"/><text x="22" y="12.5">HEAD</text></g>`;
+  s += tagsMarkup(row, w, h);
   return `${s}</g>`;
 }
 
@@ -107,6 +123,7 @@ function relicMarkup(item, ctx) {
   s += `<text class="t-role" x="14" y="18">${label === "retired" ? "Retired summary" : "Summary · relic"}</text>`;
   s += `<text class="t-meta" x="${w - 10}" y="18" text-anchor="end">#${row.seq} · ${esc(tokens(row.tokens))} tok</text>`;
   s += `<text class="t-prev" x="14" y="36" clip-path="url(#clip-card)">${esc(trim(row.preview, fits(w - 24)))}</text>`;
+  s += tagsMarkup(row, w, h);
   return `${s}</g>`;
 }
 
@@ -127,6 +144,7 @@ function capsuleMarkup(item, ctx) {
   s += `<text class="t-count" x="${hh}" y="${hh / 2 + 13}">${count}</text>`;
   s += `<g class="chev" transform="translate(${w - 22},${hh / 2})"><circle r="10"/><path d="${open ? "M-4,-2 L0,2 L4,-2" : "M-2,-4 L2,0 L-2,4"}"/></g>`;
   if (row.isHead) s += `<g class="badge b-head" transform="translate(${w - 50},-9)"><rect width="44" height="18" rx="9"/><text x="22" y="12.5">HEAD</text></g>`;
+  s += tagsMarkup(row, w, hh);
   return `${s}</g>`;
 }
 

@@ -101,6 +101,8 @@ export function detailNode(el, node, { kind, row, folds, pair = {}, names = null
   if (node.sideBranch) badges.push(h("span", { class: "pill" }, "spawned task"));
   if (node.forkOf) badges.push(h("span", { class: "pill" }, `${node.role === "USER" ? "edit" : "retry"} of ${shortId(node.forkOf)}`));
   if (node.callerId) badges.push(h("span", { class: "pill" }, `called by ${shortId(node.callerId)}`));
+  if (node.label) badges.push(h("span", { class: "pill p-label", title: "label" }, node.label));
+  if (row?.branchName) badges.push(h("span", { class: "pill p-branch", title: "branch name" }, `⎇ ${row.branchName}`));
 
   const readers = node.readBy;
   const readList = h("ol", { class: "mini-list" }, ...readers.edges.map((edge) =>

@@ -28,11 +28,11 @@ const BLOCKS = `blocks {
 export const SESSION_VIEW = `query SessionView($id: ID!) {
   session(id: $id) {
     id title headId rootId nodeCount summaryStrategy activeSummaryId updatedAt
-    branches { tip { id } isHead summaryId length }
+    branches { tip { id } isHead summaryId length name }
     graph {
       nodes {
         id role seq predecessorId callerId forkOf isHead tokens preview sideBranch deleted
-        coversIds supersededSummary retired foldedInto drawnFromId toolUseIds
+        coversIds supersededSummary retired foldedInto drawnFromId toolUseIds label branchName
       }
     }
     modelCalls(last: 50) {
@@ -60,7 +60,7 @@ export const CALL_READS = `query CallReads($id: ID!) {
 export const NODE_DETAIL = `query NodeDetail($id: ID!) {
   node(id: $id) {
     ... on Message {
-      id role content tokens seq createdAt depth forkOf callerId sideBranch predecessorId toolUseIds
+      id role content tokens seq createdAt depth forkOf callerId sideBranch predecessorId toolUseIds label
       ${BLOCKS}
       readBy(first: 20) { totalCount edges { position node { id purpose createdAt } } }
       coveredBy { id isActive superseded retired }

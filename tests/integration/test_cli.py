@@ -306,3 +306,30 @@ async def test_compact_dry_run_prints_the_cut_and_the_summary_and_writes_nothing
     assert_one_error_line(off, f"BAD_INPUT: upTo {nodes[0].id} lies inside the current "
                                f"summary's segment (summary {summary.id} covers it): choose "
                                "a turn after it")
+
+
+async def test_render_shows_labels_and_branches_lists_names(neo4j_server, ledger, turns,
+                                                            tenant):
+    session = await ledger.sessions.create(title="cli names")
+    first = await turns.send_message(session.id, "First question. Fine.")
+    second = await turns.send_message(session.id, "Second question. Good.")
+    fork = (await ledger.head.append_message(session.id, "user", "Another way.",
+                                             predecessor_id=first.reply.id,
+                                             advance_head=False)).node
+    await ledger.labels.set(first.user_node.id, "the start")
+    await ledger.branch_names.set(second.reply.id, "main line")
+
+    render = ctxdag(neo4j_server, tenant, "render", session.id)
+    assert render.returncode == 0, render.stderr
+    lines = render.stdout.splitlines()
+    assert lines[0].startswith(f"head {second.reply.id} (branch 'main line'): 5 nodes")
+    assert lines[2].split()[1:4] == [first.user_node.id, "user", "[the start]"]
+    assert "[" not in "".join(lines[3:])
+
+    listed = ctxdag(neo4j_server, tenant, "branches", session.id)
+    assert listed.returncode == 0, listed.stderr
+    rows = listed.stdout.splitlines()
+    assert rows[0] == (f"2 branches of session {session.id} (* HEAD is the tip, + HEAD lies "
+                       "on the branch)")
+    assert rows[1].startswith("* main line ") and second.reply.id in rows[1]
+    assert rows[2].startswith("  - ") and fork.id in rows[2] and "verbatim" in rows[2]

@@ -451,3 +451,62 @@ def test_the_viewer_draws_an_agent_session_and_its_tool_pairs_through_a_compacti
     open_pills = viewer.js("return [...document.querySelectorAll('#render-panel .p-open')].length")
     assert open_pills == 2  # rendered from the call: both of its tool uses open
     assert viewer.console("SEVERE") == []
+
+
+def test_labels_and_branch_names_are_drawn_found_and_filtered(viewer, service):
+    """A label is a tag on its card, a named branch's tip carries the name; the finder
+    highlights what matches a label, a name or the text (Enter goes to the next); the
+    labeled-only filter dims everything else; a label set live is drawn without a reload."""
+    session = service.gql("mutation { createSession(title: \"Labels\") { id } }"
+                          )["createSession"]["id"]
+    turns = [service.gql(SEND, s=session, c=f"Question {i}: tell me about topic {i}.")
+             ["sendMessage"] for i in range(3)]
+    first, last = turns[0]["userNode"]["id"], turns[-1]["reply"]["id"]
+    service.gql("mutation($n: ID!) { label(nodeId: $n, text: \"decision: use Neo4j\") { id } }",
+                n=first)
+    service.gql("mutation($n: ID!) { nameBranch(tipId: $n, name: \"main line\") { name } }",
+                n=last)
+
+    viewer.open(session, token=service.token)
+    viewer.wait(lambda: last in viewer.drawn(), what="the session to draw")
+    tag = ("return [...document.querySelectorAll(`#graph [data-id=\"${arguments[0]}\"] .tag`)]"
+           ".map(t => [t.classList[1], t.querySelector('text').textContent])")
+    assert viewer.js(tag, first) == [["t-label", "decision: use Neo4j"]]
+    assert viewer.js(tag, last) == [["t-branch", "⎇ main line"]]
+    assert "labeled" in viewer.classes(first) and "labeled" in viewer.classes(last)
+    assert "labeled" not in viewer.classes(turns[1]["userNode"]["id"])
+
+    # The finder: a label, then a branch name, then text found in two previews.
+    finder = "const f = document.getElementById('find'); f.value = arguments[0];" \
+             " f.dispatchEvent(new Event('input'));"
+    viewer.js(finder, "NEO4J")
+    viewer.wait(lambda: viewer.highlighted() == {first}, what="the label to be found")
+    assert viewer.js("return document.getElementById('find-count').textContent") == "1 of 1"
+    viewer.js(finder, "main")
+    viewer.wait(lambda: viewer.highlighted() == {last}, what="the branch name to be found")
+    viewer.js(finder, "topic 1")
+    found = {turns[1]["userNode"]["id"]}
+    viewer.wait(lambda: viewer.highlighted() == found, what="the text to be found")
+    viewer.js(finder, "nothing like this")
+    viewer.wait(lambda: viewer.js("return document.getElementById('find-count').textContent")
+                == "none", what="no match")
+    viewer.js(finder, "")
+    viewer.wait(lambda: viewer.highlighted() == set(), what="the finder to clear")
+
+    # Labeled only: the unlabeled cards are dimmed, the labeled and the HEAD are not.
+    viewer.js("const c = document.getElementById('labeled-only'); c.click();")
+    opacity = ("return getComputedStyle(document.querySelector("
+               "`#graph [data-id=\"${arguments[0]}\"]`)).opacity")
+    assert float(viewer.js(opacity, turns[1]["reply"]["id"])) < 0.5
+    assert float(viewer.js(opacity, first)) == 1.0 and float(viewer.js(opacity, last)) == 1.0
+
+    # A label written while the page is open is drawn from the event.
+    wait_live(viewer)
+    middle = turns[1]["reply"]["id"]
+    service.gql("mutation($n: ID!) { label(nodeId: $n, text: \"open question\") { id } }",
+                n=middle)
+    viewer.wait(lambda: viewer.js(tag, middle) == [["t-label", "open question"]],
+                what="the new label to be drawn live")
+    assert float(viewer.js(opacity, middle)) == 1.0
+    viewer.js("document.getElementById('labeled-only').click();")
+    assert viewer.console("SEVERE") == []
