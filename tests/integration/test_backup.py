@@ -232,7 +232,7 @@ def _duplicate_node(document):
 MALFORMED = {
     "not an object": lambda d: [d],
     "wrong format": _set(["format"], "something-else"),
-    "newer version": _set(["version"], 4),
+    "newer version": _set(["version"], 5),
     "boolean version": _set(["version"], True),
     "unknown field": _set(["extra"], 1),
     "nodes not a list": _set(["nodes"], {"a": 1}),
@@ -858,6 +858,7 @@ async def test_media_already_stored_for_the_tenant_need_not_be_in_the_document(
     await run_cypher(db, DELETE_SESSION, sid=session.id)  # the tenant's media stay stored
     version_1 = {**copy.deepcopy(document), "version": 1}
     del version_1["media"], version_1["tool_sets"], version_1["labels"]  # and no labels,
+    del version_1["branch_names"]  # nor branch names,
     # and calls offered no tools then:
     for call in version_1["calls"]:
         call["properties"].pop("tools_sha256", None)

@@ -160,6 +160,13 @@ async def test_names_travel_through_export_and_import_and_check_names_a_bad_one(
     assert any(f"branch name: {q1} is named but is not a live branch tip" in v for v in found)
     assert any("branch name 'kept': names 2 branches" in v for v in found)
 
+    # A version 3 document (before branch names) still imports, without any.
+    await run_cypher(api.db, DELETE_SESSION, sid=sid)
+    version_3 = {**document, "version": 3}
+    del version_3["branch_names"]
+    assert await import_session(api.db, api.tenant, version_3, Limits()) == sid
+    assert (await names(client, sid))[0] == {a1: None}
+
 
 def _pi(*entries):
     header = {"type": "session", "version": 3, "id": "names-pi", "timestamp":

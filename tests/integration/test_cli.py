@@ -323,8 +323,9 @@ async def test_render_shows_labels_and_branches_lists_names(neo4j_server, ledger
     assert render.returncode == 0, render.stderr
     lines = render.stdout.splitlines()
     assert lines[0].startswith(f"head {second.reply.id} (branch 'main line'): 5 nodes")
-    assert lines[2].split()[1:4] == [first.user_node.id, "user", "[the start]"]
-    assert "[" not in "".join(lines[3:])
+    assert lines[2].split()[1:3] == [first.user_node.id, "user"]
+    assert "  [the start] First question." in lines[2]
+    assert sum("[the start]" in line for line in lines) == 1
 
     listed = ctxdag(neo4j_server, tenant, "branches", session.id)
     assert listed.returncode == 0, listed.stderr

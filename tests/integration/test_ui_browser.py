@@ -485,7 +485,10 @@ def test_labels_and_branch_names_are_drawn_found_and_filtered(viewer, service):
     viewer.js(finder, "main")
     viewer.wait(lambda: viewer.highlighted() == {last}, what="the branch name to be found")
     viewer.js(finder, "topic 1")
-    found = {turns[1]["userNode"]["id"]}
+    previews = service.gql("query($s: ID!) { session(id: $s) { graph { nodes { id preview } } } }",
+                           s=session)["session"]["graph"]["nodes"]
+    found = {n["id"] for n in previews if "topic 1" in n["preview"].lower()}
+    assert turns[1]["userNode"]["id"] in found and first not in found
     viewer.wait(lambda: viewer.highlighted() == found, what="the text to be found")
     viewer.js(finder, "nothing like this")
     viewer.wait(lambda: viewer.js("return document.getElementById('find-count').textContent")
