@@ -1,5 +1,5 @@
 // name: check_session
-// returns: zero or one row {violations, session, nodes, calls, edges, media, labels}: the broken storage invariants, and every record's properties (with the tool and media edges of the nodes holding blocks, and the media they carry) for the caller to check by the API's rules
+// returns: zero or one row {violations, session, nodes, calls, edges, media, labels, pins}: the broken storage invariants, and every record's properties (with the tool and media edges of the nodes holding blocks, and the media they carry) for the caller to check by the API's rules
 // purpose: the ledger's invariants, checked on stored data (tests run it after every scenario)
 // params: session_id, tenant
 // The invariants are a fragment so an import can check what it wrote in its own transaction.
@@ -35,4 +35,9 @@ RETURN violations, properties(s) AS session,
     MATCH (s)-[l:LABELED]->(n)
     RETURN {node_id: n.id, node_session_id: n.session_id, properties: properties(l)} AS label
     ORDER BY label.node_id
-  } AS labels
+  } AS labels,
+  COLLECT {
+    MATCH (s)-[p:PINNED]->(n)
+    RETURN {node_id: n.id, node_session_id: n.session_id, properties: properties(p)} AS pin
+    ORDER BY pin.node_id
+  } AS pins

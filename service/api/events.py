@@ -22,6 +22,8 @@ class EventType(enum.Enum):
     SUMMARY_STRATEGY_CHANGED = "summary_strategy_changed"
     NODE_LABELED = "node_labeled"
     NODE_UNLABELED = "node_unlabeled"
+    NODE_PINNED = "node_pinned"
+    NODE_UNPINNED = "node_unpinned"
 
 
 @strawberry.enum(description="What started a compaction.")
@@ -109,9 +111,19 @@ class NodeUnlabeled(SessionEvent):
     node_id: strawberry.ID
 
 
+@strawberry.type(description="A node was pinned: inside a covered segment it renders verbatim.")
+class NodePinned(SessionEvent):
+    node_id: strawberry.ID
+
+
+@strawberry.type(description="A node was unpinned.")
+class NodeUnpinned(SessionEvent):
+    node_id: strawberry.ID
+
+
 EVENT_TYPES = (CompactionStarted, CompactionFinished, CompactionFailed, HeadMoved, NodeAppended,
                BranchDeleted, SummaryRetired, SummaryStrategyChanged, NodeLabeled,
-               NodeUnlabeled)
+               NodeUnlabeled, NodePinned, NodeUnpinned)
 
 
 async def replay_start(ledger_events: events.Events, session_id: str, after: int | None) -> int:
@@ -169,4 +181,8 @@ def event_out(e: events.SessionEvent) -> SessionEvent:
             return NodeLabeled(**common, node_id=d["node_id"], label=d["label"])
         case EventType.NODE_UNLABELED:
             return NodeUnlabeled(**common, node_id=d["node_id"])
+        case EventType.NODE_PINNED:
+            return NodePinned(**common, node_id=d["node_id"])
+        case EventType.NODE_UNPINNED:
+            return NodeUnpinned(**common, node_id=d["node_id"])
     raise TypeError(f"unknown event type {e.type!r}")

@@ -71,6 +71,7 @@ class Loaders:
     media: DataLoader[str, str | None]  # stored media data (base64) by hash
     tool_sets: DataLoader[str, list[dict] | None]  # the tools calls were offered, by hash
     labels: DataLoader[str, str | None]  # nodes' labels by node id (None: unlabeled)
+    pins: DataLoader[str, bool | None]  # whether nodes are pinned, by node id
 
     @classmethod
     def for_request(cls, ledger: Ledger) -> "Loaders":
@@ -92,6 +93,7 @@ class Loaders:
             media=DataLoader(_found(ledger.nodes.media)),
             tool_sets=DataLoader(_found(ledger.calls.tool_sets)),
             labels=DataLoader(_found(ledger.labels.get_many)),
+            pins=DataLoader(_found(ledger.pins.get_many)),
         )
 
 

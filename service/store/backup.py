@@ -1,8 +1,8 @@
 """Backup: one session as a JSON document, and the document back into the store.
 
-The document (format "ctxdag-session", version 3):
+The document (format "ctxdag-session", version 4):
 
-    {"format": "ctxdag-session", "version": 3,
+    {"format": "ctxdag-session", "version": 4,
      "exported_at": ISO-8601, "source_tenant": str,      # information only, never imported
      "session": {"properties": {...}, "root_id": str, "head_id": str,
                  "active_summary_id": str | null},
@@ -12,8 +12,9 @@ The document (format "ctxdag-session", version 3):
                 "produced_id": str | null}, ...],                            # start order
      "media": [{"sha256": str, "media_type": str, "data": base64, "bytes": int}, ...],
                                                                              # hash order
-     "labels": [{"node_id": str, "properties": {"text": str, "labeled_at": …}}, ...]}
+     "labels": [{"node_id": str, "properties": {"text": str, "labeled_at": …}}, ...],
                                                                              # node id order
+     "pins": [{"node_id": str, "properties": {"pinned_at": …}}, ...]}        # node id order
 
 `properties` are every stored property except `tenant` (an import writes into the
 importing tenant): exactly the properties the ledger writes, each a value its API could
@@ -40,7 +41,9 @@ its own (OFFERED).
 Version 1 (before media were exported) has no `media`: it is read as version 2 without
 any, so the media its nodes name must be stored for the importing tenant. Versions 1 and 2
 (before labels) have no `labels`: they are read as without any. A label is the session's
-LABELED relationship to the node, its properties those of that relationship.
+LABELED relationship to the node, its properties those of that relationship. Versions 1
+to 3 (before pins) have no `pins`: they are read as without any; a pin is the session's
+PINNED relationship to the node, alike.
 
 A summary's `covers` are the turns it newly covered (its COVERS edges, orders
 0..covers_new_count-1); the rest of its segment is the summary it absorbed. Its ABSORBED
@@ -79,8 +82,8 @@ from .problems import raise_for_problem
 from .validate import Limits
 
 FORMAT = "ctxdag-session"
-VERSION = 3
-READABLE = (1, 2, 3)  # version 1 has no media, versions 1 and 2 no labels
+VERSION = 4
+READABLE = (1, 2, 3, 4)  # version 1 has no media, versions 1 and 2 no labels, 1 to 3 no pins
 INFORMATION_KEYS = ("exported_at", "source_tenant")  # differ between exports of one session
 # Where the session's event sequence stands: events are not exported, and an imported
 # session's sequence starts afresh (backup_import).
@@ -91,6 +94,7 @@ _DOCUMENT_KEYS = {"format", "version", "session", "nodes", "calls", *INFORMATION
 _MEDIA_KEY = "media"  # from version 2
 _TOOL_SETS_KEY = "tool_sets"  # from version 2; absent when no call was offered tools
 _LABELS_KEY = "labels"  # from version 3
+_PINS_KEY = "pins"  # from version 4
 _SESSION_KEYS = {"properties", "root_id", "head_id", "active_summary_id"}
 _NODE_KEYS = {"properties", "predecessor_id", "caller_id", "covers"}
 _CALL_KEYS = {"properties", "reads", "produced_id"}
@@ -125,6 +129,8 @@ async def export_session(db: Database, tenant: str, session_id: str, limits: Lim
         "labels": [{"node_id": label["node_id"], "properties": _encode_properties(
             label["properties"], f"label of node {label['node_id']}")}
             for label in row["labels"]],
+        _PINS_KEY: [{"node_id": pin["node_id"], "properties": _encode_properties(
+            pin["properties"], f"pin of node {pin['node_id']}")} for pin in row["pins"]],
     }
     if row["tool_sets"]:
         document[_TOOL_SETS_KEY] = [dict(tool_set) for tool_set in row["tool_sets"]]
@@ -265,7 +271,8 @@ def _parse(document: Any, limits: Limits) -> _Parsed:
         raise BadInput(f"backup version {validate.shown(version)} is not supported "
                        f"(this reads versions {', '.join(map(str, READABLE))})")
     keys = (_DOCUMENT_KEYS | ({_MEDIA_KEY, _TOOL_SETS_KEY} if version >= 2 else set())
-            | ({_LABELS_KEY} if version >= 3 else set()))
+            | ({_LABELS_KEY} if version >= 3 else set())
+            | ({_PINS_KEY} if version >= 4 else set()))
     doc = _fields(document, keys, "the document",
                   optional=(*INFORMATION_KEYS, _TOOL_SETS_KEY))
     session = _fields(doc["session"], _SESSION_KEYS, "session")
@@ -282,6 +289,10 @@ def _parse(document: Any, limits: Limits) -> _Parsed:
     labels = [_label(row, i) for i, row in enumerate(_list(doc, _LABELS_KEY))] \
         if _LABELS_KEY in doc else []
     found += records.label_problems(labels, {n["properties"].get("id") for n in nodes}, limits)
+    pins = [_relationship(row, i, _PINS_KEY) for i, row in enumerate(_list(doc, _PINS_KEY))] \
+        if _PINS_KEY in doc else []
+    found += records.pin_problems(pins, {n["properties"].get("id"): n["properties"]
+                                         for n in nodes}, limits)
     if found:
         raise BadInput(_listed(found))
     _check_references(session, nodes, calls)
@@ -305,15 +316,22 @@ def _parse(document: Any, limits: Limits) -> _Parsed:
         "carries": sum(len(n["media_refs"]) for n in nodes),
         "offered": sum(c["properties"].get("tools_sha256") is not None for c in calls),
         "labeled": len(labels),
+        "pinned": len(pins),
     }
     return _Parsed({"session": session, "nodes": nodes, "calls": calls, "media": media,
-                    "tool_sets": tool_sets, "labels": labels}, expected, named_not_carried)
+                    "tool_sets": tool_sets, "labels": labels, "pins": pins}, expected,
+                   named_not_carried)
 
 
 def _label(raw: Any, index: int) -> dict[str, Any]:
-    row = _fields(raw, {"node_id", "properties"}, f"{_LABELS_KEY}[{index}]")
-    return {"node_id": row["node_id"],
-            "properties": _properties(row["properties"], f"{_LABELS_KEY}[{index}]")}
+    return _relationship(raw, index, _LABELS_KEY)
+
+
+def _relationship(raw: Any, index: int, key: str) -> dict[str, Any]:
+    """A session relationship to one of its nodes (a label, a pin) as the document holds it."""
+    row = _fields(raw, {"node_id", "properties"}, f"{key}[{index}]")
+    return {"node_id": row["node_id"], "properties": _properties(row["properties"],
+                                                                 f"{key}[{index}]")}
 
 
 def _tool_sets(raw: Any, calls: list[dict]) -> list[dict[str, str]]:

@@ -11,6 +11,7 @@ from .head import HeadMoves
 from .invariants import violations
 from .labels import Labels
 from .nodes import Nodes
+from .pins import Pins
 from .sessions import Sessions
 from .summaries import Summaries
 from .validate import Limits
@@ -28,6 +29,7 @@ class Ledger:
     branches: Branches
     summaries: Summaries
     labels: Labels
+    pins: Pins
     views: Views
     calls: Calls
     events: Events
@@ -48,6 +50,7 @@ class Ledger:
             branches=Branches(db, tenant),
             summaries=Summaries(db, tenant, limits, events),
             labels=Labels(db, tenant, events),
+            pins=Pins(db, tenant, events),
             views=Views(db, tenant),
             calls=Calls(db, tenant, limits),
             events=events,
