@@ -109,7 +109,7 @@ async def test_a_session_survives_export_removal_and_import(
     db.round_trips.by_name.clear()
     document = await export_session(db, tenant, session.id, Limits())
     assert db.round_trips.by_name == {"backup_export": 1}
-    assert document["format"] == FORMAT and document["version"] == VERSION == 3
+    assert document["format"] == FORMAT and document["version"] == VERSION == 4
     assert document["media"] == []
     assert document["source_tenant"] == tenant
     node_ids = [n["properties"]["id"] for n in document["nodes"]]
@@ -232,7 +232,7 @@ def _duplicate_node(document):
 MALFORMED = {
     "not an object": lambda d: [d],
     "wrong format": _set(["format"], "something-else"),
-    "newer version": _set(["version"], 4),
+    "newer version": _set(["version"], 5),
     "boolean version": _set(["version"], True),
     "unknown field": _set(["extra"], 1),
     "nodes not a list": _set(["nodes"], {"a": 1}),
@@ -857,7 +857,7 @@ async def test_media_already_stored_for_the_tenant_need_not_be_in_the_document(
     document = await export_session(db, tenant, session.id, Limits())
     await run_cypher(db, DELETE_SESSION, sid=session.id)  # the tenant's media stay stored
     version_1 = {**copy.deepcopy(document), "version": 1}
-    del version_1["media"], version_1["tool_sets"], version_1["labels"]  # and no labels,
+    del version_1["media"], version_1["tool_sets"], version_1["labels"], version_1["pins"]
     # and calls offered no tools then:
     for call in version_1["calls"]:
         call["properties"].pop("tools_sha256", None)
@@ -871,7 +871,8 @@ async def test_media_already_stored_for_the_tenant_need_not_be_in_the_document(
         await import_session(db, tenant, {**version_1, "media": document["media"]}, Limits())
 
     assert await import_session(db, tenant, version_1, Limits()) == session.id
-    expected = {**version_1, "version": VERSION, "media": document["media"], "labels": []}
+    expected = {**version_1, "version": VERSION, "media": document["media"], "labels": [],
+                "pins": []}
     assert without_information(await export_session(db, tenant, session.id, Limits())) == \
         without_information(expected)
     assert len(await run_cypher(db, TENANT_MEDIA, tenant=tenant)) == 2

@@ -5,6 +5,8 @@ flags, and every tip's Anthropic and OpenAI requests are checked; every compacti
 the model's cut, which charges the pins first."""
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from tests.provider_requests import assert_valid_anthropic, assert_valid_openai
@@ -30,7 +32,12 @@ class PinDag(Dag):
         action = lambda: self.client(  # noqa: E731
             f"mutation($n: ID!) {{ {mutation}(nodeId: $n) {{ id pinned }} }}", n=node)
         if changes:
-            data, events = await self.events_during(action)
+            ready = asyncio.Event()
+            listener = asyncio.create_task(self.client.subscribe(EVENTS, {"s": self.id}, 1,
+                                                                 ready))
+            await ready.wait()
+            data = await action()
+            events = [p["data"]["sessionEvents"] for p in await listener]
             assert events == [{"type": f"NODE_{'UN' if not pinned else ''}PINNED",
                                "nodeId": node}], events
         else:
@@ -117,15 +124,15 @@ async def test_pins_across_three_recompactions_an_unpin_a_fork_and_a_tool_pair(
     main += await d.say(question(30))
     await d.check(head=main[-1])
 
-    # A fork: an edit of a retained user message inherits the summary and its pins; a pin on
+    # A fork: an edit of the last user message inherits the summary and its pins; a pin on
     # the fork, then compacting the fork, keeps that pin after the fork's new summary.
-    retained_user = next(n for n in m.summaries[s3].retained if m.turns[n].role == "user")
-    fork = list(await d.edit(retained_user, "Question 031, edited. ".ljust(100, "x")))
-    await d.check(head=fork[-1])
+    fork = list(await d.edit(main[-2], "Question 031, edited. ".ljust(100, "x")))
+    state = await d.check(head=fork[-1])
+    assert state["session"]["render"]["summaryId"] == s3
     await d.pin(fork[0])
     fork += await d.chat(4, start=40)
     await d.check(head=fork[-1])
-    s4 = await d.compact()
+    s4 = await d.compact(keep=300)
     await d.check(head=fork[-1])
     assert fork[0] in m.summaries[s4].covers and fork[0] in m.render(fork[-1])
     # The main branch renders as the model says (verbatim under rolling, S3 under branch).
