@@ -79,6 +79,11 @@ async def test_a_pinned_turn_renders_after_the_summary_and_calls_read_it(api):
     # The next call reads the pinned node itself.
     turn = (await client(SEND, s=sid, c=question(50)))["sendMessage"]
     assert turn["call"]["readIds"][:3] == [root, summary, rule]
+    # A pinned turn rendered after the summary is still inside its segment: no upTo there.
+    errors = await client.errors("mutation($s: ID!, $u: ID) { compact(sessionId: $s, upTo: $u)"
+                                 " { status } }", s=sid, u=rule)
+    assert errors[0]["extensions"]["code"] == "BAD_INPUT"
+    assert "lies inside the current summary's segment" in errors[0]["message"]
     # Unpinning takes it out of the render; a second unpin writes nothing.
     assert (await client(UNPIN, n=rule))["unpin"]["pinned"] is False
     state = await session_state(client, sid)
