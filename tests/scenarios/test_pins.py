@@ -9,8 +9,9 @@ import asyncio
 
 import pytest
 
+from tests.api_client import Client
 from tests.provider_requests import assert_valid_anthropic, assert_valid_openai
-from tests.scenarios.test_summary_strategies import NODE, Dag, question
+from tests.scenarios.test_summary_strategies import NODE, Dag, question, small_window  # noqa: F401
 
 EVENTS = ("subscription($s: ID!) { sessionEvents(sessionId: $s) { type"
           " ... on NodePinned { nodeId } ... on NodeUnpinned { nodeId } } }")
@@ -138,3 +139,22 @@ async def test_pins_across_three_recompactions_an_unpin_a_fork_and_a_tool_pair(
     # The main branch renders as the model says (verbatim under rolling, S3 under branch).
     await d.checkout(main[-1])
     await d.check(head=main[-1])
+
+
+async def test_automatic_compaction_keeps_room_for_pins(small_window, checked):  # noqa: F811
+    """Turns that compact by themselves (80 % of a 500-token window, keeping 130) charge the
+    pins first, keep rendering them, and never let the prompt outgrow the window."""
+    client = Client(small_window.url)
+    for strategy in ("rolling", "branch"):
+        d = await PinDag.start(client, f"auto pins {strategy}", strategy)
+        checked.append(d.id)
+        m = d.model
+        main = await d.chat(2)
+        await d.pin(main[0])
+        main += await d.chat(10, start=2)
+        await d.check(head=main[-1])
+        assert len(d.auto) >= 2, "main should have compacted by itself at least twice"
+        assert main[0] in m.render(main[-1])
+        tokens = (await d.client("query($s: ID!) { session(id: $s) { render { tokens } } }",
+                                 s=d.id))["session"]["render"]["tokens"]
+        assert tokens < 500
