@@ -280,8 +280,9 @@ class GraphNode:
         return await info.context.loaders.labels.load(str(self.id))
 
     @strawberry.field(description=(
-        "Whether the node is pinned (`pin`/`unpin`): inside the covered segment of the "
-        "summary a head renders, it is rendered right after the summary, verbatim."))
+        "Whether the node is pinned (`pin`/`unpin`). A pinned row a capsule's `coversIds` "
+        "holds still folds into the capsule, and is rendered all the same: right after the "
+        "summary, on every branch the capsule applies to."))
     async def pinned(self, info: Info) -> bool:
         return bool(await info.context.loaders.pins.load(str(self.id)))
 
