@@ -53,10 +53,11 @@ class RenderMemory:
     Every write that changes those (a compaction, an uncompact, a strategy change, a
     delete that takes summaries, a pin or an unpin) moves the session's
     `summary_version`; a render reads the version before the summaries, and an append
-    reports the version it saw under the session's lock. So a remembered render is extended only when the append itself proves it
-    current. A moved head, another process's write or a restart leaves nothing to extend,
-    and the turn renders in full. Per process; least recently used tips are forgotten
-    first, beyond `capacity_tokens` (0 remembers nothing).
+    reports the version it saw under the session's lock. So a remembered render is
+    extended only when the append itself proves it current. A moved head, another
+    process's write or a restart leaves nothing to extend, and the turn renders in full.
+    Per process; least recently used tips are forgotten first, beyond `capacity_tokens`
+    (0 remembers nothing).
     """
 
     def __init__(self, capacity_tokens: int = DEFAULT_MEMORY_TOKENS) -> None:
