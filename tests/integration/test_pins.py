@@ -71,7 +71,8 @@ async def test_a_pinned_turn_renders_after_the_summary_and_calls_read_it(api):
     state = await session_state(client, sid)
     retained = result["retainedIds"]
     assert state["render"]["nodeIds"] == [root, summary, rule, *retained]
-    assert [n["pinned"] for n in state["render"]["nodes"]] == [False, False, True] + [False] * len(retained)
+    assert [n["pinned"] for n in state["render"]["nodes"]] == \
+        [False, False, True] + [False] * len(retained)
     # The capsule still folds the pinned row, which is marked as rendered (pinned).
     rows = {r["id"]: r for r in state["graph"]["nodes"]}
     assert rule in rows[summary]["coversIds"] and rows[rule]["pinned"] is True
@@ -166,8 +167,8 @@ async def test_a_pinned_tool_message_keeps_its_pair_whole(api):
     summary = compacted["summary"]["id"]
     assert state["render"]["nodeIds"][:4] == [ids[0], summary, use, result]
     body = (await client("query($s: ID!) { session(id: $s) { render {"
-                         " a: request(format: ANTHROPIC_MESSAGES) o: request(format: OPENAI_CHAT) } } }",
-                         s=sid))["session"]["render"]
+                         " a: request(format: ANTHROPIC_MESSAGES)"
+                         " o: request(format: OPENAI_CHAT) } } }", s=sid))["session"]["render"]
     assert_valid_anthropic(body["a"])
     assert_valid_openai(body["o"])
     # Pinning the tool use instead renders the same pair.
@@ -248,8 +249,8 @@ async def test_pins_travel_through_export_and_import_and_check_names_a_bad_one(a
 
     # A version 3 document (no pins) still imports; one pinning ROOT is refused.
     await run_cypher(api.db, DELETE_SESSION, sid=sid)
-    bad = {**document, "pins": [*document["pins"], {"node_id": ids[0],
-                                                    "properties": document["pins"][0]["properties"]}]}
+    root_pin = {"node_id": ids[0], "properties": document["pins"][0]["properties"]}
+    bad = {**document, "pins": [*document["pins"], root_pin]}
     with pytest.raises(Exception, match="pin of node .*: the node is ROOT"):
         await import_session(api.db, api.tenant, bad, Limits())
     old = {k: v for k, v in document.items() if k != "pins"} | {"version": 3}
