@@ -1,5 +1,5 @@
 // name: backup_export
-// returns: zero or one row {session, root_ids, head_ids, active_summary_ids, nodes, calls, media, tool_sets, labels, branch_names}
+// returns: zero or one row {session, root_ids, head_ids, active_summary_ids, nodes, calls, media, tool_sets, labels, branch_names, pins}
 // purpose: everything a backup needs to rebuild a session — its properties, every node (deleted and superseded ones too) and every call, with all their edges, the media its nodes carry and the tools its calls were offered
 // params: session_id, tenant
 // Edges to single targets come back as lists, so a session holding two of them is seen,
@@ -56,4 +56,8 @@ RETURN properties(s) AS session,
   COLLECT {
     MATCH (s)-[named:NAMES]->(n:Node)
     RETURN {node_id: n.id, properties: properties(named)} AS name ORDER BY name.node_id
-  } AS branch_names
+  } AS branch_names,
+  COLLECT {
+    MATCH (s)-[p:PINNED]->(n:Node)
+    RETURN {node_id: n.id, properties: properties(p)} AS pin ORDER BY pin.node_id
+  } AS pins

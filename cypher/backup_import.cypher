@@ -1,7 +1,7 @@
 // name: backup_import
 // returns: one row {problem, session_elsewhere, taken_ids, taken_elsewhere, missing_media, created, violations}; nothing is created when problem is set
-// purpose: rebuilds an exported session in the importing tenant — Session, Nodes, Calls and all their edges (a summary's ABSORBED and REPLACED from its properties, a node's ToolUse nodes, ANSWERS and CARRIES from its blocks), the media it carries, the tools its calls were offered, its labels and its branch names — after checking that none of its ids exists and that the media it names are in the document or stored, then checks the invariants of what it wrote
-// params: tenant, session, nodes, calls, media, media_stored, tool_sets, labels, branch_names
+// purpose: rebuilds an exported session in the importing tenant — Session, Nodes, Calls and all their edges (a summary's ABSORBED and REPLACED from its properties, a node's ToolUse nodes, ANSWERS and CARRIES from its blocks), the media it carries, the tools its calls were offered, its labels, its branch names and its pins — after checking that none of its ids exists and that the media it names are in the document or stored, then checks the invariants of what it wrote
+// params: tenant, session, nodes, calls, media, media_stored, tool_sets, labels, branch_names, pins
 // Every id a row names was checked by the caller to be one of the document's own nodes.
 // A node row carries what its blocks imply, as the API's writes take it (blocks_write):
 // tool_uses [{id, name}], answers with answer_errors alike ordered, media_refs. $media are
@@ -74,6 +74,12 @@ OPTIONAL CALL (problem) {
     SET named = row.properties
   }
   CALL (s) {
+    UNWIND $pins AS row
+    MATCH (n:Node {id: row.node_id})
+    CREATE (s)-[p:PINNED]->(n)
+    SET p = row.properties
+  }
+  CALL (s) {
     MATCH (r:Node {id: $session.root_id})
     CREATE (s)-[:ROOT]->(r)
   }
@@ -103,7 +109,8 @@ OPTIONAL CALL (problem) {
     carries: COUNT { (:Node {session_id: s.id})-[:CARRIES]->() },
     offered: COUNT { (:Call {session_id: s.id})-[:OFFERED]->() },
     labeled: COUNT { (s)-[:LABELED]->() },
-    named: COUNT { (s)-[:NAMES]->() }
+    named: COUNT { (s)-[:NAMES]->() },
+    pinned: COUNT { (s)-[:PINNED]->() }
   } AS created
   OPTIONAL CALL (s) {
     // include: check_session_invariants

@@ -1,5 +1,5 @@
 // name: check_session
-// returns: zero or one row {violations, session, nodes, calls, edges, media, labels, branch_names}: the broken storage invariants, and every record's properties (with the tool and media edges of the nodes holding blocks, and the media they carry) for the caller to check by the API's rules
+// returns: zero or one row {violations, session, nodes, calls, edges, media, labels, branch_names, pins}: the broken storage invariants, and every record's properties (with the tool and media edges of the nodes holding blocks, and the media they carry) for the caller to check by the API's rules
 // purpose: the ledger's invariants, checked on stored data (tests run it after every scenario)
 // params: session_id, tenant
 // The invariants are a fragment so an import can check what it wrote in its own transaction.
@@ -40,4 +40,9 @@ RETURN violations, properties(s) AS session,
     MATCH (s)-[named:NAMES]->(n)
     RETURN {node_id: n.id, node_session_id: n.session_id, properties: properties(named)} AS name
     ORDER BY name.node_id
-  } AS branch_names
+  } AS branch_names,
+  COLLECT {
+    MATCH (s)-[p:PINNED]->(n)
+    RETURN {node_id: n.id, node_session_id: n.session_id, properties: properties(p)} AS pin
+    ORDER BY pin.node_id
+  } AS pins

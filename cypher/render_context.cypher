@@ -1,6 +1,6 @@
 // name: render_context
-// returns: one row {index, problem, head_id, summary_id, strategy, summary_version, nodes} per request whose session exists; nodes in prompt order
-// purpose: what the model reads from a head: the chain from ROOT, with the summary that applies to the head (per the session's strategy) standing in for its segment
+// returns: one row {index, problem, head_id, summary_id, strategy, summary_version, kept_count, pinned_ids, nodes} per request whose session exists; nodes in prompt order
+// purpose: what the model reads from a head: the chain from ROOT, with the summary that applies to the head (per the session's strategy) standing in for its segment, followed by the segment's pinned turns
 // params: requests, tenant
 // $requests: [{session_id, head_id}] (head_id null: the session's HEAD).
 // covers_ids is a contiguous chain segment, so "all of it is on the chain" is "its last node
@@ -31,13 +31,26 @@ OPTIONAL CALL (s, h, problem) {
   WITH * WHERE problem IS NULL
   // include: applicable_summary
 }
-OPTIONAL CALL (summary, tail) {
+OPTIONAL CALL (s, summary) {
+  WITH * WHERE summary IS NOT NULL
+  // The segment is the summary's COVERS and, through ABSORBED, its absorbed summaries'.
+  MATCH (s)-[:PINNED]->(p:Node)
+  WHERE EXISTS { (summary)-[:ABSORBED*0..]->(:Node)-[:COVERS]->(p) }
+  CALL (p) {
+    // include: pair_halves
+  }
+  WITH DISTINCT summary, held
+  WHERE EXISTS { (summary)-[:ABSORBED*0..]->(:Node)-[:COVERS]->(held) }
+  WITH held ORDER BY held.depth
+  RETURN collect(held) AS kept
+}
+OPTIONAL CALL (summary, tail, kept) {
   WITH * WHERE summary IS NOT NULL
   MATCH (summary)-[:PREDECESSOR]->(splice:Node)-[:PREDECESSOR*0..]->(x:Node)
-  WITH DISTINCT summary, tail, x
+  WITH DISTINCT summary, tail, kept, x
   ORDER BY x.depth
-  WITH summary, tail, collect(x) AS prefix
-  RETURN prefix + [summary] + tail AS compacted
+  WITH summary, tail, kept, collect(x) AS prefix
+  RETURN prefix + [summary] + coalesce(kept, []) + tail AS compacted
 }
 OPTIONAL CALL (h, summary, chain, problem) {
   WITH * WHERE problem IS NULL AND summary IS NULL AND chain IS NULL
@@ -47,7 +60,8 @@ OPTIONAL CALL (h, summary, chain, problem) {
   RETURN collect(x) AS walked
 }
 RETURN index, problem, h.id AS head_id, summary.id AS summary_id,
-  s.summary_strategy AS strategy, summary_version,
+  s.summary_strategy AS strategy, summary_version, size(coalesce(kept, [])) AS kept_count,
+  COLLECT { MATCH (s)-[:PINNED]->(p:Node) RETURN p.id } AS pinned_ids,
   [n IN coalesce(compacted, CASE WHEN summary IS NULL THEN coalesce(chain, walked) END, []) |
     // include: node_map
   ] AS nodes

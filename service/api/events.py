@@ -24,6 +24,8 @@ class EventType(enum.Enum):
     NODE_UNLABELED = "node_unlabeled"
     BRANCH_NAMED = "branch_named"
     BRANCH_UNNAMED = "branch_unnamed"
+    NODE_PINNED = "node_pinned"
+    NODE_UNPINNED = "node_unpinned"
 
 
 @strawberry.enum(description="What started a compaction.")
@@ -121,11 +123,19 @@ class BranchNamed(SessionEvent):
 @strawberry.type(description="A branch's name was removed.")
 class BranchUnnamed(SessionEvent):
     tip_id: strawberry.ID
+@strawberry.type(description="A node was pinned: inside a covered segment it renders verbatim.")
+class NodePinned(SessionEvent):
+    node_id: strawberry.ID
+
+
+@strawberry.type(description="A node was unpinned.")
+class NodeUnpinned(SessionEvent):
+    node_id: strawberry.ID
 
 
 EVENT_TYPES = (CompactionStarted, CompactionFinished, CompactionFailed, HeadMoved, NodeAppended,
                BranchDeleted, SummaryRetired, SummaryStrategyChanged, NodeLabeled,
-               NodeUnlabeled, BranchNamed, BranchUnnamed)
+               NodeUnlabeled, BranchNamed, BranchUnnamed, NodePinned, NodeUnpinned)
 
 
 async def replay_start(ledger_events: events.Events, session_id: str, after: int | None) -> int:
@@ -187,4 +197,8 @@ def event_out(e: events.SessionEvent) -> SessionEvent:
             return BranchNamed(**common, tip_id=d["tip_id"], name=d["name"])
         case EventType.BRANCH_UNNAMED:
             return BranchUnnamed(**common, tip_id=d["tip_id"])
+        case EventType.NODE_PINNED:
+            return NodePinned(**common, node_id=d["node_id"])
+        case EventType.NODE_UNPINNED:
+            return NodeUnpinned(**common, node_id=d["node_id"])
     raise TypeError(f"unknown event type {e.type!r}")

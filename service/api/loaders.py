@@ -72,6 +72,7 @@ class Loaders:
     tool_sets: DataLoader[str, list[dict] | None]  # the tools calls were offered, by hash
     labels: DataLoader[str, str | None]  # nodes' labels by node id (None: unlabeled)
     branch_names: DataLoader[str, str | None]  # names of the branches tips end, by tip id
+    pins: DataLoader[str, bool | None]  # whether nodes are pinned, by node id
 
     @classmethod
     def for_request(cls, ledger: Ledger) -> "Loaders":
@@ -94,6 +95,7 @@ class Loaders:
             tool_sets=DataLoader(_found(ledger.calls.tool_sets)),
             labels=DataLoader(_found(ledger.labels.get_many)),
             branch_names=DataLoader(_found(ledger.branch_names.get_many)),
+            pins=DataLoader(_found(ledger.pins.get_many)),
         )
 
 

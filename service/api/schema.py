@@ -283,6 +283,26 @@ class Mutation:
         await info.context.services.ledger.branch_names.clear(str(tip_id))
         return await _branch_of(info, str(tip_id))
 
+    @strawberry.mutation(description=(
+        "Pins a message: inside the covered segment of the summary a head renders, it is "
+        "rendered right after the summary, verbatim (with the other half of its tool pair), "
+        "and compaction keeps room for it. Announced as node_pinned; a pinned message again "
+        "writes nothing. BAD_INPUT for ROOT, a summary, a node deleted with its branch, or "
+        "when ROOT and the pinned messages would hold more than a quarter of the context "
+        "window (the message says how many tokens). Never moves HEAD."))
+    async def pin(self, info: Info, node_id: strawberry.ID) -> Message:
+        services = info.context.services
+        await services.ledger.pins.set(str(node_id), services.compactor.policy.max_pinned_tokens)
+        return message_out(await services.ledger.nodes.get(str(node_id)))
+
+    @strawberry.mutation(description=(
+        "Unpins a message (announced as node_unpinned); a message not pinned is left as it "
+        "is and nothing is written."))
+    async def unpin(self, info: Info, node_id: strawberry.ID) -> Message:
+        ledger = info.context.services.ledger
+        await ledger.pins.clear(str(node_id))
+        return message_out(await ledger.nodes.get(str(node_id)))
+
     @strawberry.mutation(description="A sub-agent turn hanging off a node; never moves HEAD.")
     async def spawn_task(self, info: Info, session_id: strawberry.ID,
                          from_node_id: strawberry.ID, prompt: str) -> Turn:
@@ -323,10 +343,11 @@ class Subscription:
     @strawberry.subscription(description=(
         "The events of one session (node_appended, head_moved, branch_deleted, compaction_*, "
         "summary_retired, summary_strategy_changed, node_labeled, node_unlabeled, branch_named, "
-        "branch_unnamed), in order, from whichever replica wrote "
-        "them. With `after` (the seq of the last event received), first the ones missed "
-        "since, then live; EVENTS_EXPIRED when those are no longer kept (reload the session "
-        "and subscribe without `after`). Without, from now on."))
+        "branch_unnamed, node_pinned, node_unpinned), in order, from whichever replica "
+        "wrote them. With `after` (the seq of the last event received), first the ones "
+        "missed since, then live; "
+        "EVENTS_EXPIRED when those are no longer kept (reload the session and subscribe "
+        "without `after`). Without, from now on."))
     async def session_events(self, info: Info, session_id: strawberry.ID,
                              after: Optional[int] = None
                              ) -> AsyncGenerator[SessionEvent, None]:

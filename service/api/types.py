@@ -100,6 +100,12 @@ class Message(Node):
     async def label(self, info: Info) -> Optional[str]:
         return await info.context.loaders.labels.load(str(self.id))
 
+    @strawberry.field(description=(
+        "Whether the node is pinned (`pin`/`unpin`): inside the covered segment of the "
+        "summary a head renders, it is rendered right after the summary, verbatim."))
+    async def pinned(self, info: Info) -> bool:
+        return bool(await info.context.loaders.pins.load(str(self.id)))
+
     @strawberry.field(description="This summary's record, when the node is a summary.")
     async def summary(self, info: Info) -> Optional["Summary"]:
         if self.role != Role.SUMMARY:
@@ -281,6 +287,13 @@ class GraphNode:
         "not a named branch's tip."))
     async def branch_name(self, info: Info) -> Optional[str]:
         return await info.context.loaders.branch_names.load(str(self.id))
+
+    @strawberry.field(description=(
+        "Whether the node is pinned (`pin`/`unpin`). A pinned row a capsule's `coversIds` "
+        "holds still folds into the capsule, and is rendered all the same: right after the "
+        "summary, on every branch the capsule applies to."))
+    async def pinned(self, info: Info) -> bool:
+        return bool(await info.context.loaders.pins.load(str(self.id)))
 
 
 @strawberry.type

@@ -1,9 +1,15 @@
-"""The token budget policy: when to compact automatically, and how much to keep."""
+"""The token budget policy: when to compact automatically, how much to keep, and how
+much pins may hold."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..errors import BadInput
+
+# ROOT and the pinned messages (with the other halves of their tool pairs) may hold at most
+# this share of the context window: pins are rendered after every compaction, so they must
+# leave room for the summary and a tail (README "Pins").
+PIN_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -26,6 +32,10 @@ class BudgetPolicy:
     @property
     def auto_compact_at(self) -> int:
         return int(self.context_window * self.auto_compact_ratio)
+
+    @property
+    def max_pinned_tokens(self) -> int:
+        return int(self.context_window * PIN_SHARE)
 
     def needs_compaction(self, prompt_tokens: int) -> bool:
         return prompt_tokens >= self.auto_compact_at

@@ -35,7 +35,7 @@ from ..store import validate
 from ..store.ids import utcnow
 from ..tokens import estimate_tokens
 from .budget import BudgetPolicy
-from .cut import MIN_ENTRIES, Cut, cut_after, find_cut, open_tool_uses
+from .cut import MIN_ENTRIES, Cut, cut_after, find_cut, open_tool_uses, verbatim_ids
 from .render import render_context
 from .summarizers import Summarizer, SummaryText
 from .tokens import TokenEstimator
@@ -89,9 +89,13 @@ class Plan:
     covers_ids: tuple[str, ...]  # the previous segment (when read), then new_turns
     split_turn: bool
     message: str | None
+    # The covered entries rendered after the new summary all the same (pinned turns with the
+    # other halves of their tool pairs), ids.
+    verbatim: frozenset[str] = frozenset()
 
     def tokens_after(self, view: Rendered, written: SummaryText) -> int:
-        return view.tokens - sum(n.tokens for n in self.covered) + estimate_tokens(written.text)
+        gone = sum(n.tokens for n in self.covered if n.id not in self.verbatim)
+        return view.tokens - gone + estimate_tokens(written.text)
 
     def outcome(self, written: SummaryText) -> dict:
         """The result's account of what is (or would be) written."""
@@ -181,7 +185,7 @@ class Compactor:
         keep = self.policy.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens
         if keep < 0:
             raise BadInput("keep_recent_tokens must not be negative")
-        history = view.history
+        history, lead, verbatim = view.history, view.lead, verbatim_ids(view)
         previous = history[0] if history and history[0].role is Role.SUMMARY else None
         previous_covers = (await self.ledger.summaries.get(previous.id)).covers_ids \
             if previous and (coverage or up_to is not None) else ()
@@ -191,13 +195,15 @@ class Compactor:
             return self._skipped(session_id, trigger, view,
                                  f"nothing to compact: the history has {len(history)} entries "
                                  f"(at least {MIN_ENTRIES} are needed)")
-        cut = find_cut(history, keep) if chosen is None else chosen
+        # Pins count toward the cut: the retained tail and every pinned turn must fit.
+        cut = find_cut(history, keep, lead=lead, verbatim=verbatim) if chosen is None \
+            else chosen
         if cut.index is None:
             return self._skipped(session_id, trigger, view,
                                  "nothing to compact: every cut would separate a tool use "
                                  "from its result")
         covered, retained = history[:cut.index], history[cut.index:]
-        new_turns = tuple(n for n in covered if n.role is not Role.SUMMARY)
+        new_turns = tuple(covered[lead:])  # after the summary and the turns pinned after it
         if not new_turns:
             return self._skipped(session_id, trigger, view,
                                  f"nothing to compact: the retained turns already fit in "
@@ -205,13 +211,14 @@ class Compactor:
         message = (SPLIT_TURN if up_to is None else SPLIT_AT) if cut.split_turn else None
         return Plan(tuple(covered), tuple(retained), previous, new_turns,
                     tuple(previous_covers) + tuple(n.id for n in new_turns),
-                    cut.split_turn, message)
+                    cut.split_turn, message,
+                    frozenset(n.id for n in covered if n.id in verbatim))
 
     @staticmethod
     def _cut_at(view: Rendered, up_to: str, previous: Node | None,
                 previous_covers: Sequence[str]) -> Cut:
         history = view.history
-        cut = cut_after(history, up_to)
+        cut = cut_after(history, up_to, view.lead)
         if cut is None:
             if up_to in previous_covers or (previous and up_to == previous.id):
                 raise BadInput(f"upTo {up_to} lies inside the current summary's segment "
@@ -289,7 +296,7 @@ class Compactor:
     async def _summarize(self, plan: "Plan", instructions: str | None) -> SummaryText:
         return await self.summarizer.summarize(
             list(plan.new_turns), plan.previous.content if plan.previous else None,
-            instructions=instructions)
+            instructions=instructions, verbatim=plan.verbatim)
 
     async def _failed(self, session_id: str, trigger: CompactionTrigger, reason: str,
                       code: str) -> None:

@@ -2,27 +2,51 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import AbstractSet, Sequence
 
-from ..store import Node, Role
+from ..store import Node, Rendered, Role
 from ..store.blocks import answered_ids, tool_use_ids
 
 MIN_ENTRIES = 4
 
 
-def find_cut_index(history: Sequence[Node], keep_recent_tokens: int) -> int:
+def verbatim_ids(view: Rendered) -> frozenset[str]:
+    """The entries of `view.history` that stay verbatim whatever the cut: the covered turns
+    kept after the summary, and every pinned turn with the other half of its tool pairs
+    (the render keeps them whole: a pair's halves are neighbours in any render)."""
+    history = view.history
+    out = {n.id for n in history[1:view.lead]}
+    for i, node in enumerate(history):
+        if node.id not in view.pinned_ids:
+            continue
+        out.add(node.id)
+        if i + 1 < len(history) and _pair(node, history[i + 1]):
+            out.add(history[i + 1].id)
+        if i > 0 and _pair(history[i - 1], node):
+            out.add(history[i - 1].id)
+    return frozenset(out)
+
+
+def _pair(uses: Node, answers: Node) -> bool:
+    return bool(set(tool_use_ids(uses.blocks)) & set(answered_ids(answers.blocks)))
+
+
+def find_cut_index(history: Sequence[Node], keep_recent_tokens: int, *,
+                   lead: int | None = None, verbatim: AbstractSet[str] = frozenset()) -> int:
     """The index of the first retained entry; everything before it is covered.
 
-    `history` is the rendered view after ROOT: the active summary first (if any),
-    then the retained turns. The retained tail is the longest suffix of the turns
-    whose tokens fit in `keep_recent_tokens`, moved forward to the first user turn so
-    the tail opens a turn. The summary always lands on the covered side, even when
-    the turns after it all fit (spec §4.2). Returns 0 when there is no summary and
-    everything fits, 1 when only the summary is covered (the first turn after it
-    opens a tail that fits: nothing new to cover), len(history) when no user turn
-    can open a tail.
+    `history` is the rendered view after ROOT: the active summary first (if any), the
+    covered turns pinned after it (`lead` is where the turns after them start), then the
+    retained turns. The retained tail is the longest suffix of the turns that fits in
+    `keep_recent_tokens` together with every entry that stays verbatim whatever the cut
+    (`verbatim`: pinned turns with their pair halves, counted once, wherever they are),
+    moved forward to the first user turn so the tail opens a turn. The summary always
+    lands on the covered side, even when the turns after it all fit (spec §4.2). Returns
+    0 when there is no summary and everything fits, `lead` when only the summary (and
+    its pinned turns) is covered (the first turn after it opens a tail that fits:
+    nothing new to cover), len(history) when no user turn can open a tail.
     """
-    cut = _tail_start(history, keep_recent_tokens)
+    cut = _tail_start(history, keep_recent_tokens, lead, verbatim)
     if cut == 0:
         return 0
     while cut < len(history) and history[cut].role is not Role.USER:
@@ -40,7 +64,8 @@ class Cut:
     split_turn: bool = False
 
 
-def find_cut(history: Sequence[Node], keep_recent_tokens: int) -> Cut:
+def find_cut(history: Sequence[Node], keep_recent_tokens: int, *, lead: int | None = None,
+             verbatim: AbstractSet[str] = frozenset()) -> Cut:
     """`find_cut_index`, never separating a tool use from its result.
 
     A cut before a user turn is always pair-safe: the ledger lets nothing but its answers
@@ -54,12 +79,13 @@ def find_cut(history: Sequence[Node], keep_recent_tokens: int) -> Cut:
     cover a tool use left open; then the tail opens on the last user turn (or, with none,
     nothing is cut).
     """
-    index = find_cut_index(history, keep_recent_tokens)
+    lead = _first_turn(history) if lead is None else lead
+    index = find_cut_index(history, keep_recent_tokens, lead=lead, verbatim=verbatim)
     if index < len(history):
         return Cut(index)
-    starts = [i for i in range(_first_turn(history) + 1, len(history))
+    starts = [i for i in range(lead + 1, len(history))
               if history[i].role is Role.ASSISTANT and history[i - 1].role is Role.TOOL]
-    fits = _tail_start(history, keep_recent_tokens)
+    fits = _tail_start(history, keep_recent_tokens, lead, verbatim)
     later = [i for i in starts if i >= fits]
     if later or starts:
         return Cut(later[0] if later else starts[-1], split_turn=True)
@@ -67,7 +93,7 @@ def find_cut(history: Sequence[Node], keep_recent_tokens: int) -> Cut:
         return Cut(index)
     # Covering everything would cover tool uses left open: the tail opens on the last user
     # turn instead, though it does not fit (else nothing can be cut).
-    users = [i for i in range(_first_turn(history) + 1, len(history))
+    users = [i for i in range(lead + 1, len(history))
              if history[i].role is Role.USER]
     return Cut(users[-1] if users else None)
 
@@ -77,20 +103,28 @@ def _first_turn(history: Sequence[Node]) -> int:
     return 1 if history and history[0].role is Role.SUMMARY else 0
 
 
-def _tail_start(history: Sequence[Node], keep_recent_tokens: int) -> int:
-    """The start of the longest suffix of the turns that fits in `keep_recent_tokens`."""
-    first_turn, kept, start = _first_turn(history), 0, len(history)
-    while start > first_turn and kept + history[start - 1].tokens <= keep_recent_tokens:
+def _tail_start(history: Sequence[Node], keep_recent_tokens: int, lead: int | None = None,
+                verbatim: AbstractSet[str] = frozenset()) -> int:
+    """The start of the longest suffix of the turns after `lead` that fits in
+    `keep_recent_tokens` with the `verbatim` entries, which are charged first."""
+    start = len(history)
+    first_turn = _first_turn(history) if lead is None else lead
+    kept = sum(n.tokens for n in history if n.id in verbatim)
+    while start > first_turn:
+        cost = 0 if history[start - 1].id in verbatim else history[start - 1].tokens
+        if kept + cost > keep_recent_tokens:
+            break
         start -= 1
-        kept += history[start].tokens
+        kept += cost
     return start
 
 
-def cut_after(history: Sequence[Node], node_id: str) -> Cut | None:
+def cut_after(history: Sequence[Node], node_id: str, lead: int | None = None) -> Cut | None:
     """The cut that covers the turns through `node_id` (`compact(upTo:)`), or None when
-    `node_id` is not one of the turns of `history`. A cut there must keep every tool use
-    with its result: `open_tool_uses` names what it would separate."""
-    turns = range(_first_turn(history), len(history))
+    `node_id` is not one of the uncovered turns of `history` (from `lead` on). A cut there
+    must keep every tool use with its result: `open_tool_uses` names what it would
+    separate."""
+    turns = range(_first_turn(history) if lead is None else lead, len(history))
     index = next((i for i in turns if history[i].id == node_id), None)
     if index is None:
         return None

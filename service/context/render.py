@@ -8,10 +8,16 @@ compacted branch renders [ROOT, S, retained tail…]. Otherwise the chain render
 verbatim: a fork that lacks the whole segment never inherits a summary of turns
 it does not have.
 
+Pins: a pinned turn (`pin`, the session's PINNED relationship) inside the segment of the
+summary that applies is rendered right after S, in chain order, with the other half of
+its tool pair (a tool message and the message whose tool uses it answers are never
+separated) — [ROOT, S, pinned covered turns…, retained tail…] — so the calls reading it
+record the pinned node itself. Pinned turns outside the segment render where they are.
+
 The decision uses stored data only — never where HEAD happens to be, never a
 superseded summary — so the same head renders the same list at any time, after
 any restart. It runs as one statement (cypher/render_context.cypher) whose cost
-follows the retained tail, not the covered history.
+follows the retained tail and the pins, not the covered history.
 """
 from __future__ import annotations
 
@@ -43,14 +49,15 @@ class RenderMemory:
 
     Nodes are immutable and the rule above reads only stored data, so appending node N
     after P changes nothing about P's chain: while the summaries that exist and the
-    session's strategy stay the same, render(N) is render(P) followed by N. Every write
-    that changes those (a compaction, an uncompact, a strategy change, a delete that
-    takes summaries) moves the session's `summary_version`; a render reads the version
-    before the summaries, and an append reports the version it saw under the session's
-    lock. So a remembered render is extended only when the append itself proves it
-    current. A moved head, another process's write or a restart leaves nothing to extend,
-    and the turn renders in full. Per process; least recently used tips are forgotten
-    first, beyond `capacity_tokens` (0 remembers nothing).
+    session's strategy and pins stay the same, render(N) is render(P) followed by N.
+    Every write that changes those (a compaction, an uncompact, a strategy change, a
+    delete that takes summaries, a pin or an unpin) moves the session's
+    `summary_version`; a render reads the version before the summaries, and an append
+    reports the version it saw under the session's lock. So a remembered render is
+    extended only when the append itself proves it current. A moved head, another
+    process's write or a restart leaves nothing to extend, and the turn renders in full.
+    Per process; least recently used tips are forgotten first, beyond `capacity_tokens`
+    (0 remembers nothing).
     """
 
     def __init__(self, capacity_tokens: int = DEFAULT_MEMORY_TOKENS) -> None:

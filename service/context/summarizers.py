@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Protocol, Sequence
+from typing import AbstractSet, Any, Mapping, Protocol, Sequence
 
 from ..store import Node, Role
 from ..store.blocks import Text, ToolResult, ToolUse
@@ -28,12 +28,16 @@ class Summarizer(Protocol):
     name: str
 
     async def summarize(self, turns: Sequence[Node], previous_summary: str | None, *,
-                        instructions: str | None = None) -> SummaryText:
+                        instructions: str | None = None,
+                        verbatim: AbstractSet[str] = frozenset()) -> SummaryText:
         """Summarizes `turns` (real turns, chain order), absorbing `previous_summary`.
 
         `instructions`: the user's focus instructions for this compaction (manual
         compaction only), or None. A summarizer that cannot follow them says so in
         its output rather than pretending to.
+        `verbatim`: the ids of the covered turns that stay verbatim right after the
+        summary (pinned, with the other halves of their tool pairs): those of `turns`, and
+        those of the previous summary's segment that were rendered after it.
         """
         ...
 
@@ -41,6 +45,7 @@ class Summarizer(Protocol):
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 HEADER = "Earlier conversation (offline extractive summary, first sentence of each turn):"
 IGNORED_INSTRUCTIONS = "Focus instructions were given and ignored by the offline summarizer."
+_VERBATIM = re.compile(r"\(\d+ pinned turns? stays? verbatim after this summary\.\)")
 
 
 class OfflineExtractiveSummarizer:
@@ -60,7 +65,8 @@ class OfflineExtractiveSummarizer:
         self.max_lines = max_lines
 
     async def summarize(self, turns: Sequence[Node], previous_summary: str | None, *,
-                        instructions: str | None = None) -> SummaryText:
+                        instructions: str | None = None,
+                        verbatim: AbstractSet[str] = frozenset()) -> SummaryText:
         folded, lines = _previous_lines(previous_summary)
         names: dict[str, str] = {}  # tool use id -> tool name, for the results that follow
         for turn in turns:
@@ -74,6 +80,9 @@ class OfflineExtractiveSummarizer:
             body.append(IGNORED_INSTRUCTIONS)
         if folded:
             body.append(f"({folded} earlier turns folded away.)")
+        if verbatim:
+            body.append(f"({len(verbatim)} pinned turn{'s' if len(verbatim) > 1 else ''} "
+                        f"stay{'' if len(verbatim) > 1 else 's'} verbatim after this summary.)")
         return SummaryText("\n".join(body + lines), self.name)
 
     def _line(self, turn: Node, names: dict[str, str]) -> str:
@@ -114,7 +123,7 @@ def _previous_lines(previous: str | None) -> tuple[int, list[str]]:
     folded, lines = 0, []
     for line in previous.splitlines():
         match = re.fullmatch(r"\((\d+) earlier turns folded away\.\)", line)
-        if line in (HEADER, IGNORED_INSTRUCTIONS):
+        if line in (HEADER, IGNORED_INSTRUCTIONS) or _VERBATIM.fullmatch(line):
             continue
         if match:
             folded += int(match.group(1))

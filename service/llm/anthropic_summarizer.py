@@ -1,7 +1,7 @@
 """The Anthropic-backed `Summarizer` and `TokenEstimator` (used when ANTHROPIC_API_KEY is set)."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import AbstractSet, Sequence
 
 import anthropic
 
@@ -30,8 +30,9 @@ class AnthropicSummarizer:
         self.settings = settings
 
     async def summarize(self, turns: Sequence[Node], previous_summary: str | None, *,
-                        instructions: str | None = None) -> SummaryText:
-        system, messages = summary_prompt(turns, previous_summary, instructions)
+                        instructions: str | None = None,
+                        verbatim: AbstractSet[str] = frozenset()) -> SummaryText:
+        system, messages = summary_prompt(turns, previous_summary, instructions, verbatim)
         model = self.settings.summary_model
         reply = await complete(self.client, model=model, system=system, messages=messages,
                                max_tokens=self.settings.max_tokens)

@@ -5,7 +5,7 @@ No SDK here: these are pure, so tests can read exactly what a model would be sen
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from typing import AbstractSet, Sequence
 
 from ..store.blocks import RedactedThinking, Thinking, ToolResult, ToolUse, text_of
 from ..store.models import Node, Role
@@ -58,11 +58,16 @@ _ROLE_LABELS = {
 }
 
 
-def render_transcript(turns: Sequence[Node]) -> str:
-    """The turns in order, each labeled with its role; the whole content of every turn,
-    its tool calls and results as elements of their own (thinking is left out)."""
+def render_transcript(turns: Sequence[Node], pinned: AbstractSet[str] = frozenset()) -> str:
+    """The turns in order, each labeled with its role (and `pinned="true"` when it stays
+    verbatim after the summary); the whole content of every turn, its tool calls and
+    results as elements of their own (thinking is left out)."""
     return "\n\n".join(
-        f'<turn role="{_ROLE_LABELS[turn.role]}">\n{_body(turn)}\n</turn>' for turn in turns)
+        f'<turn role="{_ROLE_LABELS[turn.role]}"{_PINNED if turn.id in pinned else ""}>\n'
+        f"{_body(turn)}\n</turn>" for turn in turns)
+
+
+_PINNED = ' pinned="true"'
 
 
 def _body(turn: Node) -> str:
@@ -81,10 +86,12 @@ def _body(turn: Node) -> str:
 
 
 def summary_prompt(turns: Sequence[Node], previous_summary: str | None,
-                   instructions: str | None = None) -> tuple[str, list[dict]]:
+                   instructions: str | None = None,
+                   verbatim: AbstractSet[str] = frozenset()) -> tuple[str, list[dict]]:
     """(system, messages) asking for a summary of `turns` that absorbs `previous_summary`,
-    following the user's focus `instructions` when there are any."""
-    transcript = render_transcript(turns)
+    following the user's focus `instructions` when there are any, and told which covered
+    turns (`verbatim`, ids) the assistant keeps reading verbatim after it."""
+    transcript = render_transcript(turns, verbatim)
     if previous_summary:
         text = (
             "Here is the summary so far of the conversation's beginning:\n"
@@ -100,6 +107,18 @@ def summary_prompt(turns: Sequence[Node], previous_summary: str | None,
             "These are the turns to summarize, in order:\n"
             f"<transcript>\n{transcript}\n</transcript>\n\n"
             "Write the summary."
+        )
+    earlier = len(verbatim - {turn.id for turn in turns})
+    if verbatim:
+        text += (
+            "\n\nThe user pinned some of these messages: "
+            + ('the turns marked pinned="true"' if len(verbatim) > earlier else "")
+            + (" and " if len(verbatim) > earlier and earlier else "")
+            + (f"{earlier} earlier turn{'s' if earlier > 1 else ''} of the summary so far"
+               if earlier else "")
+            + " stay in the conversation verbatim, right after your summary, so the "
+            "assistant keeps reading them in full. Do not restate them; keep what the rest "
+            "of the conversation needs to make sense of them."
         )
     if instructions is not None:
         text += (

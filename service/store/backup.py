@@ -14,8 +14,9 @@ The document (format "ctxdag-session", version 4):
                                                                              # hash order
      "labels": [{"node_id": str, "properties": {"text": str, "labeled_at": …}}, ...],
                                                                              # node id order
-     "branch_names": [{"node_id": str, "properties": {"name": str, "named_at": …}}, ...]}
+     "branch_names": [{"node_id": str, "properties": {"name": str, "named_at": …}}, ...],
                                                                              # node id order
+     "pins": [{"node_id": str, "properties": {"pinned_at": …}}, ...]}        # node id order
 
 `properties` are every stored property except `tenant` (an import writes into the
 importing tenant): exactly the properties the ledger writes, each a value its API could
@@ -43,8 +44,9 @@ Version 1 (before media were exported) has no `media`: it is read as version 2 w
 any, so the media its nodes name must be stored for the importing tenant. Versions 1 and 2
 (before labels) have no `labels`: they are read as without any. A label is the session's
 LABELED relationship to the node, its properties those of that relationship. Versions 1
-to 3 (before branch names) have no `branch_names`; a branch name is the session's NAMES
-relationship to the branch's tip, its properties those of that relationship.
+to 3 (before branch names and pins) have no `branch_names` and no `pins`: they are read as
+without any. A branch name is the session's NAMES relationship to the branch's tip, a pin
+its PINNED relationship to the node, their properties those of that relationship.
 
 A summary's `covers` are the turns it newly covered (its COVERS edges, orders
 0..covers_new_count-1); the rest of its segment is the summary it absorbed. Its ABSORBED
@@ -84,7 +86,7 @@ from .validate import Limits
 
 FORMAT = "ctxdag-session"
 VERSION = 4
-READABLE = (1, 2, 3, 4)  # version 1 has no media, 1 and 2 no labels, 1 to 3 no branch names
+READABLE = (1, 2, 3, 4)  # 1 has no media, 1 and 2 no labels, 1 to 3 no branch names or pins
 INFORMATION_KEYS = ("exported_at", "source_tenant")  # differ between exports of one session
 # Where the session's event sequence stands: events are not exported, and an imported
 # session's sequence starts afresh (backup_import).
@@ -96,6 +98,7 @@ _MEDIA_KEY = "media"  # from version 2
 _TOOL_SETS_KEY = "tool_sets"  # from version 2; absent when no call was offered tools
 _LABELS_KEY = "labels"  # from version 3
 _BRANCH_NAMES_KEY = "branch_names"  # from version 4
+_PINS_KEY = "pins"  # from version 4
 _SESSION_KEYS = {"properties", "root_id", "head_id", "active_summary_id"}
 _NODE_KEYS = {"properties", "predecessor_id", "caller_id", "covers"}
 _CALL_KEYS = {"properties", "reads", "produced_id"}
@@ -133,6 +136,8 @@ async def export_session(db: Database, tenant: str, session_id: str, limits: Lim
         "branch_names": [{"node_id": name["node_id"], "properties": _encode_properties(
             name["properties"], f"branch name of node {name['node_id']}")}
             for name in row["branch_names"]],
+        _PINS_KEY: [{"node_id": pin["node_id"], "properties": _encode_properties(
+            pin["properties"], f"pin of node {pin['node_id']}")} for pin in row["pins"]],
     }
     if row["tool_sets"]:
         document[_TOOL_SETS_KEY] = [dict(tool_set) for tool_set in row["tool_sets"]]
@@ -274,7 +279,7 @@ def _parse(document: Any, limits: Limits) -> _Parsed:
                        f"(this reads versions {', '.join(map(str, READABLE))})")
     keys = (_DOCUMENT_KEYS | ({_MEDIA_KEY, _TOOL_SETS_KEY} if version >= 2 else set())
             | ({_LABELS_KEY} if version >= 3 else set())
-            | ({_BRANCH_NAMES_KEY} if version >= 4 else set()))
+            | ({_BRANCH_NAMES_KEY, _PINS_KEY} if version >= 4 else set()))
     doc = _fields(document, keys, "the document",
                   optional=(*INFORMATION_KEYS, _TOOL_SETS_KEY))
     session = _fields(doc["session"], _SESSION_KEYS, "session")
@@ -289,13 +294,12 @@ def _parse(document: Any, limits: Limits) -> _Parsed:
                              [c["properties"] for c in calls], limits)
     found += [p for medium in media for p in records.medium_problems(medium, limits)]
     node_ids = {n["properties"].get("id") for n in nodes}
-    labels = [_held(row, i, _LABELS_KEY) for i, row in enumerate(_list(doc, _LABELS_KEY))] \
-        if _LABELS_KEY in doc else []
+    labels, branch_names, pins = (_held(doc, key) for key in (_LABELS_KEY, _BRANCH_NAMES_KEY,
+                                                               _PINS_KEY))
     found += records.label_problems(labels, node_ids, limits)
-    branch_names = [_held(row, i, _BRANCH_NAMES_KEY)
-                    for i, row in enumerate(_list(doc, _BRANCH_NAMES_KEY))] \
-        if _BRANCH_NAMES_KEY in doc else []
     found += records.branch_name_problems(branch_names, node_ids, limits)
+    found += records.pin_problems(pins, {n["properties"].get("id"): n["properties"]
+                                         for n in nodes}, limits)
     if found:
         raise BadInput(_listed(found))
     _check_references(session, nodes, calls)
@@ -320,17 +324,23 @@ def _parse(document: Any, limits: Limits) -> _Parsed:
         "offered": sum(c["properties"].get("tools_sha256") is not None for c in calls),
         "labeled": len(labels),
         "named": len(branch_names),
+        "pinned": len(pins),
     }
     return _Parsed({"session": session, "nodes": nodes, "calls": calls, "media": media,
-                    "tool_sets": tool_sets, "labels": labels,
-                     "branch_names": branch_names}, expected, named_not_carried)
+                    "tool_sets": tool_sets, "labels": labels, "branch_names": branch_names,
+                    "pins": pins}, expected, named_not_carried)
 
 
-def _held(raw: Any, index: int, key: str) -> dict[str, Any]:
-    """A row of `labels` or `branch_names`: a node and its session relationship's properties."""
-    row = _fields(raw, {"node_id", "properties"}, f"{key}[{index}]")
-    return {"node_id": row["node_id"],
-            "properties": _properties(row["properties"], f"{key}[{index}]")}
+def _held(doc: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
+    """The document's `labels`, `branch_names` or `pins` ([] before its version had them):
+    session relationships to its nodes, each a node and the relationship's properties."""
+    if key not in doc:
+        return []
+    rows = [_fields(raw, {"node_id", "properties"}, f"{key}[{i}]")
+            for i, raw in enumerate(_list(doc, key))]
+    return [{"node_id": row["node_id"], "properties": _properties(row["properties"],
+                                                                  f"{key}[{i}]")}
+            for i, row in enumerate(rows)]
 
 
 def _tool_sets(raw: Any, calls: list[dict]) -> list[dict[str, str]]:

@@ -44,6 +44,10 @@ async def _check(db: Database, tenant: str, session_id: str, limits: Limits) -> 
     strangers += [f"branch name: the session names node {entry['node_id']} of another session"
                   for entry in row["branch_names"] if entry["node_session_id"] != session_id]
     problems += records.branch_name_problems(names, set(by_id), limits)
+    pins = [entry for entry in row["pins"] if entry["node_session_id"] == session_id]
+    strangers += [f"pin: the session pins node {entry['node_id']} of another session"
+                  for entry in row["pins"] if entry["node_session_id"] != session_id]
+    problems += records.pin_problems(pins, by_id, limits)
     return row["violations"] + strangers + [f"property: {p}" for p in problems] + edges
 
 

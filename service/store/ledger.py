@@ -12,6 +12,7 @@ from .invariants import violations
 from .branch_names import BranchNames
 from .labels import Labels
 from .nodes import Nodes
+from .pins import Pins
 from .sessions import Sessions
 from .summaries import Summaries
 from .validate import Limits
@@ -30,6 +31,7 @@ class Ledger:
     summaries: Summaries
     labels: Labels
     branch_names: BranchNames
+    pins: Pins
     views: Views
     calls: Calls
     events: Events
@@ -51,6 +53,7 @@ class Ledger:
             summaries=Summaries(db, tenant, limits, events),
             labels=Labels(db, tenant, events),
             branch_names=BranchNames(db, tenant, events),
+            pins=Pins(db, tenant, events),
             views=Views(db, tenant),
             calls=Calls(db, tenant, limits),
             events=events,

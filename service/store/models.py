@@ -218,6 +218,16 @@ class Rendered:
     summary_id: str | None  # the summary standing in for its segment, if the rule applied
     strategy: str = "rolling"  # the session's summary strategy the render followed
     summary_version: int = 0  # the session's summary version the render saw (compaction's race guard)
+    # How many covered turns follow the summary because they are pinned (with the other half
+    # of their tool pairs): nodes[2:2 + kept_count] when a summary applies.
+    kept_count: int = 0
+    pinned_ids: frozenset[str] = frozenset()  # the session's pinned nodes (any branch)
+
+    @property
+    def lead(self) -> int:
+        """Where the uncovered turns start in `history`: after the summary and the covered
+        turns kept verbatim after it (0 when no summary applies)."""
+        return 1 + self.kept_count if self.summary_id is not None else 0
 
     @property
     def node_ids(self) -> tuple[str, ...]:

@@ -105,8 +105,8 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
     "head_moving": _conflict("session {session_id} was changing HEAD while it was read; "
                              "read it again"),
     "summary_changed": _conflict("the summaries of session {session_id} changed while it was "
-                                 "being compacted (another compaction, an uncompact or a "
-                                 "strategy change); compact again"),
+                                 "being compacted (another compaction, an uncompact, a "
+                                 "strategy change or a pin); compact again"),
     "nothing_covered": _bad("a summary must cover at least one turn"),
     "covered_invalid": _bad("a summary covers only live turns of its own session, "
                             "never another summary"),
@@ -130,6 +130,15 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
            else ""), missing_media=ids["missing_media"]),
     "session_changed": lambda ids: Stale(f"session {ids['session_id']} changed while the "
                                          "transcript was read; import it again"),
+    "pin_summary": _bad("node {node_id} is a summary; pins keep conversation turns verbatim "
+                        "(a summary renders only where it applies)"),
+    "pin_root": _bad("node {node_id} is the session's ROOT, which every render holds already"),
+    "pins_over_budget": lambda ids: BadInput(
+        f"pinning node {ids['node_id']} would have ROOT and the pinned messages (with the "
+        f"other half of their tool pairs) hold {ids['pinned_tokens']} tokens, over the "
+        f"{ids['max_pinned_tokens']} pins may hold (a share of the context window); unpin "
+        "something first", pinned_tokens=ids["pinned_tokens"],
+        max_pinned_tokens=ids["max_pinned_tokens"]),
     "session_exists": _session_taken,
     "ids_exist": _ids_taken,
 }

@@ -303,6 +303,36 @@ def _held_by_node(kind: str, twice: str, rules: dict[str, tuple[bool, Rule]],
     return found
 
 
+# A node's pin: the properties of its session's PINNED relationship to it.
+PIN: dict[str, tuple[bool, Rule]] = {
+    "pinned_at": (REQUIRED, _datetime),
+}
+
+
+def pin_problems(pins: Sequence[Record], nodes: Mapping[str, Record],
+                 limits: Limits) -> list[str]:
+    """Pins ({node_id, properties}) that the API could not have written: a bad time, a node
+    not of the session, ROOT (the only system node) or a summary, a node pinned twice.
+    `nodes`: the session's nodes' properties by id."""
+    found, seen = [], set()
+    for entry in pins:
+        node_id = entry.get("node_id")
+        where = f"pin of node {validate.shown(node_id)}"
+        node = nodes.get(node_id)
+        if node is None:
+            found.append(f"{where}: the node is not a node of this session")
+        elif node.get("role") in ("system", "summary"):
+            what = "ROOT" if node.get("role") == "system" else "a summary"
+            found.append(f"{where}: the node is {what}; only conversation turns are pinned")
+        elif node_id in seen:
+            found.append(f"{where}: the node is pinned twice; the ledger keeps one pin")
+        seen.add(node_id)
+        found += [f"{where}{p.removeprefix('pin x')}" for p in
+                  record_problems("pin", {"id": "x", **entry["properties"]},
+                                  {"id": (REQUIRED, _identifier), **PIN}, limits)]
+    return found
+
+
 # Properties that name another node of the same session (a list property names several),
 # and those of them that must name a summary.
 NODE_REFERENCES = ("fork_of", "absorbed_id", "replaced_id", "compacted_head_id", "retained_ids")

@@ -72,7 +72,8 @@ class Views:
                 results.append(Rendered(row["head_id"],
                                         tuple(node_from_row(n) for n in row["nodes"]),
                                         row["summary_id"], row["strategy"] or "rolling",
-                                        row["summary_version"]))
+                                        row["summary_version"], row["kept_count"],
+                                        frozenset(row["pinned_ids"])))
         return results
 
     async def graph_many(self, session_ids: Sequence[str], include_deleted: bool = False

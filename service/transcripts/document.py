@@ -90,7 +90,7 @@ def document(transcript: Transcript, tenant: str, limits: Limits) -> dict[str, A
     return {"format": FORMAT, "version": VERSION,
             "session": {"properties": properties, "root_id": ids[ROOT_KEY], "head_id": ids[head],
                         "active_summary_id": summaries[-1][0] if summaries else None},
-            "nodes": nodes, "calls": [], "labels": [], "branch_names": [],
+            "nodes": nodes, "calls": [], "labels": [], "branch_names": [], "pins": [],
             "media": sorted(media.values(), key=lambda m: m["sha256"])}
 
 

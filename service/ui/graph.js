@@ -70,6 +70,7 @@ function roleLine(row, tip, answered) {
   if (row.sideBranch) parts.push("task");
   else if (row.callerId) parts.push("call");
   if (tip && !row.isHead) parts.push("tip");
+  if (row.pinned) parts.push("pinned");
   return parts.join(" · ");
 }
 
@@ -84,6 +85,7 @@ function nodeClasses(row, kind, { tips, answered }) {
   if (row.forkOf) c += " fork";
   if (row.callerId) c += " called";
   if (row.deleted) c += " deleted";
+  if (row.pinned) c += " pinned";
   return c;
 }
 
@@ -153,7 +155,10 @@ function innerMarkup(placed, capsuleId, ctx) {
   let s = `<g class="${nodeClasses(row, "node", ctx)} inner" data-id="${esc(row.id)}" data-kind="node" data-folded-in="${esc(capsuleId)}" transform="translate(${placed.x},${placed.y})">`;
   s += `<rect class="hit card" width="${w}" height="${h}" rx="7"/>`;
   s += `<circle class="dot" cx="11" cy="${h / 2}" r="4"/>`;
-  s += `<text class="t-meta" x="${w - 8}" y="${h / 2 + 4}" text-anchor="end">#${row.seq}</text>`;
+  // A pinned row folds into its capsule like any covered row, and is rendered all the same:
+  // right after the summary, wherever the capsule applies.
+  const meta = row.pinned ? `pinned · rendered · #${row.seq}` : `#${row.seq}`;
+  s += `<text class="t-meta" x="${w - 8}" y="${h / 2 + 4}" text-anchor="end">${meta}</text>`;
   s += `<text class="t-inner" x="21" y="${h / 2 + 4}" clip-path="url(#clip-inner-${w})">${esc(trim(row.preview, fits(w - 56, 6.4)))}</text>`;
   return `${s}</g>`;
 }

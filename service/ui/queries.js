@@ -32,7 +32,7 @@ export const SESSION_VIEW = `query SessionView($id: ID!) {
     graph {
       nodes {
         id role seq predecessorId callerId forkOf isHead tokens preview sideBranch deleted
-        coversIds supersededSummary retired foldedInto drawnFromId toolUseIds label branchName
+        coversIds supersededSummary retired foldedInto drawnFromId toolUseIds label branchName pinned
       }
     }
     modelCalls(last: 50) {

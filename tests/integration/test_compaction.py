@@ -130,7 +130,7 @@ async def test_events_carry_the_summary_count_and_token_delta(ledger, compactor,
 class FailingSummarizer:
     name = "failing"
 
-    async def summarize(self, turns, previous_summary, *, instructions=None):
+    async def summarize(self, turns, previous_summary, *, instructions=None, verbatim=frozenset()):
         raise ModelUnavailable("the summarizer is overloaded (test)")
 
 
@@ -158,7 +158,7 @@ class GatedSummarizer(OfflineExtractiveSummarizer):
         super().__init__()
         self.barrier = asyncio.Barrier(parties)
 
-    async def summarize(self, turns, previous_summary, *, instructions=None):
+    async def summarize(self, turns, previous_summary, *, instructions=None, verbatim=frozenset()):
         await self.barrier.wait()
         return await super().summarize(turns, previous_summary, instructions=instructions)
 
@@ -273,7 +273,7 @@ class RecordingSummarizer(OfflineExtractiveSummarizer):
         super().__init__()
         self.calls = []
 
-    async def summarize(self, turns, previous_summary, *, instructions=None):
+    async def summarize(self, turns, previous_summary, *, instructions=None, verbatim=frozenset()):
         self.calls.append(([t.id for t in turns], previous_summary))
         return await super().summarize(turns, previous_summary, instructions=instructions)
 
@@ -300,7 +300,7 @@ class OutageSummarizer:
     def __init__(self, driver) -> None:
         self.driver = driver
 
-    async def summarize(self, turns, previous_summary, *, instructions=None):
+    async def summarize(self, turns, previous_summary, *, instructions=None, verbatim=frozenset()):
         await self.driver.close()
         raise ModelUnavailable("the summarizer is overloaded (test)")
 
@@ -377,7 +377,8 @@ async def test_compaction_without_instructions_is_as_before(ledger, events):
     seen = []
 
     class Watching(RecordingSummarizer):
-        async def summarize(self, turns, previous_summary, *, instructions=None):
+        async def summarize(self, turns, previous_summary, *, instructions=None,
+                            verbatim=frozenset()):
             seen.append(instructions)
             return await super().summarize(turns, previous_summary, instructions=instructions)
 

@@ -3,7 +3,7 @@
 Written from the data model the change is specified by (which summary a head renders,
 the capsule contract, where compaction cuts, deleteBranch, uncompact), in plain Python over
 facts the tests read through the public API: node ids, roles, seqs, tokens, predecessors and
-callers, and each summary's immutable facts as its compaction returned them (coverage,
+callers, which turns are pinned, and each summary's immutable facts as its compaction returned them (coverage,
 retained ids, absorbed id, compacted head, seq, splice). Everything that changes — which
 nodes and summaries are deleted or retired, where HEAD and the active-summary pointer are —
 the model works out itself from the moves the scenario made. It imports nothing from the
@@ -55,6 +55,7 @@ class SummaryModel:
     # The session's ACTIVE_SUMMARY pointer: the latest compaction, until an uncompact walks
     # it back or a branch deletion takes its summary (then there is none).
     pointer: str | None = None
+    pins: set[str] = field(default_factory=set)  # pinned turns (pin / unpin)
 
     def __post_init__(self) -> None:
         self.head = self.head or self.root
@@ -135,21 +136,50 @@ class SummaryModel:
         whatever the budget; of the turns after it, the tail kept is the longest run at the
         end whose tokens fit in `keep`, made to start at its first user turn (the turns
         before that are covered too). Nothing is written when that leaves no turn to cover.
+        Pins count first: every pinned turn of the render (with the other half of its tool
+        pair), covered or not, is charged to `keep` before the tail, and the tail's pinned
+        turns cost nothing more.
         """
         view = self.render(head)[1:]
         if len(view) < 4:
             return None
         summary = view[0] if view[0] in self.summaries else None
-        turns = view[1:] if summary else view
-        start, kept = len(turns), 0
-        while start > 0 and kept + self.turns[turns[start - 1]].tokens <= keep:
+        kept_after = self.kept(summary, head) if summary else []
+        turns = view[1 + len(kept_after):] if summary else view
+        verbatim = set(kept_after) | {n for n in turns if n in self.pinned_with_pairs(turns)}
+        start, kept = len(turns), sum(self.turns[n].tokens for n in verbatim)
+        while start > 0:
+            cost = 0 if turns[start - 1] in verbatim else self.turns[turns[start - 1]].tokens
+            if kept + cost > keep:
+                break
             start -= 1
-            kept += self.turns[turns[start]].tokens
+            kept += cost
         if summary is None and start == 0:
             return None  # no summary and every turn fits
         start = next((i for i in range(start, len(turns)) if self.turns[turns[i]].role == "user"),
                      len(turns))
         return (turns[:start], turns[start:]) if start > 0 else None
+
+    def pinned_with_pairs(self, segment: list[str]) -> set[str]:
+        """The pinned turns of `segment` (chain order), each with the other half of its tool
+        pair in it: a tool message answers the assistant message before it."""
+        out = set()
+        for i, node in enumerate(segment):
+            if node not in self.pins:
+                continue
+            out.add(node)
+            if self.turns[node].role == "tool" and i > 0:
+                out.add(segment[i - 1])
+            if i + 1 < len(segment) and self.turns[segment[i + 1]].role == "tool":
+                out.add(segment[i + 1])
+        return out
+
+    def kept(self, sid: str, head: str) -> list[str]:
+        """The covered turns rendered right after summary `sid`: its segment's pinned turns
+        with their pair halves, in chain order."""
+        covers = list(self.summaries[sid].covers)
+        held = self.pinned_with_pairs(covers)
+        return [n for n in covers if n in held]
 
     def render(self, head: str) -> list[str]:
         chain = self.chain(head)
@@ -160,7 +190,7 @@ class SummaryModel:
         first, last = chain.index(s.splice) + 1, chain.index(s.last)
         assert tuple(chain[first:last + 1]) == s.covers, (
             f"{sid}'s coverage is not the chain segment after its splice {s.splice}")
-        return chain[:first] + [sid] + chain[last + 1:]
+        return chain[:first] + [sid] + self.kept(sid, head) + chain[last + 1:]
 
     # ---- what the API shows ------------------------------------------------------------
     def active(self) -> str | None:

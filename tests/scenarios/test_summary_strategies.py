@@ -234,7 +234,8 @@ class Dag:
         old: list[str] = []
         if absorbed is not None:
             assert history[0] == absorbed
-            old, history = list(m.summaries[absorbed].covers), history[1:]
+            old = list(m.summaries[absorbed].covers)  # its pinned turns follow it, covered
+            history = [n for n in history[1:] if n not in old]
         assert covers[:len(old)] == old and len(covers) > len(old), (
             f"{where}: coversIds {self.show(covers)} does not extend {self.show(old)}")
         assert covers[len(old):] == history[:len(covers) - len(old)], (
