@@ -7,15 +7,17 @@ imported as a backup is (backup.import_session: one transaction, validated, inva
 checked). When it does, the nodes it holds already are left as they are and the others
 are added after them by one statement (cypher/transcript_extend.cypher), numbered after
 the stored ones, HEAD moved to the transcript's head and its newest compaction made the
-active summary; that statement checks the session's invariants too, so a grown file
-writes all it gained or nothing. The same file again writes nothing.
+active summary; that statement checks the invariants the new nodes can break
+(cypher/fragments/check_extension_invariants.cypher), so a grown file writes all it
+gained or nothing, at a cost that follows what it gained. The same file again writes
+nothing.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..errors import BadInput
+from ..errors import BadInput, Conflict
 from .backup import checked_nodes, import_session
 from .db import Database, Rows
 from .events import Events
@@ -39,36 +41,76 @@ async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
     can be subscribed to a session before it exists.)"""
     session = document["session"]
     session_id = session["properties"]["id"]
-    rows = checked_nodes(document, limits)
-    ids = [row["properties"]["id"] for row in rows]
+    ids = [row["properties"]["id"] for row in document["nodes"]]
     found = await db.read_on_leader("transcript_stored", session_id=session_id, tenant=tenant,
-                          node_ids=ids)
+                                    node_ids=ids)
     if not found:
         await import_session(db, tenant, document, limits)
-        return Stored(session_id, True, len(rows), len(rows))
+        return Stored(session_id, True, len(ids), len(ids))
     stored = set(found[0]["stored_ids"])
     next_seq = found[0]["next_seq"]
+    if stored.issuperset(ids):
+        return Stored(session_id, False, 0, len(ids))
+    params = extension(document, stored, found[0]["next_seq"], tenant, limits)
+    await write_extension(db, params, events)
+    return Stored(session_id, False, len(params["nodes"]), len(ids))
+
+
+def extension(document: dict[str, Any], stored: set[str], next_seq: int, tenant: str,
+              limits: Limits) -> dict[str, Any]:
+    """transcript_extend's parameters: the document's nodes `stored` lacks, numbered from
+    `next_seq` (the session's when `stored` was read)."""
+    session = document["session"]
+    rows = checked_nodes(_gained(document, stored), limits)
     new = [row for row in rows if row["properties"]["id"] not in stored]
-    if not new:
-        return Stored(session_id, False, 0, len(rows))
     numbered = [{**row, "properties": {**row["properties"], "seq": next_seq + i}}
                 for i, row in enumerate(new)]
     media = {digest for row in new for digest in row["media_refs"]}
-    written = await db.write(
-        "transcript_extend", _extend_check(session_id), session_id=session_id, tenant=tenant,
-        now=utcnow(), expected_next_seq=next_seq, nodes=numbered,
-        media=[m for m in document["media"] if m["sha256"] in media],
-        head_id=session["head_id"], active_summary_id=session["active_summary_id"])
+    return {"session_id": session["properties"]["id"], "tenant": tenant,
+            "expected_next_seq": next_seq, "nodes": numbered,
+            "media": [m for m in document["media"] if m["sha256"] in media],
+            "head_id": session["head_id"], "active_summary_id": session["active_summary_id"]}
+
+
+async def write_extension(db: Database, params: dict[str, Any], events: Events) -> None:
+    """One statement: the nodes, HEAD, the active summary and their events, or nothing
+    when they would break an invariant of the session (BadInput) or it changed (Stale)."""
+    session_id = params["session_id"]
+    written = await db.write("transcript_extend", _extend_check(session_id), now=utcnow(),
+                             **params)
     await events.committed(session_id, written[0]["events"])
-    return Stored(session_id, False, len(new), len(rows))
+
+
+def _gained(document: dict[str, Any], stored: set[str]) -> dict[str, Any]:
+    """The document cut down to the nodes it adds to the stored ones, with the stored nodes
+    they (and the session) name and the media they carry: checked by the import's rules
+    at a cost that follows what the file gained, not the session."""
+    session = document["session"]
+    new = [row for row in document["nodes"] if row["properties"]["id"] not in stored]
+    named = {session["root_id"], session["head_id"], session["active_summary_id"]}
+    for row in new:
+        properties = row["properties"]
+        named.update((row["predecessor_id"], row["caller_id"], properties.get("absorbed_id"),
+                      properties.get("replaced_id")))
+        named.update(cover["node_id"] for cover in row["covers"])
+    kept = [row for row in document["nodes"]
+            if row["properties"]["id"] in named or row["properties"]["id"] not in stored]
+    # A node names a medium by its hash in its blocks (service/store/blocks.py).
+    blocks = [row["properties"].get("blocks") or "" for row in kept]
+    return {**document, "nodes": kept,
+            "media": [m for m in document["media"] if any(m["sha256"] in b for b in blocks)]}
 
 
 def _extend_check(session_id: str) -> Callable[[Rows], None]:
     def check(rows: Rows) -> None:
         row = rows[0]
-        raise_for_problem(row["problem"], {"session_id": session_id})
+        raise_for_problem(row["problem"], {**row, "session_id": session_id})
         if row["violations"]:
             raise BadInput(f"the entries the transcript gained cannot follow session "
                            f"{session_id} as stored: " + "; ".join(row["violations"][:5]))
+        seqs = [event["seq"] for event in row["events"]]
+        if seqs and seqs != list(range(seqs[0], seqs[0] + len(seqs))):
+            raise Conflict(f"session {session_id}: the events written for the entries the "
+                           f"transcript gained are not numbered one after another ({seqs})")
 
     return check
