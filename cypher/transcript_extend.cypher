@@ -1,17 +1,29 @@
 // name: transcript_extend
-// returns: one row {problem, violations, events}; nothing is written when problem is set; no row when the session does not exist
-// purpose: adds the entries a transcript gained since it was imported — nodes after the stored ones, with all their edges — moves HEAD to the transcript's head and, when it gained a compaction, makes that the active summary (the one it replaced superseded), then checks the session's invariants; announces a node_appended per node (in seq order) and head_moved when HEAD moved, as a native write does
-// params: session_id, tenant, now, expected_next_seq, nodes, media, head_id, active_summary_id
+// returns: one row {problem, taken_ids, taken_elsewhere, violations, events}; nothing is written when problem is set; no row when the session does not exist
+// purpose: adds the entries a transcript gained since it was imported — nodes after the stored ones, with all their edges — moves HEAD to the transcript's head and, when it gained a compaction, makes that the active summary (the one it replaced superseded), sets the labels of $labels and clears those of $unlabeled (a node deleted with its branch keeps its label and takes no new one), then checks the invariants the new nodes can break (check_extension_invariants: its cost follows the nodes added, not the session); announces a node_appended per node (in seq order), head_moved when HEAD moved and node_labeled / node_unlabeled per label written, as native writes do
+// params: session_id, tenant, now, expected_next_seq, nodes, media, head_id, active_summary_id, labels, unlabeled
 // $nodes are backup rows (nodes_import), numbered from $expected_next_seq: the session's
 // next_seq when the caller read which nodes it held. A write that landed since is a
-// problem (`session_changed`), so two imports of one file never number a node twice. The
-// caller rolls back when `violations` is not empty.
+// problem (`session_changed`), so two imports of one file never number a node twice; a
+// node id held by any node, or a tool use id by a tool use of the session, is one too
+// (`ids_exist`; ids of other tenants only counted). The caller rolls back when
+// `violations` is not empty.
 MATCH (s:Session {id: $session_id, tenant: $tenant})
 // include: session_write_lock
 WITH s
 MATCH (s)-[:HEAD]->(previous_head:Node)
-WITH s, previous_head.id AS previous_head_id,
-  CASE WHEN s.next_seq <> $expected_next_seq THEN 'session_changed' END AS problem
+WITH s, previous_head.id AS previous_head_id, COLLECT {
+    UNWIND $nodes AS row MATCH (x:Node {id: row.properties.id})
+    RETURN {id: x.id, own: coalesce(x.tenant = $tenant, false)} AS taken
+    UNION ALL
+    UNWIND $nodes AS row UNWIND row.tool_uses AS tool_use
+    MATCH (x:ToolUse {session_id: s.id, id: tool_use.id})
+    RETURN {id: x.id, own: true} AS taken
+  } AS taken
+WITH s, previous_head_id, [t IN taken WHERE t.own | t.id] AS taken_ids,
+  size([t IN taken WHERE NOT t.own]) AS taken_elsewhere,
+  CASE WHEN s.next_seq <> $expected_next_seq THEN 'session_changed'
+       WHEN size(taken) > 0 THEN 'ids_exist' END AS problem
 OPTIONAL CALL (s, problem) {
   WITH s WHERE problem IS NULL
   SET s.next_seq = s.next_seq + size($nodes)
@@ -34,17 +46,31 @@ OPTIONAL CALL (s, problem) {
     DELETE old
     CREATE (s)-[:ACTIVE_SUMMARY]->(a)
   }
-  OPTIONAL CALL (s) {
-    // include: check_session_invariants
+  CALL (s) {
+    UNWIND $labels AS row
+    MATCH (n:Node {id: row.node_id, session_id: s.id}) WHERE n.deleted_at IS NULL
+    MERGE (s)-[l:LABELED]->(n)
+    SET l = row.properties
+    RETURN collect({type: 'node_labeled', node_id: n.id, label: l.text}) AS labeled
   }
-  RETURN collect(violation) AS violations
+  CALL (s) {
+    UNWIND $unlabeled AS id
+    MATCH (s)-[l:LABELED]->(n:Node {id: id}) WHERE n.deleted_at IS NULL
+    DELETE l
+    RETURN collect({type: 'node_unlabeled', node_id: n.id}) AS unlabeled
+  }
+  OPTIONAL CALL (s) {
+    // include: check_extension_invariants
+  }
+  RETURN collect(violation) AS violations, labeled + unlabeled AS relabeled
 }
-WITH s, problem, violations, CASE WHEN problem IS NULL THEN
+WITH s, problem, taken_ids, taken_elsewhere, violations, relabeled, CASE WHEN problem IS NULL THEN
     [row IN $nodes | {type: 'node_appended', node_id: row.properties.id,
                       role: row.properties.role, predecessor_id: row.predecessor_id}]
     + CASE WHEN previous_head_id <> $head_id
         THEN [{type: 'head_moved', previous_head_id: previous_head_id, head_id: $head_id}]
         ELSE [] END
+    + relabeled
   ELSE [] END AS announced
 // include: events_write
-RETURN problem, violations, events
+RETURN problem, taken_ids, taken_elsewhere, violations, events

@@ -94,8 +94,9 @@ async def _import_transcript(runtime: Runtime, args: argparse.Namespace) -> int:
 def _imported(file: str, stored: Any) -> str:
     if stored.created:
         return f"{file}: imported as session {stored.session_id} ({stored.nodes} nodes)"
-    if stored.written:
-        return f"{file}: session {stored.session_id} gained {stored.written} nodes"
+    if stored.changed:
+        relabeled = f", {stored.relabeled} labels set or cleared" if stored.relabeled else ""
+        return f"{file}: session {stored.session_id} gained {stored.written} nodes{relabeled}"
     return f"{file}: session {stored.session_id} holds it already; nothing written"
 
 

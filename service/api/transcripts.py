@@ -34,7 +34,7 @@ async def import_transcript(info: Info, content: str, format: Optional[transcrip
     stored = await transcripts.import_text(ledger, content, file,
                                            format.value if format else None)
     outcome = (TranscriptImportOutcome.NEW if stored.created else
-               TranscriptImportOutcome.EXTENDED if stored.written else
+               TranscriptImportOutcome.EXTENDED if stored.changed else
                TranscriptImportOutcome.UNCHANGED)
     return TranscriptImport(session=session_out(await ledger.sessions.get(stored.session_id)),
                             outcome=outcome, written=stored.written)

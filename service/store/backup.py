@@ -221,13 +221,14 @@ async def import_session(db: Database, tenant: str, document: Any, limits: Limit
     return session_id
 
 
-def checked_nodes(document: Any, limits: Limits) -> list[dict[str, Any]]:
-    """The node rows of a document that passes every rule an import applies, each with
-    what its blocks imply, as the import statement takes them; BadInput otherwise."""
+def checked_rows(document: Any, limits: Limits) -> tuple[list[dict], list[dict]]:
+    """The node rows (each with what its blocks imply) and the labels of a document that
+    passes every rule an import applies, as the import statement takes them; BadInput
+    otherwise."""
     parsed = _parse(document, limits)
     if parsed.named_not_carried:
         raise BadInput(_not_carried(parsed.named_not_carried))
-    return parsed.params["nodes"]
+    return parsed.params["nodes"], parsed.params["labels"]
 
 
 @dataclass(frozen=True)

@@ -7,21 +7,29 @@ imported as a backup is (backup.import_session: one transaction, validated, inva
 checked). When it does, the nodes it holds already are left as they are and the others
 are added after them by one statement (cypher/transcript_extend.cypher), numbered after
 the stored ones, HEAD moved to the transcript's head and its newest compaction made the
-active summary; that statement checks the session's invariants too, so a grown file
-writes all it gained or nothing. The same file again writes nothing.
+active summary; that statement checks the invariants the new nodes can break
+(cypher/fragments/check_extension_invariants.cypher), so a grown file writes all it
+gained or nothing, at a cost that follows what it gained. The same file again writes
+nothing.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..errors import BadInput
-from .backup import checked_nodes, import_session
+from ..errors import BadInput, Conflict
+from .backup import checked_rows, import_session
 from .db import Database, Rows
 from .events import Events
 from .ids import utcnow
 from .problems import raise_for_problem
+from .records import NODE_REFERENCES
 from .validate import Limits
+
+
+# The one key of a transcript's document beyond a backup's: the nodes whose label the
+# source cleared (service/transcripts/document.py).
+UNLABELED = "unlabeled"
 
 
 @dataclass(frozen=True)
@@ -30,45 +38,114 @@ class Stored:
     created: bool  # the session is new
     written: int  # nodes written (0: the file gained nothing since it was imported)
     nodes: int  # nodes the transcript maps to
+    relabeled: int = 0  # labels set or cleared on nodes it held already
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.written or self.relabeled)
 
 
 async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
                            limits: Limits, events: Events) -> Stored:
-    """Imports or extends; an extension announces its nodes (and HEAD's move) as events, so
-    a viewer subscribed to the session sees them. (A new session announces none: nobody
-    can be subscribed to a session before it exists.)"""
+    """Imports or extends; an extension announces its nodes (and HEAD's move, and the
+    labels it sets or clears) as events, so a viewer subscribed to the session sees them.
+    (A new session announces none: nobody can be subscribed to a session before it
+    exists.)"""
+    unlabeled = document.get(UNLABELED, [])
+    document = {key: value for key, value in document.items() if key != UNLABELED}
     session = document["session"]
     session_id = session["properties"]["id"]
-    rows = checked_nodes(document, limits)
-    ids = [row["properties"]["id"] for row in rows]
+    ids = [row["properties"]["id"] for row in document["nodes"]]
+    labeled = [label["node_id"] for label in document["labels"]]
     found = await db.read_on_leader("transcript_stored", session_id=session_id, tenant=tenant,
-                          node_ids=ids)
+                                    node_ids=ids, label_node_ids=labeled + unlabeled)
     if not found:
         await import_session(db, tenant, document, limits)
-        return Stored(session_id, True, len(rows), len(rows))
+        return Stored(session_id, True, len(ids), len(ids))
     stored = set(found[0]["stored_ids"])
-    next_seq = found[0]["next_seq"]
+    stored_labels = {label["node_id"]: label["text"] for label in found[0]["labels"]}
+    labels = [label for label in document["labels"]
+              if stored_labels.get(label["node_id"]) != label["properties"]["text"]]
+    cleared = [node_id for node_id in unlabeled if node_id in stored_labels]
+    if stored.issuperset(ids) and not labels and not cleared:
+        return Stored(session_id, False, 0, len(ids))
+    params = extension({**document, "labels": labels}, stored, found[0]["next_seq"], tenant,
+                       limits)
+    await write_extension(db, {**params, "unlabeled": cleared}, events)
+    return Stored(session_id, False, len(params["nodes"]), len(ids),
+                  sum(label["node_id"] in stored for label in labels) + len(cleared))
+
+
+def extension(document: dict[str, Any], stored: set[str], next_seq: int, tenant: str,
+              limits: Limits) -> dict[str, Any]:
+    """transcript_extend's parameters but `unlabeled`: the document's nodes `stored`
+    lacks, numbered from `next_seq` (the session's when `stored` was read), and its
+    labels."""
+    session = document["session"]
+    rows, labels = checked_rows(_gained(document, stored), limits)
     new = [row for row in rows if row["properties"]["id"] not in stored]
-    if not new:
-        return Stored(session_id, False, 0, len(rows))
     numbered = [{**row, "properties": {**row["properties"], "seq": next_seq + i}}
                 for i, row in enumerate(new)]
     media = {digest for row in new for digest in row["media_refs"]}
-    written = await db.write(
-        "transcript_extend", _extend_check(session_id), session_id=session_id, tenant=tenant,
-        now=utcnow(), expected_next_seq=next_seq, nodes=numbered,
-        media=[m for m in document["media"] if m["sha256"] in media],
-        head_id=session["head_id"], active_summary_id=session["active_summary_id"])
+    return {"session_id": session["properties"]["id"], "tenant": tenant,
+            "expected_next_seq": next_seq, "nodes": numbered,
+            "media": [m for m in document["media"] if m["sha256"] in media],
+            "head_id": session["head_id"], "active_summary_id": session["active_summary_id"],
+            "labels": labels}
+
+
+async def write_extension(db: Database, params: dict[str, Any], events: Events) -> None:
+    """One statement: the nodes, HEAD, the active summary, the labels and their events, or
+    nothing when they would break an invariant of the session (BadInput) or it changed
+    (Stale)."""
+    session_id = params["session_id"]
+    written = await db.write("transcript_extend", _extend_check(session_id), now=utcnow(),
+                             **{"unlabeled": [], **params})
     await events.committed(session_id, written[0]["events"])
-    return Stored(session_id, False, len(new), len(rows))
+
+
+def _gained(document: dict[str, Any], stored: set[str]) -> dict[str, Any]:
+    """The document cut down to the nodes it adds to the stored ones, with the stored nodes
+    they, its labels and the session name (as referents) and the media they carry: checked
+    by the import's rules at a cost that follows what the file gained, not the session."""
+    session = document["session"]
+    new = [row for row in document["nodes"] if row["properties"]["id"] not in stored]
+    named = {session["root_id"], session["head_id"], session["active_summary_id"]}
+    named.update(label["node_id"] for label in document["labels"])
+    for row in new:
+        named.update((row["predecessor_id"], row["caller_id"]))
+        named.update(cover["node_id"] for cover in row["covers"])
+        for key in NODE_REFERENCES:
+            value = row["properties"].get(key)
+            named.update(value if isinstance(value, list) else [value])
+    kept = [row if row["properties"]["id"] not in stored else _referent(row)
+            for row in document["nodes"]
+            if row["properties"]["id"] in named or row["properties"]["id"] not in stored]
+    # A node names a medium by its hash in its blocks (service/store/blocks.py).
+    blocks = [row["properties"].get("blocks") or "" for row in kept]
+    backup = {key: value for key, value in document.items() if key != UNLABELED}
+    return {**backup, "nodes": kept,
+            "media": [m for m in document["media"] if any(m["sha256"] in b for b in blocks)]}
+
+
+def _referent(row: dict[str, Any]) -> dict[str, Any]:
+    """A stored node as the rows added may name it: its own properties, none of the nodes it
+    names (stored with it, checked then; it is not written again)."""
+    return {"properties": {key: value for key, value in row["properties"].items()
+                           if key not in NODE_REFERENCES},
+            "predecessor_id": None, "caller_id": None, "covers": []}
 
 
 def _extend_check(session_id: str) -> Callable[[Rows], None]:
     def check(rows: Rows) -> None:
         row = rows[0]
-        raise_for_problem(row["problem"], {"session_id": session_id})
+        raise_for_problem(row["problem"], {**row, "session_id": session_id})
         if row["violations"]:
             raise BadInput(f"the entries the transcript gained cannot follow session "
                            f"{session_id} as stored: " + "; ".join(row["violations"][:5]))
+        seqs = [event["seq"] for event in row["events"]]
+        if seqs and seqs != list(range(seqs[0], seqs[0] + len(seqs))):
+            raise Conflict(f"session {session_id}: the events written for the entries the "
+                           f"transcript gained are not numbered one after another ({seqs})")
 
     return check

@@ -1,4 +1,4 @@
-"""A Transcript as ctxdag's session backup document (service/store/backup.py, version 2).
+"""A Transcript as ctxdag's session backup document (service/store/backup.py, version 3).
 
 The conventions (README, "Importing agent transcripts"):
 - ROOT is an empty system node: no tool records its system prompt;
@@ -13,6 +13,9 @@ The conventions (README, "Importing agent transcripts"):
 - HEAD is the tool's head (its synthetic result when it ends on open tool uses);
 - a sub-agent's turns (subagents.py) are side-branch nodes pointing CALLER at the turn
   that spawned them, numbered after the transcript's own.
+- the source's labels are the nodes' labels (labeled_at: the label entry's time); the
+  nodes whose label the source cleared are listed under `unlabeled` (UNLABELED), the one
+  key a transcript's document has beyond a backup's, so that a grown file clears them.
 Every node's metadata names its source: {"source": {tool, file, entries, line}}.
 """
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 from ..errors import BadInput
 from ..store import blocks as block_rules
 from ..store.backup import FORMAT, VERSION
+from ..store.transcripts import UNLABELED
 from ..store.validate import Limits
 from ..tokens import estimate_tokens
 from .model import (
@@ -90,7 +94,11 @@ def document(transcript: Transcript, tenant: str, limits: Limits) -> dict[str, A
     return {"format": FORMAT, "version": VERSION,
             "session": {"properties": properties, "root_id": ids[ROOT_KEY], "head_id": ids[head],
                         "active_summary_id": summaries[-1][0] if summaries else None},
-            "nodes": nodes, "calls": [], "labels": [], "branch_names": [], "pins": [],
+            "nodes": nodes, "calls": [], "branch_names": [], "pins": [],
+            "labels": sorted(({"node_id": ids[label.key], "properties": {
+                "text": label.text, "labeled_at": _stamp(label.at)}}
+                for label in t.labels if label.text is not None), key=lambda l: l["node_id"]),
+            UNLABELED: sorted(ids[label.key] for label in t.labels if label.text is None),
             "media": sorted(media.values(), key=lambda m: m["sha256"])}
 
 

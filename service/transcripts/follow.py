@@ -70,7 +70,7 @@ async def follow(ledger: Ledger, file: str, format: str | None, stop: asyncio.Ev
             stored = await _import(ledger, complete, file, format, quiet)
             if stored is not None:
                 last = stored
-                if stored.written:
+                if stored.changed:
                     report(stored)
         try:
             await asyncio.wait_for(stop.wait(), interval)

@@ -66,6 +66,16 @@ class Compaction:
 
 
 @dataclass(frozen=True)
+class Label:
+    """Where the source's labels leave a node: its label, or none (`text` None) when the
+    source cleared the label it gave it."""
+
+    key: str  # the turn (or compaction) labeled
+    text: str | None
+    at: datetime
+
+
+@dataclass(frozen=True)
 class Transcript:
     tool: str  # claude-code | pi | codex
     file: str  # the name it was read from, as given
@@ -75,6 +85,7 @@ class Transcript:
     head: str  # the key of the turn the tool was at
     title: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    labels: tuple[Label, ...] = ()  # each node the source labeled, once
 
 
 def digest(*parts: str) -> str:

@@ -13,7 +13,9 @@ none: each entry follows the one before it, keyed by its line). How they map (RE
   kept entries stay verbatim after it, and the conversation goes on below the compacted
   leaf;
 - label, model_change, thinking_level_change, session_info and custom entries are not
-  turns (session_info's name is the title). HEAD is the last entry.
+  turns (session_info's name is the title). A label entry labels the node holding its
+  `targetId` (a turn, or a compaction's summary); a later one for that node replaces it,
+  and one without a label clears it. HEAD is the last entry.
 """
 from __future__ import annotations
 
@@ -23,7 +25,9 @@ from typing import Any
 from .building import ROOT as _ROOT, Building as _Building, key_of, keys_of, opener, \
     text_block, tool_use, turns_of
 from .jsonl import objects
-from .model import Compaction, Transcript, bad_line, no_turns, timestamp, tool_use_id
+from ..errors import BadInput
+from ..store import validate
+from .model import Compaction, Label, Transcript, bad_line, no_turns, timestamp, tool_use_id
 
 TOOL = "pi"
 BOOKKEEPING = {"label", "model_change", "thinking_level_change", "session_info", "custom"}
@@ -48,6 +52,7 @@ def parse(text: str, file: str) -> Transcript:
     compactions: list[Compaction] = []
     at: datetime = timestamp(header.get("timestamp"), None, file, 1)
     title, previous = None, None
+    labels: dict[int | str, Label] = {}  # a turn's index, or a compaction's key
     for line, entry in lines[1:]:
         kind = entry["type"]
         if kind not in KINDS:
@@ -67,6 +72,10 @@ def parse(text: str, file: str) -> Transcript:
             node_of[key] = len(turns) - 1
             starts.add(key)
 
+        if kind == "label":
+            target = _labeled(entry.get("targetId"), turns, node_of, compactions, file, line)
+            if target is not None:
+                labels[target] = Label(str(target), _label_text(entry, file, line), at)
         if kind == "session_info" and isinstance(entry.get("name"), str):
             title = entry["name"].strip()[:200] or None
         if kind == "message":
@@ -106,7 +115,34 @@ def parse(text: str, file: str) -> Transcript:
         TOOL, file, header["id"], turns_of(turns),
         tuple(Compaction(c.key, named(c.last_covered), named(c.compacted_head), c.text, c.at,
                          c.line, c.entries, c.meta) for c in compactions),
-        named(head if head != _ROOT else len(turns) - 1), title)
+        named(head if head != _ROOT else len(turns) - 1), title,
+        labels=tuple(Label(named(t) if isinstance(t, int) else t, label.text, label.at)
+                     for t, label in labels.items()))
+
+
+def _labeled(target: Any, turns: list[_Building], node_of: dict[str, int],
+             compactions: list[Compaction], file: str, line: int) -> int | str | None:
+    """The node a label entry labels: the turn holding entry `target`, or the summary of
+    compaction `target`; None for an entry that is no node (bookkeeping, a run kept out
+    of the context), which Pi shows no label on either."""
+    if not isinstance(target, str) or target not in node_of:
+        raise bad_line(file, line, f"targetId {target!r} names no earlier entry")
+    if any(c.key == target for c in compactions):
+        return target
+    index = node_of[target]
+    if index != _ROOT and target in turns[index].entries:
+        return index
+    return None
+
+
+def _label_text(entry: dict[str, Any], file: str, line: int) -> str | None:
+    text = entry.get("label")
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return None
+    try:
+        return validate.label(text)
+    except BadInput as e:
+        raise bad_line(file, line, e.message) from None
 
 
 def _message(message: Any, key: str, parent: int, turns: list[_Building],

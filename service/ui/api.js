@@ -5,9 +5,10 @@
 const TOKEN_KEY = "ctxdag.token";
 
 export class ApiError extends Error {
-  constructor(message, code = null) {
+  constructor(message, code = null, status = null) {
     super(message);
     this.code = code;
+    this.status = status; // the HTTP status, when the service answered one
   }
 }
 
@@ -67,7 +68,7 @@ export async function gql(query, variables = {}) {
   }
   if (body.errors && body.errors.length) {
     const first = body.errors[0];
-    throw new ApiError(first.message, first.extensions?.code ?? null);
+    throw new ApiError(first.message, first.extensions?.code ?? null, response.status);
   }
   return body.data;
 }

@@ -5,6 +5,7 @@ import { ApiError, LiveSocket, adoptTokenFromFragment, getToken, gql, setToken }
 import { GraphView } from "./graph.js";
 import { layout } from "./layout.js";
 import { markPair, toolNames } from "./blocks.js";
+import { wireImport } from "./importer.js";
 import * as panels from "./panels.js";
 import {
   BLOCKS_PER_REQUEST, CALL_READS, NODE_BLOCKS, NODE_DETAIL, RENDER, SESSIONS, SESSION_EVENTS, SESSION_VIEW, TOOL_NAMES,
@@ -513,6 +514,15 @@ function wire() {
     $("auth-token").value = "";
   });
   $("token-button").addEventListener("click", () => askForToken(""));
+  wireImport({
+    target: document.body, button: $("import-transcript"), input: $("import-file"), status: $("import-status"),
+    onImported: (id) => {
+      loadSessions();
+      if (id === state.sessionId) refresh();
+      else openSession(id);
+    },
+    onError: (error) => needsToken(error) && (askForToken(""), true),
+  });
 }
 
 function restart() {

@@ -82,6 +82,12 @@ export const TOOL_NAMES = `query ToolNames($id: ID!) {
   node(id: $id) { ... on Message { blocks { __typename ... on ToolUseBlock { id name } } } }
 }`;
 
+// A transcript file the page was given (importer.js); the page's own size check keeps it
+// under the request body limit.
+export const IMPORT_TRANSCRIPT = `mutation ImportTranscript($content: String!, $fileName: String) {
+  importTranscript(content: $content, fileName: $fileName) { outcome written session { id } }
+}`;
+
 export const SESSION_EVENTS = `subscription Events($id: ID!) {
   sessionEvents(sessionId: $id) {
     __typename id type

@@ -277,3 +277,51 @@ async def test_claude_code_sub_agents_are_spawned_side_branches(ledger, capsys):
         assert nodes[0].metadata["agent"]["id"] == agent
         assert nodes[0].metadata["source"]["file"].endswith(f"subagents/agent-{agent}.jsonl")
     assert "holds it already" in await import_files(ledger, capsys, CC_AGENTS)
+
+
+PI_LABELS = FIXTURES / "pi" / "labels.jsonl"
+
+
+async def pi_labels(ledger, sid_key: str, keys) -> dict[str, str]:
+    ids = {model.node_id(ledger.tenant, "pi", sid_key, key): key for key in keys}
+    return {ids[i]: text for i, text in (await ledger.labels.get_many(list(ids))).items()}
+
+
+async def test_pi_labels_are_the_nodes_labels_on_import_and_on_growth(ledger, capsys, tmp_path):
+    lines = PI_LABELS.read_text().splitlines(keepends=True)
+    keys = ["e1", "e2", "e3", "e4", "e5", "e6", "e7"]
+    sid = model.session_id(ledger.tenant, "pi", "5e1a-labels")
+    file = tmp_path / PI_LABELS.name
+    file.write_text("".join(lines[:14]))  # through l6, which clears e1's label
+    await import_files(ledger, capsys, file)
+    # l3 replaced l1's label; l4 labels a model_change, which is no node
+    assert await pi_labels(ledger, "5e1a-labels", keys) == {"e2": "the plan", "e3": "read"}
+    assert "nothing written" in await import_files(ledger, capsys, file)
+    file.write_text("".join(lines[:16]))  # + e7, and l7 labels e4, imported before
+    out = await import_files(ledger, capsys, file)
+    assert f"session {sid} gained 1 nodes, 1 labels set or cleared" in out
+    file.write_text("".join(lines))  # + l8 only: an empty label clears e3's
+    out = await import_files(ledger, capsys, file)
+    assert f"session {sid} gained 0 nodes, 1 labels set or cleared" in out
+    assert "nothing written" in await import_files(ledger, capsys, file)
+    assert await pi_labels(ledger, "5e1a-labels", keys) == {"e2": "the plan", "e4": "answer"}
+    await assert_sound(ledger, sid)
+
+
+async def test_pi_labels_of_a_whole_file_are_those_its_growth_leaves(ledger, capsys):
+    await import_files(ledger, capsys, PI_LABELS)
+    await assert_sound(ledger, model.session_id(ledger.tenant, "pi", "5e1a-labels"))
+    assert await pi_labels(ledger, "5e1a-labels", ["e1", "e2", "e3", "e4", "e7"]) == {
+        "e2": "the plan", "e4": "answer"}
+
+
+async def test_a_pi_label_naming_no_entry_is_bad_input(ledger, tmp_path):
+    bad = tmp_path / "bad-label.jsonl"
+    lines = PI_LABELS.read_text().splitlines(keepends=True)
+    bad.write_text("".join(lines[:3]) + json.dumps(
+        {"type": "label", "id": "lx", "parentId": "e1", "timestamp": "2025-07-02T09:00:30.000Z",
+         "targetId": "gone", "label": "x"}) + "\n")
+    runtime = runtime_for(ledger.db, ledger.tenant)
+    with pytest.raises(BadInput) as caught:
+        await run_command(runtime, "import-transcript", str(bad))
+    assert caught.value.message.startswith(f"{bad}:4: targetId 'gone' names no earlier entry")

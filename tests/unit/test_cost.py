@@ -90,7 +90,7 @@ def viewer_documents() -> dict[str, str]:
     parts: dict[str, str] = {}
     for name, _, body in re.findall(r'(?:export )?const (\w+) = (["`])(.*?)\2;', text, re.S):
         parts[name] = re.sub(r"\$\{(\w+)\}", lambda m: parts[m.group(1)], body)
-    return {name: body for name, body in parts.items() if re.match(r"\s*(query|subscription)", body)}
+    return {name: body for name, body in parts.items() if re.match(r"\s*(query|subscription|mutation)", body)}
 
 
 def test_what_the_viewer_and_the_demo_send_is_admitted_by_default():
@@ -100,7 +100,7 @@ def test_what_the_viewer_and_the_demo_send_is_admitted_by_default():
     chunk = int(re.search(r"BLOCKS_PER_REQUEST = (\d+);", text).group(1))
     documents = viewer_documents()
     assert set(documents) == {"SESSIONS", "SESSION_VIEW", "RENDER", "CALL_READS", "NODE_DETAIL",
-                              "NODE_BLOCKS", "TOOL_NAMES", "SESSION_EVENTS"}
+                              "NODE_BLOCKS", "TOOL_NAMES", "SESSION_EVENTS", "IMPORT_TRANSCRIPT"}
     documents["demo"] = (  # what `ctxdag demo` prints to paste into GraphiQL
         '{ session(id: "s") { branches { isHead length tip { content } } '
         "render { nodes { role content } } graph { nodes { id role predecessorId callerId "
