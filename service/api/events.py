@@ -22,6 +22,7 @@ class EventType(enum.Enum):
     SUMMARY_STRATEGY_CHANGED = "summary_strategy_changed"
     NODE_LABELED = "node_labeled"
     NODE_UNLABELED = "node_unlabeled"
+    BRANCH_CARRIED = "branch_carried"
 
 
 @strawberry.enum(description="What started a compaction.")
@@ -109,9 +110,19 @@ class NodeUnlabeled(SessionEvent):
     node_id: strawberry.ID
 
 
+@strawberry.type(description=(
+    "A branch's summary was carried into another (announced after the carry node's "
+    "node_appended, and its head_moved when HEAD moved onto it)."))
+class BranchCarried(SessionEvent):
+    node_id: strawberry.ID = strawberry.field(description="The carry node.")
+    from_id: strawberry.ID = strawberry.field(description="The tip of the branch summarized.")
+    into_id: strawberry.ID = strawberry.field(description="The head it was appended after.")
+    carried_count: int = strawberry.field(description="The turns it summarizes.")
+
+
 EVENT_TYPES = (CompactionStarted, CompactionFinished, CompactionFailed, HeadMoved, NodeAppended,
                BranchDeleted, SummaryRetired, SummaryStrategyChanged, NodeLabeled,
-               NodeUnlabeled)
+               NodeUnlabeled, BranchCarried)
 
 
 async def replay_start(ledger_events: events.Events, session_id: str, after: int | None) -> int:
@@ -169,4 +180,7 @@ def event_out(e: events.SessionEvent) -> SessionEvent:
             return NodeLabeled(**common, node_id=d["node_id"], label=d["label"])
         case EventType.NODE_UNLABELED:
             return NodeUnlabeled(**common, node_id=d["node_id"])
+        case EventType.BRANCH_CARRIED:
+            return BranchCarried(**common, node_id=d["node_id"], from_id=d["from_id"],
+                                 into_id=d["into_id"], carried_count=d["carried_count"])
     raise TypeError(f"unknown event type {e.type!r}")

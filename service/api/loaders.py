@@ -71,6 +71,8 @@ class Loaders:
     media: DataLoader[str, str | None]  # stored media data (base64) by hash
     tool_sets: DataLoader[str, list[dict] | None]  # the tools calls were offered, by hash
     labels: DataLoader[str, str | None]  # nodes' labels by node id (None: unlabeled)
+    carried: DataLoader[str, list[str]]  # the turns a carry node summarizes, chain order
+    carriers: DataLoader[str, list[str]]  # the carry nodes summarizing a node, newest first
 
     @classmethod
     def for_request(cls, ledger: Ledger) -> "Loaders":
@@ -92,6 +94,8 @@ class Loaders:
             media=DataLoader(_found(ledger.nodes.media)),
             tool_sets=DataLoader(_found(ledger.calls.tool_sets)),
             labels=DataLoader(_found(ledger.labels.get_many)),
+            carried=_grouped(ledger.carries.carried_many),
+            carriers=_grouped(ledger.carries.carriers_many),
         )
 
 

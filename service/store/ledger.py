@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from .branches import Branches
 from .calls import Calls
+from .carries import Carries
 from .db import Database
 from .events import Events, OnCommit
 from .head import HeadMoves
@@ -30,6 +31,7 @@ class Ledger:
     labels: Labels
     views: Views
     calls: Calls
+    carries: Carries
     events: Events
 
     @classmethod
@@ -50,6 +52,7 @@ class Ledger:
             labels=Labels(db, tenant, events),
             views=Views(db, tenant),
             calls=Calls(db, tenant, limits),
+            carries=Carries(db, tenant),
             events=events,
         )
 
