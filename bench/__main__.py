@@ -21,6 +21,7 @@ from service.store import Database, open_driver
 from . import report
 from .agent import agent as agent_session
 from .api import api
+from .carry import carry
 from .core import QUICK, SMOKE, Bench, Sizes
 from .loader import Chain
 from .peer import peer
@@ -33,7 +34,7 @@ from .storage import storage
 from .transcripts import transcript_import
 from .writes import append_at_head, persist, record_call, send_messages, write_floor
 
-SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13")
+SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14")
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -135,6 +136,7 @@ async def run(args: argparse.Namespace) -> int:
         await section("9", lambda: api(b))
         await section("12", lambda: agent_session(b))
         await section("13", lambda: transcript_import(b))
+        await section("14", lambda: carry(b))
         await section("11", lambda: replicas(b))  # `ctxdag serve` processes over HTTP
         await section("10", lambda: planning(b))  # last: it clears Neo4j's plan cache
         end_floor = await b.floor("end")

@@ -60,6 +60,9 @@ class Sizes:
     loop_samples: int = 60  # workload 12: loop turns, each sampled in turn with a text turn
     planning_rounds: int = 3  # workload 10: plans and first turns measured this many times
     transcript_entries: int = 10_000  # workload 13: the Claude Code transcript imported
+    carry_history: tuple[int, ...] = (100, 1_000, 10_000)  # workload 14: history lengths
+    carry_fork: int = 20  # workload 14: turns of the fork carried into HEAD
+    carry_samples: int = 10  # workload 14: carry-overs timed per history length
     # Storage is measured after a restart (a clean shutdown flushes the store) and the
     # peer's ctxdag side runs on a fresh Neo4j; a smoke run skips both (its figures mean
     # nothing, and each start of a JVM costs 10-20 s).
@@ -82,6 +85,7 @@ QUICK = Sizes(
     storage_points=(500, 1_000, 2_000),
     peer_turns=400, peer_points=(100, 400), peer_window=30, peer_every=100, peer_read_samples=10,
     floor_samples=150, agent_messages=500, loop_samples=20, transcript_entries=2_000,
+    carry_history=(100, 1_000), carry_samples=5,
 )
 
 # `--smoke`: every workload runs its code once on tiny sizes, so a test can tell that the
@@ -94,7 +98,7 @@ SMOKE = replace(
     reading_reads_per_call=5, reading_samples=5, persist_covered=100, storage_points=(100, 200),
     peer_turns=60, peer_points=(30, 60), peer_window=5, peer_every=20, peer_keep=6,
     peer_read_samples=3, floor_samples=20, agent_messages=60, loop_samples=3, planning_rounds=1, isolated_stores=False,
-    transcript_entries=200,
+    transcript_entries=200, carry_history=(60, 120), carry_fork=4, carry_samples=2,
 )
 
 

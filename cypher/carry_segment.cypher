@@ -7,19 +7,9 @@
 MATCH (s:Session {id: $session_id, tenant: $tenant})
 OPTIONAL MATCH (f:Node {id: $from_id, tenant: $tenant})
 OPTIONAL MATCH (t:Node {id: $into_id, tenant: $tenant})
-WITH s, f, t,
-  CASE
-    WHEN f IS NULL THEN 'from_not_found'
-    WHEN f.session_id <> s.id THEN 'from_other_session'
-    WHEN f.deleted_at IS NOT NULL THEN 'from_deleted'
-    WHEN f.role = 'summary' THEN 'from_summary'
-    WHEN t IS NULL THEN 'into_not_found'
-    WHEN t.session_id <> s.id THEN 'into_other_session'
-    WHEN t.deleted_at IS NOT NULL THEN 'into_deleted'
-    WHEN t.role = 'summary' THEN 'into_summary'
-  END AS checked
-OPTIONAL CALL (f, t, checked) {
-  WITH * WHERE checked IS NULL
+// The walk needs both nodes, of one session; what else is wrong is the problem below.
+OPTIONAL CALL (s, f, t) {
+  WITH * WHERE f.session_id = s.id AND t.session_id = s.id
   MATCH (t)-[:PREDECESSOR*0..]->(y:Node)
   WITH DISTINCT f, t, y
   ORDER BY y.depth
@@ -30,9 +20,18 @@ OPTIONAL CALL (f, t, checked) {
   ORDER BY x.depth
   RETURN collect(x) AS segment
 }
-WITH checked, segment,
-  CASE WHEN checked IS NULL AND size(segment) = 0 THEN 'nothing_to_carry' ELSE checked END
-    AS problem
+WITH segment,
+  CASE
+    WHEN f IS NULL THEN 'from_not_found'
+    WHEN f.session_id <> s.id THEN 'from_other_session'
+    WHEN f.deleted_at IS NOT NULL THEN 'from_deleted'
+    WHEN f.role = 'summary' THEN 'from_summary'
+    WHEN t IS NULL THEN 'into_not_found'
+    WHEN t.session_id <> s.id THEN 'into_other_session'
+    WHEN t.deleted_at IS NOT NULL THEN 'into_deleted'
+    WHEN t.role = 'summary' THEN 'into_summary'
+    WHEN size(segment) = 0 THEN 'nothing_to_carry'
+  END AS problem
 RETURN problem,
   CASE WHEN problem IS NULL THEN [n IN segment |
     // include: node_map

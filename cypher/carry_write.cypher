@@ -49,15 +49,11 @@ WITH s, seq, head, f, pred, caller, carried, call_reads, invalid_reads, open_too
     WHEN size(unanswered) > 0 THEN 'tool_uses_open'
   END AS problem
 // include: node_write
-CALL (n, carried) {
-  WITH * WHERE n IS NOT NULL
-  SET n.carried_from_id = $from_id, n.carried_count = size(carried),
-    n.instructions = $instructions
-  WITH n, carried
-  UNWIND range(0, size(carried) - 1) AS i
-  WITH n, i, carried[i].node AS c
-  CREATE (n)-[:CARRIES_OVER {order: i}]->(c)
-}
+FOREACH (x IN CASE WHEN problem IS NULL THEN [n] ELSE [] END |
+  SET x.carried_from_id = $from_id, x.carried_count = size(carried),
+    x.instructions = $instructions
+  FOREACH (i IN range(0, size(carried) - 1) |
+    FOREACH (c IN [carried[i].node] | CREATE (x)-[:CARRIES_OVER {order: i}]->(c))))
 WITH *, CASE WHEN problem IS NULL THEN
     [{type: 'node_appended', node_id: n.id, role: n.role, predecessor_id: pred.id}]
     + CASE WHEN head_moved THEN [{type: 'head_moved', previous_head_id: head.id, head_id: n.id}]

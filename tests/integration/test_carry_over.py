@@ -1,10 +1,15 @@
 """Branch summaries over the GraphQL HTTP API (issue 25, item 5): carryOver and
 checkout(summarizeLeft) write one carry node on the target branch, standing for the turns of
 the branch left (its CARRIES_OVER provenance), and refuse what has nothing to summarize."""
+import copy
+
 import pytest
 
+from service.errors import BadInput
 from service.store import Limits
+from service.store.backup import VERSION, export_session, import_session
 from service.store.invariants import violations
+from tests.integration.helpers import DELETE_SESSION, run_cypher
 from tests.integration.test_compaction_controls import chat, new_session
 from tests.provider_requests import assert_valid_anthropic, assert_valid_openai
 
@@ -155,3 +160,45 @@ async def test_a_target_with_open_tool_uses_takes_no_carry_node(api):
     after = (await client(WRITES, s=sid))["session"]
     # The summarizer's call is not recorded for a refused write (it rolled back with it).
     assert after == before
+
+
+async def test_carry_nodes_travel_through_export_and_import_and_check_names_bad_edges(api):
+    client = api.client
+    sid, root, a, b = await forked(client)
+    carried = (await carry(client, sid, a[-1], b[-1]))["node"]["id"]
+    renders = {tip: await render(client, sid, tip) for tip in (a[-1], carried)}
+    document = await export_session(api.db, api.tenant, sid, Limits())
+    assert document["version"] == VERSION == 4
+    row = next(n for n in document["nodes"] if n["properties"]["id"] == carried)
+    assert row["carries_over"] == [{"node_id": n, "order": i} for i, n in enumerate(a[2:])]
+    assert (row["properties"]["role"], row["properties"]["carried_from_id"],
+            row["properties"]["carried_count"]) == ("carry", a[-1], 2)
+
+    await run_cypher(api.db, DELETE_SESSION, sid=sid)
+    assert await import_session(api.db, api.tenant, document, Limits()) == sid
+    assert {tip: await render(client, sid, tip) for tip in renders} == renders
+    data = await client("query($n: ID!) { node(id: $n) { ... on Message { carriedIds } } }",
+                        n=carried)
+    assert data["node"]["carriedIds"] == a[2:]
+    assert await violations(api.db, api.tenant, sid, Limits()) == []
+
+    # A version 3 document has no carries_over: its carry node stands for nothing, refused.
+    await run_cypher(api.db, DELETE_SESSION, sid=sid)
+    version_3 = {**document, "version": 3,
+                 "nodes": [{k: v for k, v in n.items() if k != "carries_over"}
+                           for n in document["nodes"]]}
+    with pytest.raises(BadInput, match="CARRIES_OVER"):
+        await import_session(api.db, api.tenant, version_3, Limits())
+    # ... and one that names a turn on the carry node's own chain is not a branch left.
+    wrong = copy.deepcopy(document)
+    row = next(n for n in wrong["nodes"] if n["properties"]["id"] == carried)
+    row["carries_over"] = [{"node_id": b[0], "order": 0}, {"node_id": b[1], "order": 1}]
+    with pytest.raises(BadInput, match="CARRIES_OVER"):
+        await import_session(api.db, api.tenant, wrong, Limits())
+
+    # ctxdag check names a carry edge the API could not have written.
+    assert await import_session(api.db, api.tenant, document, Limits()) == sid
+    await run_cypher(api.db, "MATCH (:Node {id: $c})-[e:CARRIES_OVER {order: 1}]->() DELETE e",
+                     c=carried)
+    found = await violations(api.db, api.tenant, sid, Limits())
+    assert any(v.startswith(f"CARRIES_OVER: {carried}") for v in found), found

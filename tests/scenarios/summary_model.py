@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 @dataclass
 class Turn:
     id: str
-    role: str            # 'system' | 'user' | 'assistant' | 'tool'
+    role: str            # 'system' | 'user' | 'assistant' | 'tool' | 'carry'
     seq: int
     predecessor: str | None
     caller: str | None = None
@@ -55,6 +55,9 @@ class SummaryModel:
     # The session's ACTIVE_SUMMARY pointer: the latest compaction, until an uncompact walks
     # it back or a branch deletion takes its summary (then there is none).
     pointer: str | None = None
+    # Carry nodes (branch summaries): each one's carried turns, chain order. A carry node is a
+    # turn of its own chain (a Turn of role 'carry'), so the rule renders it in place.
+    carried: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.head = self.head or self.root
@@ -106,6 +109,12 @@ class SummaryModel:
                        if not t.side and not self.user_children(t.id)),
                       key=self.seq_of)
 
+    def carry_segment(self, from_tip: str, into: str) -> list[str]:
+        """What a carry-over from `from_tip` into `into` summarizes: from_tip's chain
+        minus into's (the turns below their common ancestor)."""
+        target = set(self.chain(into))
+        return [n for n in self.chain(from_tip) if n not in target]
+
     # ---- the rule ----------------------------------------------------------------------
     def applies(self, sid: str, head: str) -> bool:
         s = self.summaries[sid]
@@ -133,7 +142,7 @@ class SummaryModel:
 
         The render after ROOT needs 4 entries. The summary standing in there is covered
         whatever the budget; of the turns after it, the tail kept is the longest run at the
-        end whose tokens fit in `keep`, made to start at its first user turn (the turns
+        end whose tokens fit in `keep`, made to start at its first user turn or carry node (the turns
         before that are covered too). Nothing is written when that leaves no turn to cover.
         """
         view = self.render(head)[1:]
@@ -147,8 +156,8 @@ class SummaryModel:
             kept += self.turns[turns[start]].tokens
         if summary is None and start == 0:
             return None  # no summary and every turn fits
-        start = next((i for i in range(start, len(turns)) if self.turns[turns[i]].role == "user"),
-                     len(turns))
+        start = next((i for i in range(start, len(turns))
+                      if self.turns[turns[i]].role in ("user", "carry")), len(turns))
         return (turns[:start], turns[start:]) if start > 0 else None
 
     def render(self, head: str) -> list[str]:
