@@ -232,7 +232,7 @@ def _duplicate_node(document):
 MALFORMED = {
     "not an object": lambda d: [d],
     "wrong format": _set(["format"], "something-else"),
-    "newer version": _set(["version"], 4),
+    "newer version": _set(["version"], 5),
     "boolean version": _set(["version"], True),
     "unknown field": _set(["extra"], 1),
     "nodes not a list": _set(["nodes"], {"a": 1}),

@@ -23,7 +23,8 @@ CHECKOUT = ("mutation($s: ID!, $n: ID!, $l: Boolean!, $x: String) { checkout(ses
 WRITES = """query($s: ID!) { session(id: $s) {
   headId nodeCount lastEventSeq modelCalls { totalCount } } }"""
 RENDER = ("query($s: ID!, $h: ID) { session(id: $s) { render(headId: $h) { nodeIds"
-          " anthropic: request(format: ANTHROPIC_MESSAGES) openai: request(format: OPENAI_CHAT) } } }")
+          " anthropic: request(format: ANTHROPIC_MESSAGES)"
+          " openai: request(format: OPENAI_CHAT) } } }")
 
 
 async def carry(client, sid, from_tip, into_head, instructions=None):
@@ -100,7 +101,7 @@ async def test_checkout_with_summarize_left_moves_head_onto_the_carry_node(api):
     events = before["lastEventSeq"]
     data = (await client(CHECKOUT, s=sid, n=a[-1], l=True, x=None))["checkout"]
     head = data["head"]
-    assert head["role"] == "CARRY" and head["predecessorId"] == a[-1] and data["headId"] == head["id"]
+    assert (head["role"], head["predecessorId"], data["headId"]) == ("CARRY", a[-1], head["id"])
     assert head["carriedIds"] == b
     after = (await client(WRITES, s=sid))["session"]
     assert after["nodeCount"] == before["nodeCount"] + 1

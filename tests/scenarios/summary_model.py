@@ -142,8 +142,9 @@ class SummaryModel:
 
         The render after ROOT needs 4 entries. The summary standing in there is covered
         whatever the budget; of the turns after it, the tail kept is the longest run at the
-        end whose tokens fit in `keep`, made to start at its first user turn or carry node (the turns
-        before that are covered too). Nothing is written when that leaves no turn to cover.
+        end whose tokens fit in `keep`, made to start at its first user turn or carry node (the
+        turns before that are covered too). Nothing is written when that leaves no turn to
+        cover.
         """
         view = self.render(head)[1:]
         if len(view) < 4:
