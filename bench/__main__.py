@@ -21,6 +21,7 @@ from service.store import Database, open_driver
 from . import report
 from .agent import agent as agent_session
 from .api import api
+from .carry import carry
 from .core import QUICK, SMOKE, Bench, Sizes
 from .loader import Chain
 from .peer import peer
@@ -137,6 +138,7 @@ async def run(args: argparse.Namespace) -> int:
         await section("12", lambda: agent_session(b))
         await section("13", lambda: transcript_import(b))
         await section("14", lambda: pinned_render(b))
+        await section("15", lambda: carry(b))
         await section("11", lambda: replicas(b))  # `ctxdag serve` processes over HTTP
         await section("10", lambda: planning(b))  # last: it clears Neo4j's plan cache
         end_floor = await b.floor("end")

@@ -62,6 +62,9 @@ class Sizes:
     transcript_entries: int = 10_000  # workload 13: the Claude Code transcript imported
     pins_turns: tuple[int, ...] = (1_000, 5_000, 10_000)  # workload 14: compacted, with pins
     pins_count: int = 8  # workload 14: covered turns pinned in each session
+    carry_history: tuple[int, ...] = (100, 1_000, 10_000)  # workload 15: history lengths
+    carry_fork: int = 20  # workload 15: turns of the fork carried into HEAD
+    carry_samples: int = 10  # workload 15: carry-overs timed per history length
     # Storage is measured after a restart (a clean shutdown flushes the store) and the
     # peer's ctxdag side runs on a fresh Neo4j; a smoke run skips both (its figures mean
     # nothing, and each start of a JVM costs 10-20 s).
@@ -85,6 +88,7 @@ QUICK = Sizes(
     peer_turns=400, peer_points=(100, 400), peer_window=30, peer_every=100, peer_read_samples=10,
     floor_samples=150, agent_messages=500, loop_samples=20, transcript_entries=2_000,
     pins_turns=(500, 1_000, 2_000),
+    carry_history=(100, 1_000), carry_samples=5,
 )
 
 # `--smoke`: every workload runs its code once on tiny sizes, so a test can tell that the
@@ -98,6 +102,7 @@ SMOKE = replace(
     peer_turns=60, peer_points=(30, 60), peer_window=5, peer_every=20, peer_keep=6,
     peer_read_samples=3, floor_samples=20, agent_messages=60, loop_samples=3, planning_rounds=1, isolated_stores=False,
     transcript_entries=200, pins_turns=(100, 200),
+    transcript_entries=200, carry_history=(60, 120), carry_fork=4, carry_samples=2,
 )
 
 

@@ -21,6 +21,10 @@ RETURN properties(s) AS session,
       covers: COLLECT {
         MATCH (n)-[e:COVERS]->(x:Node)
         RETURN {node_id: x.id, order: e.order} AS cover ORDER BY e.order, x.id
+      },
+      carries_over: COLLECT {
+        MATCH (n)-[e:CARRIES_OVER]->(x:Node)
+        RETURN {node_id: x.id, order: e.order} AS carried ORDER BY e.order, x.id
       }
     } AS node
     ORDER BY n.seq, n.id

@@ -97,6 +97,7 @@ OPTIONAL CALL (problem) {
     predecessor: COUNT { (:Node {session_id: s.id})-[:PREDECESSOR]->() },
     caller: COUNT { (:Node {session_id: s.id})-[:CALLER]->() },
     covers: COUNT { (:Node {session_id: s.id})-[:COVERS]->() },
+    carries_over: COUNT { (:Node {session_id: s.id})-[:CARRIES_OVER]->() },
     absorbed: COUNT { (:Node {session_id: s.id})-[:ABSORBED]->() },
     replaced: COUNT { (:Node {session_id: s.id})-[:REPLACED]->() },
     read: COUNT { (:Call {session_id: s.id})-[:READ]->() },

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from . import admin_cli
 from .config import Settings
-from .errors import CtxdagError
+from .errors import BadInput, CtxdagError
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -60,6 +60,22 @@ def _parser() -> argparse.ArgumentParser:
                                     "applying, what applied before applies again")
     uncompact.add_argument("summary")
     uncompact.set_defaults(job=_uncompact)
+    checkout = commands.add_parser("checkout", help="move HEAD to a node; --summarize-left "
+                                   "writes a summary of the branch left there first")
+    checkout.add_argument("session")
+    checkout.add_argument("node")
+    checkout.add_argument("--summarize-left", action="store_true",
+                          help="append a summary of the branch HEAD leaves after the node "
+                               "(a carry node) and move HEAD onto it")
+    checkout.add_argument("--instructions", help="instructions for that summary")
+    checkout.set_defaults(job=_checkout)
+    carry = commands.add_parser("carry-over", help="append a summary of a branch (below its "
+                                "fork from the target) after another head")
+    carry.add_argument("session")
+    carry.add_argument("from_tip", metavar="FROM_TIP")
+    carry.add_argument("into_head", metavar="INTO_HEAD")
+    carry.add_argument("--instructions", help="instructions for the summarizer")
+    carry.set_defaults(job=_carry_over)
     serve = commands.add_parser("serve", help="run the GraphQL service (and the managed Neo4j)")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
@@ -240,6 +256,38 @@ async def _uncompact(runtime: Runtime, args: argparse.Namespace) -> int:
     print(f"retired summary {retired.summary_id} of session {retired.session_id}; active "
           f"summary now: {retired.restored_id or 'none'}")
     return 0
+
+
+async def _checkout(runtime: Runtime, args: argparse.Namespace) -> int:
+    from .context.carry import Carrier
+
+    if args.summarize_left:
+        done = await Carrier(runtime.ledger, runtime.summarizer).checkout(
+            args.session, args.node, instructions=args.instructions)
+        _carried(done.carried)
+        return 0
+    if args.instructions is not None:
+        raise BadInput("--instructions steer the summary of the branch left: give them with "
+                       "--summarize-left")
+    moved = await runtime.ledger.head.set_head(args.session, args.node)
+    print(f"HEAD {moved.previous_head_id} -> {moved.head_id}")
+    return 0
+
+
+async def _carry_over(runtime: Runtime, args: argparse.Namespace) -> int:
+    from .context.carry import Carrier
+
+    done = await Carrier(runtime.ledger, runtime.summarizer).carry_over(
+        args.session, args.from_tip, args.into_head, instructions=args.instructions)
+    _carried(done.carried)
+    return 0
+
+
+def _carried(carried) -> None:
+    print(f"carry node {carried.node.id} after {carried.node.predecessor_id} summarizes "
+          f"{len(carried.carried_ids)} turns: {' '.join(carried.carried_ids)}")
+    print(f"HEAD {'moved onto it' if carried.head_moved else 'unmoved'}")
+    print(carried.node.content)
 
 
 if __name__ == "__main__":

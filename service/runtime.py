@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from .config import AnthropicSettings, Settings
 from .context.budget import BudgetPolicy
+from .context.carry import Carrier
 from .context.compaction import Compactor
 from .context.summarizers import OfflineExtractiveSummarizer, Summarizer
 from .context.tokens import HeuristicEstimator, TokenEstimator
@@ -34,6 +35,11 @@ class TenantServices:
     ledger: Ledger
     compactor: Compactor
     turns: Turns
+
+    @property
+    def carrier(self) -> Carrier:
+        """Branch summaries, with the compaction's summarizer."""
+        return Carrier(self.ledger, self.compactor.summarizer)
 
 
 @dataclass

@@ -239,3 +239,30 @@ WITH c, COLLECT { MATCH (c)-[:OFFERED]->(t:ToolSet) WHERE t.tenant = c.tenant
 WHERE edges <> size(offered)
    OR offered <> CASE WHEN c.tools_sha256 IS NULL THEN [] ELSE [c.tools_sha256] END
 RETURN 'tools: call ' + c.id + ' has OFFERED edges that are not its tools_sha256' AS violation
+UNION ALL
+// A carry node (README, "Branch summaries") stands for the turns of a branch that are not on
+// its own chain: CARRIES_OVER edges, orders 0..carried_count-1, to a chain segment of real
+// turns of its session ending at carried_from_id and opening right below a node of its own
+// chain (the common ancestor). No other node has CARRIES_OVER edges.
+MATCH (x:Node {session_id: s.id})
+WHERE x.role = 'carry' OR EXISTS { (x)-[:CARRIES_OVER]->() }
+WITH x, [(x)-[:PREDECESSOR]->(p:Node) | p][0] AS into, COLLECT {
+  MATCH (x)-[c:CARRIES_OVER]->(t)
+  RETURN {order: c.order, id: t.id,
+          real: t:Node AND t.role <> 'summary' AND t.session_id = x.session_id,
+          pred: [(t)-[:PREDECESSOR]->(p:Node) | p.id][0]} AS e
+  ORDER BY c.order
+} AS carried
+WHERE x.role <> 'carry' OR size(carried) = 0 OR NOT coalesce(
+  size(carried) = x.carried_count
+  AND [e IN carried | e.order] = range(0, size(carried) - 1)
+  AND all(e IN carried WHERE e.real)
+  AND all(i IN range(1, size(carried) - 1) WHERE carried[i].pred = carried[i - 1].id)
+  AND carried[-1].id = x.carried_from_id
+  AND NOT EXISTS { (into)-[:PREDECESSOR*0..]->(y:Node) WHERE y.id = carried[0].id }
+  AND EXISTS { (into)-[:PREDECESSOR*0..]->(y:Node) WHERE y.id = carried[0].pred }, false)
+RETURN 'CARRIES_OVER: ' + x.id + CASE WHEN x.role <> 'carry' THEN ' is no carry node'
+  ELSE ' does not stand for the chain of ' + coalesce(toString(x.carried_from_id), 'its source')
+    + ' below its common ancestor with its own chain (' + toString(size(carried))
+    + ' edges for a carried_count of ' + coalesce(toString(x.carried_count), 'none') + ')' END
+  AS violation

@@ -1,5 +1,5 @@
 // fragment nodes_import: creates the nodes of $nodes (backup rows: properties,
-// predecessor_id, caller_id, covers, and what their blocks imply: tool_uses, answers,
+// predecessor_id, caller_id, covers, carries_over, and what their blocks imply: tool_uses, answers,
 // answer_errors, media_refs) in session `s` of $tenant, with all their edges, and
 // stores $media (each once per tenant and hash). Every node a row names is one of
 // $nodes or a node already stored in the session. Expects s in scope.
@@ -19,6 +19,15 @@ CALL (s) {
   UNWIND row.covers AS cover
   MATCH (x:Node {id: cover.node_id})
   CREATE (n)-[:COVERS {order: cover.order}]->(x)
+}
+// A carry node's CARRIES_OVER edges (rows of a version 4 backup; none before).
+CALL (s) {
+  UNWIND $nodes AS row
+  WITH row WHERE size(coalesce(row.carries_over, [])) > 0
+  MATCH (n:Node {id: row.properties.id})
+  UNWIND row.carries_over AS carried
+  MATCH (x:Node {id: carried.node_id})
+  CREATE (n)-[:CARRIES_OVER {order: carried.order}]->(x)
 }
 // A summary's ABSORBED and REPLACED edges stand for its absorbed_id and replaced_id.
 CALL (s) {

@@ -104,6 +104,12 @@ LIST_SIZES: dict[str, Paged | Given | Assumed | str] = {
     "Message.children": Assumed("children of a node", FEW),
     "Message.coveredBy": Assumed("summaries covering a node", FEW),
     "GraphNode.coversIds": Assumed("capsules listing a graph row", FEW),
+    # A carry node stands for a branch's turns below its fork (a prompt's worth at most
+    # before that branch was compacted); a turn is summarized by a few carry nodes.
+    "Message.carriedIds": Assumed("turns a carry node summarizes", PROMPT),
+    "Message.carriedFrom": Assumed("turns a carry node summarizes", PROMPT),
+    "Message.carriedBy": Assumed("carry nodes summarizing a node", FEW),
+    "CarryOver.carriedIds": Assumed("turns a carry node summarizes", PROMPT),
     # Content blocks (README, "Content blocks and tool calls"): a message holds a few (each
     # parallel tool call is one), as do a tool result's parts and a head's open tool uses.
     "Message.blocks": Assumed("blocks of a message", FEW),

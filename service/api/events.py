@@ -26,6 +26,7 @@ class EventType(enum.Enum):
     BRANCH_UNNAMED = "branch_unnamed"
     NODE_PINNED = "node_pinned"
     NODE_UNPINNED = "node_unpinned"
+    BRANCH_CARRIED = "branch_carried"
 
 
 @strawberry.enum(description="What started a compaction.")
@@ -123,6 +124,8 @@ class BranchNamed(SessionEvent):
 @strawberry.type(description="A branch's name was removed.")
 class BranchUnnamed(SessionEvent):
     tip_id: strawberry.ID
+
+
 @strawberry.type(description="A node was pinned: inside a covered segment it renders verbatim.")
 class NodePinned(SessionEvent):
     node_id: strawberry.ID
@@ -133,9 +136,20 @@ class NodeUnpinned(SessionEvent):
     node_id: strawberry.ID
 
 
+@strawberry.type(description=(
+    "A branch's summary was carried into another (announced after the carry node's "
+    "node_appended, and its head_moved when HEAD moved onto it)."))
+class BranchCarried(SessionEvent):
+    node_id: strawberry.ID = strawberry.field(description="The carry node.")
+    from_id: strawberry.ID = strawberry.field(description="The tip of the branch summarized.")
+    into_id: strawberry.ID = strawberry.field(description="The head it was appended after.")
+    carried_count: int = strawberry.field(description="The turns it summarizes.")
+
+
 EVENT_TYPES = (CompactionStarted, CompactionFinished, CompactionFailed, HeadMoved, NodeAppended,
                BranchDeleted, SummaryRetired, SummaryStrategyChanged, NodeLabeled,
-               NodeUnlabeled, BranchNamed, BranchUnnamed, NodePinned, NodeUnpinned)
+               NodeUnlabeled, BranchNamed, BranchUnnamed, NodePinned, NodeUnpinned,
+               BranchCarried)
 
 
 async def replay_start(ledger_events: events.Events, session_id: str, after: int | None) -> int:
@@ -201,4 +215,7 @@ def event_out(e: events.SessionEvent) -> SessionEvent:
             return NodePinned(**common, node_id=d["node_id"])
         case EventType.NODE_UNPINNED:
             return NodeUnpinned(**common, node_id=d["node_id"])
+        case EventType.BRANCH_CARRIED:
+            return BranchCarried(**common, node_id=d["node_id"], from_id=d["from_id"],
+                                 into_id=d["into_id"], carried_count=d["carried_count"])
     raise TypeError(f"unknown event type {e.type!r}")

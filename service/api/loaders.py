@@ -73,6 +73,8 @@ class Loaders:
     labels: DataLoader[str, str | None]  # nodes' labels by node id (None: unlabeled)
     branch_names: DataLoader[str, str | None]  # names of the branches tips end, by tip id
     pins: DataLoader[str, bool | None]  # whether nodes are pinned, by node id
+    carried: DataLoader[str, list[str]]  # the turns a carry node summarizes, chain order
+    carriers: DataLoader[str, list[str]]  # the carry nodes summarizing a node, newest first
 
     @classmethod
     def for_request(cls, ledger: Ledger) -> "Loaders":
@@ -96,6 +98,8 @@ class Loaders:
             labels=DataLoader(_found(ledger.labels.get_many)),
             branch_names=DataLoader(_found(ledger.branch_names.get_many)),
             pins=DataLoader(_found(ledger.pins.get_many)),
+            carried=_grouped(ledger.carries.carried_many),
+            carriers=_grouped(ledger.carries.carriers_many),
         )
 
 

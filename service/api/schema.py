@@ -23,8 +23,8 @@ from .limits import MAX_TOKENS, BoundedValidation, OperationDeadline
 from .nodes import MAX_NODES_PER_LOOKUP, resolve_node
 from .transcripts import TranscriptFormat, TranscriptImport, import_transcript
 from .types import (
-    MAX_CALLS_PAGE, Branch, CallDiff, Compaction, Message, ModelCall, Node, Role, Session,
-    SessionConnection, Turn, Uncompaction, branch_out, call_diff_out, call_out,
+    MAX_CALLS_PAGE, Branch, CallDiff, CarryOver, Compaction, Message, ModelCall, Node, Role,
+    Session, SessionConnection, Turn, Uncompaction, branch_out, call_diff_out, call_out,
     compaction_out, connection_out, message_out, session_out, summary_out, turn_out,
 )
 
@@ -194,11 +194,47 @@ class Mutation:
             str(node_id), content, blocks=blocks_in(blocks),
             options=options_in(None, None, tools, tool_choice)))
 
-    @strawberry.mutation(description="HEAD to any live turn of the session.")
-    async def checkout(self, info: Info, session_id: strawberry.ID,
-                       node_id: strawberry.ID) -> Session:
-        await info.context.services.ledger.head.set_head(str(session_id), str(node_id))
+    @strawberry.mutation(description=(
+        "HEAD to any live turn of the session. `summarizeLeft`: a summary of the branch HEAD "
+        "leaves (its chain below the common ancestor with `nodeId`) is written after "
+        "`nodeId` as a carry node and HEAD moves onto it, in one write (`carryOver` from "
+        "HEAD); `summaryInstructions` (only with it) steer that summary. BAD_INPUT, "
+        "nothing written and HEAD unmoved, when there is nothing to summarize (HEAD is "
+        "`nodeId` or an ancestor of it) or `nodeId` has open tool uses."))
+    async def checkout(self, info: Info, session_id: strawberry.ID, node_id: strawberry.ID,
+                       summarize_left: bool = False,
+                       summary_instructions: Optional[str] = None) -> Session:
+        services = info.context.services
+        if summarize_left:
+            await services.carrier.checkout(str(session_id), str(node_id),
+                                            instructions=summary_instructions)
+        elif summary_instructions is not None:
+            raise BadInput("summaryInstructions steer the summary of the branch left: give "
+                           "them with summarizeLeft: true")
+        else:
+            await services.ledger.head.set_head(str(session_id), str(node_id))
         return await _session_after(info, str(session_id))
+
+    @strawberry.mutation(description=(
+        "Carries a branch's conclusions into another: a summary of `fromTip`'s chain below "
+        "its common ancestor with `intoHead` (exclusive) is appended after `intoHead` as a "
+        "carry node (role CARRY), whose `carriedIds` name the turns it summarizes. "
+        "`intoHead` renders it in place; `fromTip`'s branch renders as before. HEAD moves "
+        "onto it only when `intoHead` is HEAD. `instructions` steer the summary. BAD_INPUT "
+        "and nothing written when there is nothing to summarize (`fromTip` is `intoHead` or "
+        "an ancestor of it), an id names no live turn of the session, or `intoHead` has "
+        "open tool uses."))
+    async def carry_over(self, info: Info, session_id: strawberry.ID, from_tip: strawberry.ID,
+                         into_head: strawberry.ID,
+                         instructions: Optional[str] = None) -> CarryOver:
+        result = await info.context.services.carrier.carry_over(
+            str(session_id), str(from_tip), str(into_head), instructions=instructions)
+        carried = result.carried
+        return CarryOver(node=message_out(carried.node), carried_ids=list(carried.carried_ids),
+                         head_moved=carried.head_moved,
+                         summarizer_input_tokens=result.summary.input_tokens,
+                         summarizer_output_tokens=result.summary.output_tokens,
+                         session=await _session_after(info, str(session_id)))
 
     @strawberry.mutation(description="HEAD back to an ancestor of HEAD.")
     async def rewind(self, info: Info, session_id: strawberry.ID,
@@ -343,11 +379,10 @@ class Subscription:
     @strawberry.subscription(description=(
         "The events of one session (node_appended, head_moved, branch_deleted, compaction_*, "
         "summary_retired, summary_strategy_changed, node_labeled, node_unlabeled, branch_named, "
-        "branch_unnamed, node_pinned, node_unpinned), in order, from whichever replica "
-        "wrote them. With `after` (the seq of the last event received), first the ones "
-        "missed since, then live; "
-        "EVENTS_EXPIRED when those are no longer kept (reload the session and subscribe "
-        "without `after`). Without, from now on."))
+        "branch_unnamed, node_pinned, node_unpinned, branch_carried), in order, from whichever "
+        "replica wrote them. With `after` (the seq of the last event received), first the "
+        "ones missed since, then live; EVENTS_EXPIRED when those are no longer kept (reload "
+        "the session and subscribe without `after`). Without, from now on."))
     async def session_events(self, info: Info, session_id: strawberry.ID,
                              after: Optional[int] = None
                              ) -> AsyncGenerator[SessionEvent, None]:

@@ -37,8 +37,8 @@ class Node:
 
 
 @strawberry.type(description=(
-    "One node of a session's conversation DAG: a turn, the system prompt (ROOT) or a "
-    "summary. Immutable."))
+    "One node of a session's conversation DAG: a turn, the system prompt (ROOT), a "
+    "summary or a carry node (a summary of another branch). Immutable."))
 class Message(Node):
     session_id: strawberry.ID
     role: Role
@@ -105,6 +105,22 @@ class Message(Node):
         "summary a head renders, it is rendered right after the summary, verbatim."))
     async def pinned(self, info: Info) -> bool:
         return bool(await info.context.loaders.pins.load(str(self.id)))
+
+    @strawberry.field(description=(
+        "On a carry node (role CARRY, a branch summary): the ids of the turns of the branch "
+        "it summarizes, in chain order (its provenance); empty on any other node."))
+    async def carried_ids(self, info: Info) -> list[strawberry.ID]:
+        return list(await info.context.loaders.carried.load(str(self.id)))
+
+    @strawberry.field(description="On a carry node: the turns it summarizes, in chain order.")
+    async def carried_from(self, info: Info) -> list["Message"]:
+        return await _nodes(info, list(await info.context.loaders.carried.load(str(self.id))))
+
+    @strawberry.field(description=(
+        "The carry nodes (branch summaries on other branches) that summarize this node, "
+        "newest first."))
+    async def carried_by(self, info: Info) -> list["Message"]:
+        return await _nodes(info, list(await info.context.loaders.carriers.load(str(self.id))))
 
     @strawberry.field(description="This summary's record, when the node is a summary.")
     async def summary(self, info: Info) -> Optional["Summary"]:
@@ -638,6 +654,21 @@ class Uncompaction:
     restored_summary_id: Optional[strawberry.ID] = strawberry.field(
         description="The session's active summary now (the one the retired summary replaced, "
                     "unless that one is gone too).")
+    session: Session
+
+
+@strawberry.type(description=(
+    "A branch summary written: the carry node appended after the target head, standing for "
+    "the turns of the branch it summarizes."))
+class CarryOver:
+    node: Message = strawberry.field(description="The carry node (role CARRY).")
+    carried_ids: list[strawberry.ID] = strawberry.field(description=(
+        "The turns it summarizes: the source tip's chain below its common ancestor with "
+        "the target, in chain order."))
+    head_moved: bool = strawberry.field(description="HEAD moved onto the carry node.")
+    summarizer_input_tokens: Optional[int] = strawberry.field(description=(
+        "The summarizer call's input tokens, as it reports them (null: it reports none)."))
+    summarizer_output_tokens: Optional[int]
     session: Session
 
 

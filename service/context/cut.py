@@ -49,9 +49,15 @@ def find_cut_index(history: Sequence[Node], keep_recent_tokens: int, *,
     cut = _tail_start(history, keep_recent_tokens, lead, verbatim)
     if cut == 0:
         return 0
-    while cut < len(history) and history[cut].role is not Role.USER:
+    while cut < len(history) and not opens_turn(history[cut]):
         cut += 1
     return cut
+
+
+def opens_turn(node: Node) -> bool:
+    """A user message, or a carry node (sent as the user's text, after a message with no
+    open tool uses, like a user turn)."""
+    return node.role in (Role.USER, Role.CARRY)
 
 
 @dataclass(frozen=True)
@@ -93,8 +99,7 @@ def find_cut(history: Sequence[Node], keep_recent_tokens: int, *, lead: int | No
         return Cut(index)
     # Covering everything would cover tool uses left open: the tail opens on the last user
     # turn instead, though it does not fit (else nothing can be cut).
-    users = [i for i in range(lead + 1, len(history))
-             if history[i].role is Role.USER]
+    users = [i for i in range(lead + 1, len(history)) if opens_turn(history[i])]
     return Cut(users[-1] if users else None)
 
 
@@ -129,7 +134,7 @@ def cut_after(history: Sequence[Node], node_id: str, lead: int | None = None) ->
     if index is None:
         return None
     rest = history[index + 1:]
-    return Cut(index + 1, split_turn=bool(rest) and rest[0].role is not Role.USER)
+    return Cut(index + 1, split_turn=bool(rest) and not opens_turn(rest[0]))
 
 
 def open_tool_uses(history: Sequence[Node], index: int) -> list[str]:

@@ -41,9 +41,18 @@ class Summarizer(Protocol):
         """
         ...
 
+    async def summarize_branch(self, turns: Sequence[Node], *,
+                               instructions: str | None = None) -> SummaryText:
+        """Summarizes `turns`, a branch's turns below its fork from the branch the summary
+        is written into (README, "Branch summaries"): what was tried or settled there, for
+        a conversation that continues elsewhere. `instructions` as for `summarize`."""
+        ...
+
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 HEADER = "Earlier conversation (offline extractive summary, first sentence of each turn):"
+BRANCH_HEADER = ("Another branch of this conversation, left for this one (offline extractive "
+                 "summary, first sentence of each turn):")
 IGNORED_INSTRUCTIONS = "Focus instructions were given and ignored by the offline summarizer."
 _VERBATIM = re.compile(r"\(\d+ pinned turns? stays? verbatim after this summary\.\)")
 
@@ -85,6 +94,18 @@ class OfflineExtractiveSummarizer:
                         f"stay{'' if len(verbatim) > 1 else 's'} verbatim after this summary.)")
         return SummaryText("\n".join(body + lines), self.name)
 
+    async def summarize_branch(self, turns: Sequence[Node], *,
+                               instructions: str | None = None) -> SummaryText:
+        names: dict[str, str] = {}
+        lines = [self._line(turn, names) for turn in turns]
+        folded = max(0, len(lines) - self.max_lines)
+        body = [BRANCH_HEADER]
+        if instructions is not None:
+            body.append(IGNORED_INSTRUCTIONS)
+        if folded:
+            body.append(f"({folded} earlier turns folded away.)")
+        return SummaryText("\n".join(body + lines[folded:]), self.name)
+
     def _line(self, turn: Node, names: dict[str, str]) -> str:
         """One line a turn: its opening sentence; a tool call as `called name(input)`, a
         result as `name → its first line` (so the summary keeps what tools did)."""
@@ -123,7 +144,7 @@ def _previous_lines(previous: str | None) -> tuple[int, list[str]]:
     folded, lines = 0, []
     for line in previous.splitlines():
         match = re.fullmatch(r"\((\d+) earlier turns folded away\.\)", line)
-        if line in (HEADER, IGNORED_INSTRUCTIONS) or _VERBATIM.fullmatch(line):
+        if line in (HEADER, BRANCH_HEADER, IGNORED_INSTRUCTIONS) or _VERBATIM.fullmatch(line):
             continue
         if match:
             folded += int(match.group(1))

@@ -10,7 +10,7 @@ from ..errors import ModelError
 from ..store.models import Node
 from ..turns.messages import to_messages
 from .anthropic import AnthropicSettings, complete, count_tokens
-from .prompts import summary_prompt
+from .prompts import branch_summary_prompt, summary_prompt
 
 
 class AnthropicSummarizer:
@@ -32,7 +32,13 @@ class AnthropicSummarizer:
     async def summarize(self, turns: Sequence[Node], previous_summary: str | None, *,
                         instructions: str | None = None,
                         verbatim: AbstractSet[str] = frozenset()) -> SummaryText:
-        system, messages = summary_prompt(turns, previous_summary, instructions, verbatim)
+        return await self._ask(*summary_prompt(turns, previous_summary, instructions, verbatim))
+
+    async def summarize_branch(self, turns: Sequence[Node], *,
+                               instructions: str | None = None) -> SummaryText:
+        return await self._ask(*branch_summary_prompt(turns, instructions))
+
+    async def _ask(self, system: str, messages: list[dict]) -> SummaryText:
         model = self.settings.summary_model
         reply = await complete(self.client, model=model, system=system, messages=messages,
                                max_tokens=self.settings.max_tokens)

@@ -55,6 +55,7 @@ _ROLE_LABELS = {
     Role.ASSISTANT: "assistant",
     Role.TOOL: "tool result",
     Role.SUMMARY: "earlier summary",
+    Role.CARRY: "summary of another branch",
 }
 
 
@@ -128,3 +129,28 @@ def summary_prompt(turns: Sequence[Node], previous_summary: str | None,
             "above. They do not permit dropping the goal, constraints or open tasks."
         )
     return SUMMARY_SYSTEM, [{"role": "user", "content": text}]
+
+
+BRANCH_SUMMARY_SYSTEM = SUMMARY_SYSTEM.replace(
+    "You summarize an earlier part of a conversation between a user and an AI assistant. "
+    "Your summary replaces those turns: the assistant will continue the conversation "
+    "seeing only your summary and the turns after it, so anything you leave out is lost.",
+    "You summarize a branch of a conversation between a user and an AI assistant: turns "
+    "the user tried and then left for another branch of the same conversation. Your "
+    "summary is carried into that other branch, which never saw these turns: write what "
+    "was tried, learned, decided or produced there, so the assistant can build on it.")
+
+
+def branch_summary_prompt(turns: Sequence[Node], instructions: str | None = None
+                          ) -> tuple[str, list[dict]]:
+    """(system, messages) asking for a summary of a branch left for another (README,
+    "Branch summaries"), following the user's `instructions` when there are any."""
+    text = ("These are the turns of the branch that was left, in order:\n"
+            f"<transcript>\n{render_transcript(turns)}\n</transcript>\n\n"
+            "Write the summary.")
+    if instructions is not None:
+        text += ("\n\nThe user gave these instructions for this summary:\n"
+                 f"<focus_instructions>\n{instructions}\n</focus_instructions>\n"
+                 "Follow them in what you emphasize and keep in detail, within the headings "
+                 "above.")
+    return BRANCH_SUMMARY_SYSTEM, [{"role": "user", "content": text}]

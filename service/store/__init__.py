@@ -2,13 +2,13 @@
 from .db import Database, open_driver
 from .ledger import Ledger
 from .models import (
-    Appended, Branch, Call, CallRecord, DeletedBranch, HeadMove, Node, Purpose, Rendered,
+    Appended, Branch, Call, CallRecord, Carried, DeletedBranch, HeadMove, Node, Purpose, Rendered,
     Role, Session, Summary, SummaryStrategy,
 )
 from .paging import Page, Window
 from .validate import Limits
 
 __all__ = [
-    "Appended", "Branch", "Call", "CallRecord", "Database", "Purpose", "DeletedBranch", "HeadMove", "Ledger", "Limits", "Node",
+    "Appended", "Branch", "Call", "CallRecord", "Carried", "Database", "Purpose", "DeletedBranch", "HeadMove", "Ledger", "Limits", "Node",
     "Page", "Rendered", "Role", "Session", "Summary", "SummaryStrategy", "Window", "open_driver",
 ]

@@ -7,7 +7,8 @@ The document (format "ctxdag-session", version 4):
      "session": {"properties": {...}, "root_id": str, "head_id": str,
                  "active_summary_id": str | null},
      "nodes": [{"properties": {...}, "predecessor_id": str | null, "caller_id": str | null,
-                "covers": [{"node_id": str, "order": int}, ...]}, ...],      # seq order
+                "covers": [{"node_id": str, "order": int}, ...],
+                "carries_over": [{"node_id": str, "order": int}, ...]}, ...], # seq order
      "calls": [{"properties": {...}, "reads": [{"node_id": str, "position": int}, ...],
                 "produced_id": str | null}, ...],                            # start order
      "media": [{"sha256": str, "media_type": str, "data": base64, "bytes": int}, ...],
@@ -44,9 +45,11 @@ Version 1 (before media were exported) has no `media`: it is read as version 2 w
 any, so the media its nodes name must be stored for the importing tenant. Versions 1 and 2
 (before labels) have no `labels`: they are read as without any. A label is the session's
 LABELED relationship to the node, its properties those of that relationship. Versions 1
-to 3 (before branch names and pins) have no `branch_names` and no `pins`: they are read as
-without any. A branch name is the session's NAMES relationship to the branch's tip, a pin
-its PINNED relationship to the node, their properties those of that relationship.
+to 3 (before branch names, pins and branch summaries) have no `branch_names`, no `pins`
+and no `carries_over` on their nodes: they are read as without any. A branch name is the
+session's NAMES relationship to the branch's tip, a pin its PINNED relationship to the
+node, their properties those of that relationship; a carry node's `carries_over` are its
+CARRIES_OVER edges, to the turns it summarizes in chain order.
 
 A summary's `covers` are the turns it newly covered (its COVERS edges, orders
 0..covers_new_count-1); the rest of its segment is the summary it absorbed. Its ABSORBED
@@ -86,7 +89,7 @@ from .validate import Limits
 
 FORMAT = "ctxdag-session"
 VERSION = 4
-READABLE = (1, 2, 3, 4)  # 1 has no media, 1 and 2 no labels, 1 to 3 no branch names or pins
+READABLE = (1, 2, 3, 4)  # 1 has no media, 1-2 no labels, 1-3 no names, pins, carries_over
 INFORMATION_KEYS = ("exported_at", "source_tenant")  # differ between exports of one session
 # Where the session's event sequence stands: events are not exported, and an imported
 # session's sequence starts afresh (backup_import).
@@ -101,6 +104,7 @@ _BRANCH_NAMES_KEY = "branch_names"  # from version 4
 _PINS_KEY = "pins"  # from version 4
 _SESSION_KEYS = {"properties", "root_id", "head_id", "active_summary_id"}
 _NODE_KEYS = {"properties", "predecessor_id", "caller_id", "covers"}
+_CARRIES_KEY = "carries_over"  # on nodes, from version 4
 _CALL_KEYS = {"properties", "reads", "produced_id"}
 _MIN_INTEGER = -validate.MAX_INTEGER - 1
 
@@ -158,6 +162,7 @@ def _export_node(node: Mapping[str, Any]) -> dict:
         "predecessor_id": _one(node["predecessor_ids"], f"{where} PREDECESSOR"),
         "caller_id": _one(node["caller_ids"], f"{where} CALLER"),
         "covers": list(node["covers"]),
+        _CARRIES_KEY: list(node["carries_over"]),
     }
 
 
@@ -286,7 +291,7 @@ def _parse(document: Any, limits: Limits) -> _Parsed:
     session = _fields(doc["session"], _SESSION_KEYS, "session")
     session = {**session, "properties": _properties(session["properties"],
                                                     _where("session", session["properties"]))}
-    nodes = _upgraded([_node(row, i) for i, row in enumerate(_list(doc, "nodes"))])
+    nodes = _upgraded([_node(row, i, version) for i, row in enumerate(_list(doc, "nodes"))])
     session, nodes = _without_deleted_active(session, nodes)
     calls = [_call(row, i) for i, row in enumerate(_list(doc, "calls"))]
     media = [_medium(row, i) for i, row in enumerate(_list(doc, _MEDIA_KEY))] \
@@ -314,6 +319,7 @@ def _parse(document: Any, limits: Limits) -> _Parsed:
         "predecessor": sum(n["predecessor_id"] is not None for n in nodes),
         "caller": sum(n["caller_id"] is not None for n in nodes),
         "covers": sum(len(n["covers"]) for n in nodes),
+        "carries_over": sum(len(n[_CARRIES_KEY]) for n in nodes),
         "absorbed": sum(n["properties"].get("absorbed_id") is not None for n in nodes),
         "replaced": sum(n["properties"].get("replaced_id") is not None for n in nodes),
         "read": sum(len(c["reads"]) for c in calls),
@@ -488,6 +494,8 @@ def _check_references(session: dict, nodes: list[dict], calls: list[dict]) -> No
                     known(row[key], f"{where} {key}")
             for edge in row.get("covers", []) + row.get("reads", []):
                 known(edge["node_id"], f"{where} {'covers' if kind == 'node' else 'reads'}")
+            for edge in row.get(_CARRIES_KEY, []):
+                known(edge["node_id"], f"{where} {_CARRIES_KEY}")
 
 
 def _check_reads(call: dict, limits: Limits) -> None:
@@ -498,12 +506,14 @@ def _check_reads(call: dict, limits: Limits) -> None:
                       Purpose(properties["purpose"]), f"{records.label('call', properties)} reads")
 
 
-def _node(raw: Any, index: int) -> dict[str, Any]:
-    row = _fields(raw, _NODE_KEYS, f"nodes[{index}]")
+def _node(raw: Any, index: int, version: int) -> dict[str, Any]:
+    keys = _NODE_KEYS | ({_CARRIES_KEY} if version >= 4 else set())
+    row = _fields(raw, keys, f"nodes[{index}]")
     where = _where("node", row["properties"], f"nodes[{index}]")
     return {"properties": _properties(row["properties"], where),
             "predecessor_id": row["predecessor_id"], "caller_id": row["caller_id"],
-            "covers": _edges(row["covers"], f"{where} covers", "order")}
+            "covers": _edges(row["covers"], f"{where} covers", "order"),
+            _CARRIES_KEY: _edges(row.get(_CARRIES_KEY, []), f"{where} {_CARRIES_KEY}", "order")}
 
 
 def _call(raw: Any, index: int) -> dict[str, Any]:

@@ -178,6 +178,7 @@ _ROLE_KINDS = {
     "tool": {"tool_result", "text", "image", "document"},
     "system": {"text"},
     "summary": {"text"},
+    "carry": {"text"},
 }
 
 

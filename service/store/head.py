@@ -8,7 +8,9 @@ HEAD changes only through these user-facing moves, each one statement:
   older node, a spawned turn) leaves HEAD where it was;
 - `set_head` (checkout) and `rewind` move it to an existing node (set_head.cypher);
 - `retry` / `edit` fork a sibling and move HEAD onto it (fork_sibling.cypher);
-- `delete_branch` moves it to the fork point when it sat on the deleted part.
+- `delete_branch` moves it to the fork point when it sat on the deleted part;
+- `carry_over` (carry_write.cypher) appends a carry node after a target head, moving HEAD
+  onto it when that head is HEAD, or as the end of a checkout from HEAD to it.
 
 The two statements that write a node share how it is written and how HEAD moves onto
 it (cypher/fragments/node_write.cypher). Compaction, loading, restarts and metadata
@@ -23,7 +25,9 @@ from .blocks import message_blocks
 from .db import Database
 from .events import Events
 from .ids import new_id, utcnow
-from .models import Appended, CallRecord, DeletedBranch, HeadMove, Role, node_from_row
+from .models import (
+    Appended, CallRecord, Carried, DeletedBranch, HeadMove, Role, node_from_row,
+)
 from .problems import single_row
 from .validate import Limits
 
@@ -95,6 +99,38 @@ class HeadMoves:
             deleted_ids=tuple(row["deleted_ids"]),
             head=HeadMove(session_id, row["previous_head_id"], row["head_id"]),
         )
+
+    async def carry_over(self, session_id: str, from_id: str, into_id: str,
+                         carried_ids: Sequence[str], content: str, *, checkout: bool = False,
+                         instructions: str | None = None,
+                         metadata: Mapping[str, Any] | None = None,
+                         call: CallRecord | None = None) -> Carried:
+        """Writes the summary `content` of `carried_ids` (Carries.segment of from_id and
+        into_id, chain order) as a carry node after `into_id`, one statement.
+
+        HEAD moves onto it when `into_id` is HEAD; with `checkout`, HEAD must still be
+        `from_id` (else Conflict) and moves onto it: the user's checkout to `into_id`,
+        completed by the summary of the branch left. `call` is the summarizer's call."""
+        ids = {"session_id": validate.identifier(session_id, "session id"),
+               "from_id": validate.identifier(from_id, "fromTip"),
+               "into_id": validate.identifier(into_id, "intoHead")}
+        for node_id in carried_ids:
+            validate.identifier(node_id, "carried id")
+        message = message_blocks(Role.CARRY, content, None, self._limits)
+        meta = validate.json_object(metadata, self._limits, "metadata")
+        if call is not None:
+            validate.call_record(call, self._limits)
+        rows = await self._db.write(
+            "carry_write", single_row(session_id, ids), tenant=self._tenant,
+            node_id=new_id("nod"), role=Role.CARRY.value, metadata=meta, now=utcnow(),
+            carried_ids=list(carried_ids), instructions=validate.instructions(instructions),
+            checkout=checkout, call=None if call is None else call.as_param(),
+            **message.params, **ids)
+        row = rows[0]
+        node = node_from_row(row["node"])
+        await self._events.committed(session_id, row["events"])
+        return Carried(node, tuple(carried_ids), bool(row["head_moved"]),
+                       row["previous_head_id"])
 
     async def _move(self, session_id: str, node_id: str, require_ancestor: bool) -> HeadMove:
         ids = {"session_id": validate.identifier(session_id, "session id"),

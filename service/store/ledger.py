@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from .branches import Branches
 from .calls import Calls
+from .carries import Carries
 from .db import Database
 from .events import Events, OnCommit
 from .head import HeadMoves
@@ -34,6 +35,7 @@ class Ledger:
     pins: Pins
     views: Views
     calls: Calls
+    carries: Carries
     events: Events
 
     @classmethod
@@ -56,6 +58,7 @@ class Ledger:
             pins=Pins(db, tenant, events),
             views=Views(db, tenant),
             calls=Calls(db, tenant, limits),
+            carries=Carries(db, tenant),
             events=events,
         )
 

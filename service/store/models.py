@@ -21,6 +21,10 @@ class Role(str, Enum):
     ASSISTANT = "assistant"
     TOOL = "tool"
     SUMMARY = "summary"
+    # A branch summary: the stand-in, on the branch it was carried into, for a branch's
+    # turns that are not on this chain (README, "Branch summaries"). A turn of its chain,
+    # never a compaction summary.
+    CARRY = "carry"
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,16 @@ class Appended:
     head_moved: bool
     previous_head_id: str | None = None
     summary_version: int = 0  # the session's summary version the write saw, under its lock
+
+
+@dataclass(frozen=True)
+class Carried:
+    """A carry-over written: the carry node and the turns it summarizes, in chain order."""
+
+    node: Node
+    carried_ids: tuple[str, ...]
+    head_moved: bool
+    previous_head_id: str | None
 
 
 @dataclass(frozen=True)

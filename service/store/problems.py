@@ -120,6 +120,24 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
     "summary_retired": _conflict("summary {summary_id} was already uncompacted"),
     "coverage_not_extended": _bad("the new coverage must extend the absorbed summary's "
                                   "segment {absorbed_id}"),
+    "from_not_found": _not_found("node", "from_id"),
+    "from_other_session": _bad("node {from_id} belongs to another session"),
+    "from_deleted": _bad("node {from_id} was deleted with its branch: nothing of it is carried"),
+    "from_summary": _bad("node {from_id} is a summary; a branch is carried from one of its "
+                         "turns (its tip)"),
+    "into_not_found": _not_found("node", "into_id"),
+    "into_other_session": _bad("node {into_id} belongs to another session; a carry-over "
+                               "stays within its session"),
+    "into_deleted": _bad("node {into_id} was deleted with its branch"),
+    "into_summary": _bad("node {into_id} is a summary; a carry-over is written after a turn"),
+    "nothing_to_carry": _bad("nothing to carry from {from_id} into {into_id}: it lies on "
+                             "{into_id}'s own chain (the same node, an ancestor of it, or "
+                             "ROOT), so no turn of its branch is missing there"),
+    "head_changed": _conflict("HEAD of session {session_id} moved while the branch it left "
+                              "was summarized; check out again"),
+    "carried_invalid": _bad("a carry node stands only for live turns of its own session"),
+    "carried_not_segment": _bad("the carried turns are not the chain of {from_id} below its "
+                                "common ancestor with {into_id}"),
     "meta_changed": lambda ids: Stale(f"session {ids['session_id']} metadata changed while "
                                       "it was being saved"),
     "media_not_carried": lambda ids: BadInput(

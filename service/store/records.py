@@ -224,6 +224,12 @@ NODE_BY_ROLE: dict[str, dict[str, tuple[bool, Rule]]] = {
         "replaced_id": (OPTIONAL, _identifier),
         "retired_at": (OPTIONAL, _datetime),
     },
+    Role.CARRY.value: {
+        **NODE,
+        "carried_from_id": (REQUIRED, _identifier),
+        "carried_count": (REQUIRED, _count(1)),
+        "instructions": (OPTIONAL, _instructions),
+    },
 }
 
 CALL: dict[str, tuple[bool, Rule]] = {
@@ -335,7 +341,8 @@ def pin_problems(pins: Sequence[Record], nodes: Mapping[str, Record],
 
 # Properties that name another node of the same session (a list property names several),
 # and those of them that must name a summary.
-NODE_REFERENCES = ("fork_of", "absorbed_id", "replaced_id", "compacted_head_id", "retained_ids")
+NODE_REFERENCES = ("fork_of", "absorbed_id", "replaced_id", "compacted_head_id", "retained_ids",
+                   "carried_from_id")
 CALL_REFERENCES = ("head_id",)
 SUMMARY_REFERENCES = ("absorbed_id", "replaced_id")
 

@@ -133,7 +133,7 @@ def _referent(row: dict[str, Any]) -> dict[str, Any]:
     names (stored with it, checked then; it is not written again)."""
     return {"properties": {key: value for key, value in row["properties"].items()
                            if key not in NODE_REFERENCES},
-            "predecessor_id": None, "caller_id": None, "covers": []}
+            "predecessor_id": None, "caller_id": None, "covers": [], "carries_over": []}
 
 
 def _extend_check(session_id: str) -> Callable[[Rows], None]:

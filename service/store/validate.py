@@ -89,7 +89,8 @@ def appendable_role(value: object) -> Role:
     if role not in APPENDABLE_ROLES:
         allowed = ", ".join(r.value for r in APPENDABLE_ROLES)
         raise BadInput(f"role {role.value!r} cannot be appended (allowed: {allowed}); "
-                       "ROOT holds the system prompt and summaries are written by compaction")
+                       "ROOT holds the system prompt, summaries are written by compaction and "
+                       "carry nodes by carryOver")
     return role
 
 

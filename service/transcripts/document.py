@@ -179,7 +179,7 @@ def _summary(sid: str, ids: dict[str, str], parent: dict[str, str], c: Compactio
         properties["replaced_id"] = previous[0]
     summaries.append((summary_id, segment))
     return {"properties": properties, "predecessor_id": ids[ROOT_KEY], "caller_id": None,
-            "covers": [{"node_id": n, "order": i} for i, n in enumerate(new)]}
+            "covers": [{"node_id": n, "order": i} for i, n in enumerate(new)], "carries_over": []}
 
 
 def _chain(key: str, parent: dict[str, str]) -> list[str]:
@@ -216,7 +216,7 @@ def _node(sid: str, nid: str, role: str, written: block_rules.Written, at: datet
     if params["answers"]:
         properties["answered_ids"] = params["answers"]
     return {"properties": properties, "predecessor_id": predecessor, "caller_id": caller,
-            "covers": []}
+            "covers": [], "carries_over": []}
 
 
 def _stamp(at: datetime) -> dict[str, str]:

@@ -14,6 +14,8 @@ are still open (the runtime answers them first), refused with `BAD_INPUT`.
 Framing, the same in both formats:
 - ROOT (system) → the system prompt;
 - a summary → a user message "<summary of the earlier conversation>\\n…\\n</summary>";
+- a carry node (a branch summary) → a user message "<summary of another branch of this
+  conversation, left for this one>\\n…\\n</summary>";
 - a tool message without tool_result blocks (a plain tool output, as stored before
   blocks existed) → a user message "[tool result]\\n…";
 - blocks as the format has them (below); media data comes from `media`, by hash.
@@ -36,6 +38,8 @@ from ..store.validate import some
 
 SUMMARY_OPEN = "<summary of the earlier conversation>"
 SUMMARY_CLOSE = "</summary>"
+CARRY_OPEN = "<summary of another branch of this conversation, left for this one>"
+CARRY_CLOSE = "</summary>"
 TOOL_PREFIX = "[tool result]"
 CONTINUES = "(conversation continues)"
 ERROR_PREFIX = "[error] "  # OpenAI's tool messages have no error flag
@@ -160,6 +164,8 @@ def _framed(node: Node) -> tuple[str, tuple[Block, ...]]:
     """(the role it is sent as, its blocks) for a non-system node."""
     if node.role is Role.SUMMARY:
         return "user", (Text(f"{SUMMARY_OPEN}\n{node.content}\n{SUMMARY_CLOSE}"),)
+    if node.role is Role.CARRY:
+        return "user", (Text(f"{CARRY_OPEN}\n{node.content}\n{CARRY_CLOSE}"),)
     if node.role is Role.ASSISTANT:
         return "assistant", node.blocks
     if node.role is Role.TOOL and not any(isinstance(b, ToolResult) for b in node.blocks):

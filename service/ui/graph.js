@@ -4,7 +4,8 @@
 import { M, shownAs } from "./layout.js";
 import { esc, fits, trim, tokens, shortId } from "./util.js";
 
-const ROLE_LABEL = { SYSTEM: "System", USER: "User", ASSISTANT: "Assistant", TOOL: "Tool", SUMMARY: "Summary" };
+const ROLE_LABEL = { SYSTEM: "System", USER: "User", ASSISTANT: "Assistant", TOOL: "Tool", SUMMARY: "Summary",
+  CARRY: "Branch summary" };
 
 function edgePath(from, to) {
   const x1 = from.x + from.w / 2;

@@ -5,7 +5,8 @@
 import { blocksView, isPlain, toolNames } from "./blocks.js";
 import { ago, clock, fill, h, plural, shortId, tokens, trim } from "./util.js";
 
-const ROLE_LABEL = { SYSTEM: "System", USER: "User", ASSISTANT: "Assistant", TOOL: "Tool", SUMMARY: "Summary" };
+const ROLE_LABEL = { SYSTEM: "System", USER: "User", ASSISTANT: "Assistant", TOOL: "Tool", SUMMARY: "Summary",
+  CARRY: "Branch summary" };
 const CONTENT_CHARS = 420;
 
 function roleChip(role) {

@@ -334,3 +334,35 @@ async def test_render_shows_labels_and_branches_lists_names(neo4j_server, ledger
                        "on the branch)")
     assert rows[1].startswith("* main line ") and second.reply.id in rows[1]
     assert rows[2].startswith("  - ") and fork.id in rows[2] and "verbatim" in rows[2]
+
+
+async def test_checkout_and_carry_over_from_the_command_line(neo4j_server, ledger, tenant):
+    session = await ledger.sessions.create("cli carry", "sys")
+    head = ledger.head
+    first = [(await head.append_message(session.id, role, text)).node.id
+             for role, text in (("user", "Plan A."), ("assistant", "A fails."))]
+    await head.set_head(session.id, session.root_id)
+    second = [(await head.append_message(session.id, role, text)).node.id
+              for role, text in (("user", "Plan B."), ("assistant", "B works."))]
+
+    carried = ctxdag(neo4j_server, tenant, "carry-over", session.id, first[-1], second[-1])
+    assert carried.returncode == 0, carried.stderr
+    assert carried.stdout.startswith("carry node nod_") and f": {' '.join(first)}\n" in \
+        carried.stdout and "HEAD moved onto it" in carried.stdout
+    node = re.search(r"carry node (nod_\w+)", carried.stdout).group(1)
+    assert (await ledger.sessions.get(session.id)).head_id == node
+
+    left = ctxdag(neo4j_server, tenant, "checkout", session.id, first[-1], "--summarize-left")
+    assert left.returncode == 0, left.stderr
+    back = re.search(r"carry node (nod_\w+)", left.stdout).group(1)
+    assert (await ledger.sessions.get(session.id)).head_id == back
+    assert (await ledger.nodes.get(back)).predecessor_id == first[-1]
+
+    plain = ctxdag(neo4j_server, tenant, "checkout", session.id, second[0])
+    assert plain.returncode == 0 and plain.stdout == f"HEAD {back} -> {second[0]}\n"
+    assert_one_error_line(
+        ctxdag(neo4j_server, tenant, "carry-over", session.id, second[0], second[-1]),
+        f"BAD_INPUT: nothing to carry from {second[0]} into {second[-1]}: it lies on "
+        f"{second[-1]}'s own chain (the same node, an ancestor of it, or ROOT), so no turn "
+        "of its branch is missing there")
+    assert await ledger.violations(session.id) == []

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 @dataclass
 class Turn:
     id: str
-    role: str            # 'system' | 'user' | 'assistant' | 'tool'
+    role: str            # 'system' | 'user' | 'assistant' | 'tool' | 'carry'
     seq: int
     predecessor: str | None
     caller: str | None = None
@@ -56,6 +56,9 @@ class SummaryModel:
     # it back or a branch deletion takes its summary (then there is none).
     pointer: str | None = None
     pins: set[str] = field(default_factory=set)  # pinned turns (pin / unpin)
+    # Carry nodes (branch summaries): each one's carried turns, chain order. A carry node is a
+    # turn of its own chain (a Turn of role 'carry'), so the rule renders it in place.
+    carried: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.head = self.head or self.root
@@ -107,6 +110,12 @@ class SummaryModel:
                        if not t.side and not self.user_children(t.id)),
                       key=self.seq_of)
 
+    def carry_segment(self, from_tip: str, into: str) -> list[str]:
+        """What a carry-over from `from_tip` into `into` summarizes: from_tip's chain
+        minus into's (the turns below their common ancestor)."""
+        target = set(self.chain(into))
+        return [n for n in self.chain(from_tip) if n not in target]
+
     # ---- the rule ----------------------------------------------------------------------
     def applies(self, sid: str, head: str) -> bool:
         s = self.summaries[sid]
@@ -134,11 +143,11 @@ class SummaryModel:
 
         The render after ROOT needs 4 entries. The summary standing in there is covered
         whatever the budget; of the turns after it, the tail kept is the longest run at the
-        end whose tokens fit in `keep`, made to start at its first user turn (the turns
-        before that are covered too). Nothing is written when that leaves no turn to cover.
-        Pins count first: every pinned turn of the render (with the other half of its tool
-        pair), covered or not, is charged to `keep` before the tail, and the tail's pinned
-        turns cost nothing more.
+        end whose tokens fit in `keep`, made to start at its first user turn or carry node (the
+        turns before that are covered too). Nothing is written when that leaves no turn to
+        cover. Pins count first: every pinned turn of the render (with the other half of its
+        tool pair), covered or not, is charged to `keep` before the tail, and the tail's
+        pinned turns cost nothing more.
         """
         view = self.render(head)[1:]
         if len(view) < 4:
@@ -156,8 +165,8 @@ class SummaryModel:
             kept += cost
         if summary is None and start == 0:
             return None  # no summary and every turn fits
-        start = next((i for i in range(start, len(turns)) if self.turns[turns[i]].role == "user"),
-                     len(turns))
+        start = next((i for i in range(start, len(turns))
+                      if self.turns[turns[i]].role in ("user", "carry")), len(turns))
         return (turns[:start], turns[start:]) if start > 0 else None
 
     def pinned_with_pairs(self, segment: list[str]) -> set[str]:

@@ -248,7 +248,8 @@ class Dag:
         retained = chain[chain.index(covers[-1]) + 1:]
         assert s["retainedIds"] == retained, (
             f"{where}: retainedIds {self.show(s['retainedIds'])}, expected {self.show(retained)}")
-        assert not retained or m.turns[retained[0]].role == "user", (where, "tail opens a turn")
+        assert not retained or m.turns[retained[0]].role in ("user", "carry"), (
+            where, "tail opens a turn")
         m.compacted(Summary(sid, s["seq"], splice, tuple(covers), tuple(retained), absorbed,
                             None, at, m.strategy))
         assert s["superseded"] == (sid not in m.capsules()), (

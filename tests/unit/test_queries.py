@@ -130,11 +130,12 @@ def test_only_known_statements_write_head():
         if re.search(r"CREATE \(s\)-\[:HEAD\]", query.text)
     }
     assert head_writers == {"session_create", "append_message", "fork_sibling", "set_head",
-                            "delete_branch", "backup_import", "transcript_extend"}
+                            "delete_branch", "backup_import", "transcript_extend",
+                            "carry_write"}
 
 
 def test_head_moving_statements_are_run_only_from_the_head_module():
-    movers = ("append_message", "fork_sibling", "set_head", "delete_branch")
+    movers = ("append_message", "fork_sibling", "set_head", "delete_branch", "carry_write")
     users = {
         path.relative_to(SERVICE_DIR).as_posix()
         for path in SERVICE_DIR.rglob("*.py")

@@ -30,7 +30,10 @@ def test_the_contract_names_are_present():
         "retry(nodeId: ID!, tools: [ToolInput!] = null", "editMessage(nodeId: ID!, content: String = null",
         "input ContentBlockInput @oneOf {", "union ContentBlock = ",
         "request(format: RequestFormat!",
-        "checkout(sessionId: ID!, nodeId: ID!): Session!",
+        "checkout(sessionId: ID!, nodeId: ID!, summarizeLeft: Boolean! = false,"
+        " summaryInstructions: String = null): Session!",
+        "carryOver(sessionId: ID!, fromTip: ID!, intoHead: ID!, instructions: String = null)"
+        ": CarryOver!",
         "rewind(sessionId: ID!, nodeId: ID!): Session!",
         "deleteBranch(sessionId: ID!, tipId: ID!): Session!",
         "compact(sessionId: ID!, keepRecentTokens: Int = null", "spawnTask(sessionId: ID!,"
