@@ -10,7 +10,7 @@ from strawberry.dataloader import DataLoader
 from ..context.render import render_many
 from ..errors import NotFound
 from ..store import Branch, Call, Ledger, Node, Page, Rendered, Session, Summary, Window
-from ..store.calls import CallReading
+from ..store.calls import CacheTotals, CallReading
 from ..store.views import GraphRow
 
 K = TypeVar("K", bound=Hashable)
@@ -71,6 +71,8 @@ class Loaders:
     media: DataLoader[str, str | None]  # stored media data (base64) by hash
     tool_sets: DataLoader[str, list[dict] | None]  # the tools calls were offered, by hash
     labels: DataLoader[str, str | None]  # nodes' labels by node id (None: unlabeled)
+    # prompt-cache totals by (session id, branch tip id or None for the whole session)
+    cache_totals: DataLoader[tuple[str, str | None], CacheTotals]
 
     @classmethod
     def for_request(cls, ledger: Ledger) -> "Loaders":
@@ -92,6 +94,7 @@ class Loaders:
             media=DataLoader(_found(ledger.nodes.media)),
             tool_sets=DataLoader(_found(ledger.calls.tool_sets)),
             labels=DataLoader(_found(ledger.labels.get_many)),
+            cache_totals=_grouped(ledger.calls.cache_totals),
         )
 
 

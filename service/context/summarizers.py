@@ -22,18 +22,37 @@ class SummaryText:
     model: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None  # as the provider reported them
+    cache_read_input_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """The conversation a compaction cuts, as its calls send it. A summarizer that asks its
+    model with this very request, the summary instruction appended last, reads the
+    conversation's cached prefix (README, "Prompt caching") instead of paying for a fresh
+    prompt; its call then reads `nodes`."""
+
+    nodes: tuple[Node, ...]  # the head's render, ROOT first
+    retained: tuple[Node, ...]  # its last nodes, kept verbatim below the summary
+    media: Mapping[str, str]
+    options: Any = None  # the request options of the conversation's calls (turns/requests)
 
 
 class Summarizer(Protocol):
     name: str
+    # True: it sends the Conversation's request (and its call reads the whole render).
+    reads_conversation: bool
 
     async def summarize(self, turns: Sequence[Node], previous_summary: str | None, *,
-                        instructions: str | None = None) -> SummaryText:
+                        instructions: str | None = None,
+                        conversation: Conversation | None = None) -> SummaryText:
         """Summarizes `turns` (real turns, chain order), absorbing `previous_summary`.
 
         `instructions`: the user's focus instructions for this compaction (manual
         compaction only), or None. A summarizer that cannot follow them says so in
-        its output rather than pretending to.
+        its output rather than pretending to. `conversation`: given to a summarizer that
+        `reads_conversation`.
         """
         ...
 
@@ -54,13 +73,15 @@ class OfflineExtractiveSummarizer:
     """
 
     name = "offline-extractive"
+    reads_conversation = False
 
     def __init__(self, max_line_chars: int = 200, max_lines: int = 200) -> None:
         self.max_line_chars = max_line_chars
         self.max_lines = max_lines
 
     async def summarize(self, turns: Sequence[Node], previous_summary: str | None, *,
-                        instructions: str | None = None) -> SummaryText:
+                        instructions: str | None = None,
+                        conversation: Conversation | None = None) -> SummaryText:
         folded, lines = _previous_lines(previous_summary)
         names: dict[str, str] = {}  # tool use id -> tool name, for the results that follow
         for turn in turns:

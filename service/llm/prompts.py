@@ -101,11 +101,34 @@ def summary_prompt(turns: Sequence[Node], previous_summary: str | None,
             f"<transcript>\n{transcript}\n</transcript>\n\n"
             "Write the summary."
         )
-    if instructions is not None:
-        text += (
-            "\n\nThe user gave these focus instructions for this summary:\n"
-            f"<focus_instructions>\n{instructions}\n</focus_instructions>\n"
-            "Follow them in what you emphasize and keep in detail, within the headings "
-            "above. They do not permit dropping the goal, constraints or open tasks."
-        )
-    return SUMMARY_SYSTEM, [{"role": "user", "content": text}]
+    return SUMMARY_SYSTEM, [{"role": "user", "content": text + _focus(instructions)}]
+
+
+def summary_instruction(summarized_before: bool, retained: Sequence[Node],
+                        instructions: str | None = None) -> str:
+    """The user text appended to the conversation's own request (so the request up to it
+    reads the conversation's cache): what to summarize of the conversation above, under
+    the headings of SUMMARY_SYSTEM. `retained`: the nodes kept verbatim after the summary,
+    named by the opening of the first."""
+    span = "the conversation above, from its beginning"
+    if summarized_before:
+        span += (" (its opening summary of still earlier turns included: absorb that summary "
+                 "fully, nothing already summarized may be lost)")
+    if retained:
+        opening = " ".join((retained[0].content or "").split())[:200]
+        span += (f", up to the message that begins \u201c{opening}\u201d: that message and "
+                 "everything after it stay verbatim after your summary, so leave them out")
+    return (
+        "Stop here: this message is not a turn of the conversation, and your answer is not "
+        "a reply to it. Write text only, and call no tool.\n\n"
+        f"{SUMMARY_SYSTEM}\n\nSummarize {span}." + _focus(instructions))
+
+
+def _focus(instructions: str | None) -> str:
+    if instructions is None:
+        return ""
+    return (
+        "\n\nThe user gave these focus instructions for this summary:\n"
+        f"<focus_instructions>\n{instructions}\n</focus_instructions>\n"
+        "Follow them in what you emphasize and keep in detail, within the headings "
+        "above. They do not permit dropping the goal, constraints or open tasks.")
