@@ -264,7 +264,8 @@ class Compactor:
                 metadata={"summarizer": written.summarizer, "model": written.model,
                           "trigger": trigger, "input_tokens": written.input_tokens,
                           "output_tokens": written.output_tokens},
-                call=self._call(prompt, started, written, tools=conversation),
+                call=self._call(prompt, started, written, tools=conversation,
+                                head_id=view.head_id),
                 instructions=instructions,
                 announce={"trigger": trigger, "tokens_before": view.tokens,
                           "tokens_after": tokens_after},
@@ -276,7 +277,8 @@ class Compactor:
             try:
                 await self.ledger.calls.record(session_id,
                                                self._call(prompt, started, written, e,
-                                                          tools=conversation))
+                                                          tools=conversation,
+                                                          head_id=view.head_id))
             finally:
                 await self._failed(session_id, trigger, e.message, e.code)
             return CompactionResult(CompactionStatus.FAILED, session_id, trigger,
@@ -329,10 +331,10 @@ class Compactor:
             log.warning("compaction_failed of %s not stored: %s", session_id, e.message)
 
     def _call(self, prompt: Sequence[Node], started: datetime, written: SummaryText | None,
-              error: CtxdagError | None = None, *,
-              tools: Conversation | None = None) -> CallRecord:
+              error: CtxdagError | None = None, *, tools: Conversation | None = None,
+              head_id: str | None = None) -> CallRecord:
         """The summarizer's call; `tools`: the conversation it sent, whose tools it was
-        offered too."""
+        offered too, and whose head's render it read (`head_id`, then its head)."""
         offered = tools.options.tools if tools is not None and tools.options else ()
         return CallRecord.of_prompt(
             Purpose.SUMMARIZE, written.summarizer if written else self.summarizer.name,
@@ -343,7 +345,7 @@ class Compactor:
             cache_read_input_tokens=written.cache_read_input_tokens if written else None,
             error_code=error.code if error else None,
             error_message=error.message if error else None,
-            tools_json=tools_json(offered),
+            tools_json=tools_json(offered), head_id=head_id if tools is not None else None,
         )
 
     @staticmethod
