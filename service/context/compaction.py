@@ -264,7 +264,7 @@ class Compactor:
                 metadata={"summarizer": written.summarizer, "model": written.model,
                           "trigger": trigger, "input_tokens": written.input_tokens,
                           "output_tokens": written.output_tokens},
-                call=self._call(prompt, started, written, tools=conversation,
+                call=self._call(prompt, started, written, conversation=conversation,
                                 head_id=view.head_id),
                 instructions=instructions,
                 announce={"trigger": trigger, "tokens_before": view.tokens,
@@ -277,7 +277,7 @@ class Compactor:
             try:
                 await self.ledger.calls.record(session_id,
                                                self._call(prompt, started, written, e,
-                                                          tools=conversation,
+                                                          conversation=conversation,
                                                           head_id=view.head_id))
             finally:
                 await self._failed(session_id, trigger, e.message, e.code)
@@ -331,11 +331,13 @@ class Compactor:
             log.warning("compaction_failed of %s not stored: %s", session_id, e.message)
 
     def _call(self, prompt: Sequence[Node], started: datetime, written: SummaryText | None,
-              error: CtxdagError | None = None, *, tools: Conversation | None = None,
+              error: CtxdagError | None = None, *,
+              conversation: Conversation | None = None,
               head_id: str | None = None) -> CallRecord:
-        """The summarizer's call; `tools`: the conversation it sent, whose tools it was
-        offered too, and whose head's render it read (`head_id`, then its head)."""
-        offered = tools.options.tools if tools is not None and tools.options else ()
+        """The summarizer's call; `conversation`: the one it sent, whose tools it was
+        offered too, and whose head's render (`head_id`, then named) it read."""
+        offered = (conversation.options.tools if conversation is not None
+                   and conversation.options else ())
         return CallRecord.of_prompt(
             Purpose.SUMMARIZE, written.summarizer if written else self.summarizer.name,
             written.model if written else None, prompt, started, utcnow(),
@@ -345,7 +347,8 @@ class Compactor:
             cache_read_input_tokens=written.cache_read_input_tokens if written else None,
             error_code=error.code if error else None,
             error_message=error.message if error else None,
-            tools_json=tools_json(offered), head_id=head_id if tools is not None else None,
+            tools_json=tools_json(offered),
+            head_id=head_id if conversation is not None else None,
         )
 
     @staticmethod
