@@ -38,6 +38,9 @@ DEFAULT_ANTHROPIC_MAX_TOKENS = 4096
 DEFAULT_ANTHROPIC_CONTEXT_WINDOW = 200_000
 DEFAULT_ANTHROPIC_TIMEOUT = 120.0  # seconds, per attempt
 DEFAULT_ANTHROPIC_MAX_RETRIES = 2
+# Prompt caching: the lifetimes Anthropic's cache_control takes; the API's default first.
+CACHE_TTLS = ("5m", "1h")
+DEFAULT_CACHE_TTL = CACHE_TTLS[0]
 
 Number = TypeVar("Number", int, float)
 
@@ -115,6 +118,9 @@ class Settings:
     # waits for the server it runs on to reach a client's bookmarks.
     bookmark_keys: tuple[bytes, ...] = field(default=(), repr=False)
     bookmark_wait_seconds: float = 10.0
+    # The lifetime of the cache breakpoints every Anthropic request marks (README,
+    # "Prompt caching"): "5m" (writes at 1.25x the input price) or "1h" (2x).
+    cache_ttl: str = DEFAULT_CACHE_TTL
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
@@ -180,6 +186,7 @@ class Settings:
             bookmark_keys=_bookmark_keys(env),
             bookmark_wait_seconds=_float(env, "CTXDAG_BOOKMARK_WAIT_SECONDS", 10.0, 0,
                                          exclusive_minimum=True),
+            cache_ttl=_choice(env, "CTXDAG_CACHE_TTL", CACHE_TTLS),
         )
 
     @property
@@ -204,6 +211,17 @@ def _anthropic(env: Mapping[str, str]) -> AnthropicSettings | None:
         max_retries=_integer(env, "CTXDAG_ANTHROPIC_MAX_RETRIES",
                              DEFAULT_ANTHROPIC_MAX_RETRIES, 0),
     )
+
+
+def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str:
+    """One of `choices` (the first when unset)."""
+    raw = _text(env, name)
+    if raw is None:
+        return choices[0]
+    if raw not in choices:
+        raise ConfigurationError(f"{name} must be one of {', '.join(choices)}, got {raw!r}",
+                                 variable=name)
+    return raw
 
 
 def _text(env: Mapping[str, str], name: str) -> str | None:

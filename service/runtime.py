@@ -64,7 +64,7 @@ class Runtime:
     def assemble(cls, settings: Settings, database: Database) -> "Runtime":
         events = EventFeed(database, settings.event_poll_seconds)
         ledger = ledger_for(database, settings, events)
-        provider, summarizer, estimator = _model_parts(settings.anthropic)
+        provider, summarizer, estimator = _model_parts(settings.anthropic, settings.cache_ttl)
         policy = BudgetPolicy(settings.context_window, settings.keep_recent_tokens,
                               settings.auto_compact_ratio)
         compactor = Compactor(ledger, summarizer, policy, estimator)
@@ -120,7 +120,7 @@ def ledger_for(database: Database, settings: Settings, events: EventFeed | None 
                        None if events is None else events.committed)
 
 
-def _model_parts(anthropic: AnthropicSettings | None
+def _model_parts(anthropic: AnthropicSettings | None, cache_ttl: str
                  ) -> tuple[ModelProvider, Summarizer, TokenEstimator]:
     if anthropic is None:
         return OfflineProvider(), OfflineExtractiveSummarizer(), HeuristicEstimator()
@@ -129,5 +129,6 @@ def _model_parts(anthropic: AnthropicSettings | None
     from .llm.anthropic_summarizer import AnthropicSummarizer, AnthropicTokenCounter
 
     client = make_client(anthropic)
-    return (AnthropicProvider(client, anthropic), AnthropicSummarizer(client, anthropic),
+    return (AnthropicProvider(client, anthropic, cache_ttl=cache_ttl),
+            AnthropicSummarizer(client, anthropic, cache_ttl=cache_ttl),
             AnthropicTokenCounter(client, anthropic))

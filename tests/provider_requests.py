@@ -122,3 +122,42 @@ def assert_valid_anthropic(body: dict[str, Any]) -> None:
 def assert_valid_openai(body: dict[str, Any]) -> None:
     _shape("openai", body)
     assert not problems_openai(body), problems_openai(body)
+
+
+def uncached(body: dict[str, Any]) -> dict[str, Any]:
+    """`body` without its cache breakpoints, as the request was before they existed: no
+    `cache_control`, the system prompt one string, a message of text alone one string."""
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k != "cache_control"}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    plain = strip(body)
+    if isinstance(plain.get("system"), list):
+        plain["system"] = "\n\n".join(b["text"] for b in plain["system"])
+    for message in plain.get("messages") or []:
+        content = message["content"]
+        if isinstance(content, list) and all(b["type"] == "text" for b in content):
+            message["content"] = "\n\n".join(b["text"] for b in content)
+    return plain
+
+
+def breakpoints(body: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Where an Anthropic request carries cache_control, in request order: ("tools", i),
+    ("system", i) or ("message", (i, j)) with the mark."""
+    found: list[tuple[str, Any]] = []
+    for i, tool in enumerate(body.get("tools") or []):
+        if "cache_control" in tool:
+            found.append(("tools", i, tool["cache_control"]))
+    system = body.get("system")
+    for i, block in enumerate(system if isinstance(system, list) else []):
+        if "cache_control" in block:
+            found.append(("system", i, block["cache_control"]))
+    for i, message in enumerate(body["messages"]):
+        content = message["content"]
+        for j, block in enumerate(content if isinstance(content, list) else []):
+            if "cache_control" in block:
+                found.append(("message", (i, j), block["cache_control"]))
+    return found

@@ -7,6 +7,7 @@ block; a request is service/turns/requests.py's.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from enum import Enum
 from typing import Annotated, Any, Optional, Union
 
@@ -287,4 +288,5 @@ async def request_of(info: Info, rendered: Rendered, format: RequestFormat,
     media = {h: d for h, d in zip(hashes, data) if d is not None}
     build = (requests.anthropic_messages if format is RequestFormat.ANTHROPIC_MESSAGES
              else requests.openai_chat)
-    return build(rendered.nodes, media, options)
+    ttl = info.context.runtime.settings.cache_ttl  # as the service's own requests mark it
+    return build(rendered.nodes, media, replace(options, cache_ttl=ttl))

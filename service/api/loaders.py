@@ -10,7 +10,7 @@ from strawberry.dataloader import DataLoader
 from ..context.render import render_many
 from ..errors import NotFound
 from ..store import Branch, Call, Ledger, Node, Page, Rendered, Session, Summary, Window
-from ..store.calls import CallReading
+from ..store.calls import CacheTotals, CallReading
 from ..store.views import GraphRow
 
 K = TypeVar("K", bound=Hashable)
@@ -75,6 +75,8 @@ class Loaders:
     pins: DataLoader[str, bool | None]  # whether nodes are pinned, by node id
     carried: DataLoader[str, list[str]]  # the turns a carry node summarizes, chain order
     carriers: DataLoader[str, list[str]]  # the carry nodes summarizing a node, newest first
+    # prompt-cache totals by (session id, branch tip id or None for the whole session)
+    cache_totals: DataLoader[tuple[str, str | None], CacheTotals]
 
     @classmethod
     def for_request(cls, ledger: Ledger) -> "Loaders":
@@ -100,6 +102,7 @@ class Loaders:
             pins=DataLoader(_found(ledger.pins.get_many)),
             carried=_grouped(ledger.carries.carried_many),
             carriers=_grouped(ledger.carries.carriers_many),
+            cache_totals=_grouped(ledger.calls.cache_totals),
         )
 
 

@@ -16,6 +16,7 @@ from ..store.paging import Page, Window, window
 from ..store.views import GraphRow
 from ..turns.replay import Replay, compared_head, replayed
 from ..turns.requests import open_tool_uses
+from .caching import CacheBreak, CacheUsage, cache_break_of, cache_usage_out
 from .blocks import (
     ContentBlock, RequestFormat, ToolChoiceInput, ToolInput, block_out, options_in, request_of,
 )
@@ -154,6 +155,13 @@ class Branch:
         if self.summary_id is None:
             return None
         return summary_out(await info.context.loaders.summaries.load(str(self.summary_id)))
+
+    @strawberry.field(description=(
+        "Prompt-cache accounting of the calls whose head lies on this branch's chain."))
+    async def cache_usage(self, info: Info) -> CacheUsage:
+        tip = self.tip
+        return cache_usage_out(await info.context.loaders.cache_totals.load(
+            (str(tip.session_id), str(tip.id))))
 
 
 def branch_out(b: store.Branch) -> Branch:
@@ -352,6 +360,28 @@ class ModelCall(Node):
     created_at: datetime
     finished_at: datetime
     read_count: int
+    # Prompt caching (README, "Prompt caching"); null on calls stored before it was kept.
+    cache_creation_input_tokens: Optional[int] = strawberry.field(description=(
+        "Tokens the provider wrote to its cache, as reported (Anthropic)."))
+    cache_read_input_tokens: Optional[int] = strawberry.field(description=(
+        "Tokens the provider read from its cache, as reported (Anthropic; OpenAI's "
+        "cached_tokens)."))
+    prompt_tokens: Optional[int] = strawberry.field(description=(
+        "The prompt's tokens as the ledger counts them (reads' stored tokens and tools')."))
+    previous_call_id: Optional[strawberry.ID] = strawberry.field(description=(
+        "The session's call started last before it, whose prompt it is compared with."))
+    shared_prefix_reads: Optional[int] = strawberry.field(description=(
+        "How many reads, from the first, are the previous call's at the same positions "
+        "(0 when the two were offered other tools)."))
+    shared_prefix_tokens: Optional[int] = strawberry.field(description=(
+        "Their tokens, and the tools' (offered the same): what a provider could serve "
+        "from its cache."))
+
+    @strawberry.field(description=(
+        "Where the prompt stopped sharing the previous call's, and which write broke it; "
+        "null when it holds the whole previous prompt (or has no previous call)."))
+    async def cache_break(self, info: Info) -> Optional[CacheBreak]:
+        return await cache_break_of(info, str(self.id))
 
     @strawberry.field(description="Ids of every node the prompt contained, in prompt order.")
     async def read_ids(self, info: Info) -> list[strawberry.ID]:
@@ -471,7 +501,12 @@ def call_out(c: store.Call) -> ModelCall:
                      output_id=c.output_id, input_tokens=c.input_tokens,
                      output_tokens=c.output_tokens, error=c.error, error_code=c.error_code,
                      created_at=c.started_at, finished_at=c.finished_at,
-                     read_count=c.read_count, tools_sha256=c.tools_sha256)
+                     read_count=c.read_count, tools_sha256=c.tools_sha256,
+                     cache_creation_input_tokens=c.cache_creation_input_tokens,
+                     cache_read_input_tokens=c.cache_read_input_tokens,
+                     prompt_tokens=c.prompt_tokens, previous_call_id=c.previous_call_id,
+                     shared_prefix_reads=c.shared_prefix_reads,
+                     shared_prefix_tokens=c.shared_prefix_tokens)
 
 
 @strawberry.type
@@ -506,6 +541,10 @@ class Session(Node):
         if self.active_summary_id is None:
             return None
         return summary_out(await info.context.loaders.summaries.load(str(self.active_summary_id)))
+
+    @strawberry.field(description="Prompt-cache accounting of all the session's calls.")
+    async def cache_usage(self, info: Info) -> CacheUsage:
+        return cache_usage_out(await info.context.loaders.cache_totals.load((str(self.id), None)))
 
     @strawberry.field(description="Every user branch: live tips that are neither summaries "
                                   "nor spawned side branches.")

@@ -32,12 +32,14 @@ from typing import Awaitable, Callable, Literal, Sequence, TypeVar
 from ..errors import BadInput, ContextOverflow, CtxdagError
 from ..store import CallRecord, Ledger, Node, Purpose, Rendered, Role, Summary
 from ..store import validate
+from ..store.blocks import media_hashes
 from ..store.ids import utcnow
+from ..store.models import tools_json
 from ..tokens import estimate_tokens
 from .budget import BudgetPolicy
 from .cut import MIN_ENTRIES, Cut, cut_after, find_cut, open_tool_uses, verbatim_ids
 from .render import render_context
-from .summarizers import Summarizer, SummaryText
+from .summarizers import Conversation, RequestOptions, Summarizer, SummaryText
 from .tokens import TokenEstimator
 
 T = TypeVar("T")
@@ -117,7 +119,8 @@ class Compactor:
                       keep_recent_tokens: int | None = None,
                       trigger: CompactionTrigger = "manual",
                       instructions: str | None = None, up_to: str | None = None,
-                      dry_run: bool = False) -> CompactionResult:
+                      dry_run: bool = False,
+                      options: RequestOptions | None = None) -> CompactionResult:
         """Compacts the branch of `head_id` (default: HEAD's branch).
 
         `instructions`: the user's focus instructions for the summarizer (at most
@@ -126,6 +129,8 @@ class Compactor:
         through it instead of where `keep_recent_tokens` would put it (not both).
         `dry_run`: the summarizer runs and the result says what would be written, but
         nothing is (no node, no call, no event): status PREVIEWED.
+        `options`: the request options the conversation's calls are sent with (tools
+        above all), so a summarizer that reads the conversation sends its very prefix.
         """
         instructions = validate.instructions(instructions)
         if up_to is not None:
@@ -134,11 +139,13 @@ class Compactor:
                 raise BadInput("give keepRecentTokens or upTo, not both: upTo chooses the cut")
         view = await render_context(self.ledger, session_id, head_id)
         return await self._run(view, session_id, trigger, keep_recent_tokens, instructions,
-                               up_to=up_to, dry_run=dry_run)
+                               up_to=up_to, dry_run=dry_run, options=options)
 
     async def compact_if_over_budget(self, session_id: str, pending_tokens: int = 0,
                                      head_id: str | None = None,
-                                     view: Rendered | None = None) -> CompactionResult | None:
+                                     view: Rendered | None = None,
+                                     options: RequestOptions | None = None
+                                     ) -> CompactionResult | None:
         """Auto trigger: compacts when the prompt about to be sent reaches the threshold.
 
         `view`: the head's render, when the caller has it already (a turn renders once
@@ -148,10 +155,11 @@ class Compactor:
         estimate = await self.estimator.count(view.nodes) + pending_tokens
         if not self.policy.needs_compaction(estimate):
             return None
-        return await self._run(view, session_id, "auto", None, None)
+        return await self._run(view, session_id, "auto", None, None, options=options)
 
     async def with_passive_compaction(
         self, session_id: str, call: Callable[[], Awaitable[T]], head_id: str | None = None,
+        options: RequestOptions | None = None,
     ) -> tuple[T, CompactionResult | None]:
         """Passive trigger: runs `call` (which renders afresh); on overflow compacts, retries once.
 
@@ -160,7 +168,8 @@ class Compactor:
         try:
             return await call(), None
         except ContextOverflow as overflow:
-            result = await self.compact(session_id, head_id=head_id, trigger="passive")
+            result = await self.compact(session_id, head_id=head_id, trigger="passive",
+                                        options=options)
             if result.status is not CompactionStatus.COMPACTED:
                 raise ContextOverflow(
                     f"the prompt does not fit the model's context and compaction could not "
@@ -232,23 +241,28 @@ class Compactor:
 
     async def _run(self, view: Rendered, session_id: str, trigger: CompactionTrigger,
                    keep_recent_tokens: int | None, instructions: str | None, *,
-                   up_to: str | None = None, dry_run: bool = False) -> CompactionResult:
+                   up_to: str | None = None, dry_run: bool = False,
+                   options: RequestOptions | None = None) -> CompactionResult:
         plan = await self._plan(view, session_id, trigger, keep_recent_tokens, up_to,
                                 coverage=dry_run)
         if isinstance(plan, CompactionResult):
             return plan
+        conversation = await self._conversation(view, plan, options)
         if dry_run:
-            return await self._preview(view, session_id, trigger, plan, instructions)
+            return await self._preview(view, session_id, trigger, plan, instructions,
+                                       conversation)
         previous, new_turns, covered, retained = (plan.previous, plan.new_turns, plan.covered,
                                                   plan.retained)
         await self.ledger.events.append(session_id, {"type": "compaction_started",
                                                      "trigger": trigger})
-        # What enters the summarizer's prompt, in order: the relayed summary, then the turns.
-        prompt = ([previous] if previous else []) + list(new_turns)
+        # What enters the summarizer's prompt, in order: the relayed summary, then the turns
+        # (or the whole render, for a summarizer that sends the conversation's request).
+        prompt = (list(view.nodes) if conversation is not None
+                  else ([previous] if previous else []) + list(new_turns))
         started = utcnow()
         written = None
         try:
-            written = await self._summarize(plan, instructions)
+            written = await self._summarize(plan, instructions, conversation)
             tokens_after = plan.tokens_after(view, written)
             summary = await self.ledger.summaries.persist(
                 session_id, [n.id for n in new_turns], written.text,
@@ -258,7 +272,8 @@ class Compactor:
                 metadata={"summarizer": written.summarizer, "model": written.model,
                           "trigger": trigger, "input_tokens": written.input_tokens,
                           "output_tokens": written.output_tokens},
-                call=self._call(prompt, started, written),
+                call=self._call(prompt, started, written, conversation=conversation,
+                                head_id=view.head_id),
                 instructions=instructions,
                 announce={"trigger": trigger, "tokens_before": view.tokens,
                           "tokens_after": tokens_after},
@@ -269,7 +284,9 @@ class Compactor:
             # the recording's error is what the caller sees.
             try:
                 await self.ledger.calls.record(session_id,
-                                               self._call(prompt, started, written, e))
+                                               self._call(prompt, started, written, e,
+                                                          conversation=conversation,
+                                                          head_id=view.head_id))
             finally:
                 await self._failed(session_id, trigger, e.message, e.code)
             return CompactionResult(CompactionStatus.FAILED, session_id, trigger,
@@ -284,19 +301,33 @@ class Compactor:
                                 **{**plan.outcome(written), "covered_ids": summary.covers_ids})
 
     async def _preview(self, view: Rendered, session_id: str, trigger: CompactionTrigger,
-                       plan: "Plan", instructions: str | None) -> CompactionResult:
+                       plan: "Plan", instructions: str | None,
+                       conversation: Conversation | None) -> CompactionResult:
         """What `_run` would write, written nowhere: the summarizer's failure is the
         caller's error, as no compaction_failed event may announce it."""
-        written = await self._summarize(plan, instructions)
+        written = await self._summarize(plan, instructions, conversation)
         return CompactionResult(CompactionStatus.PREVIEWED, session_id, trigger, None,
                                 len(plan.covers_ids), view.tokens,
                                 plan.tokens_after(view, written), split_turn=plan.split_turn,
                                 message=plan.message, **plan.outcome(written))
 
-    async def _summarize(self, plan: "Plan", instructions: str | None) -> SummaryText:
+    async def _summarize(self, plan: "Plan", instructions: str | None,
+                         conversation: Conversation | None) -> SummaryText:
+        extra = {} if conversation is None else {"conversation": conversation}
         return await self.summarizer.summarize(
             list(plan.new_turns), plan.previous.content if plan.previous else None,
-            instructions=instructions, verbatim=plan.verbatim)
+            instructions=instructions, verbatim=plan.verbatim, **extra)
+
+    async def _conversation(self, view: Rendered, plan: "Plan",
+                            options: RequestOptions | None) -> Conversation | None:
+        """The conversation's request, for a summarizer that sends it (None for others, and
+        for a head whose tool uses are open: no request ends in them)."""
+        if not getattr(self.summarizer, "reads_conversation", False) or \
+                open_tool_uses(view.nodes, len(view.nodes)):
+            return None
+        hashes = list(dict.fromkeys(h for n in view.nodes for h in media_hashes(n.blocks)))
+        media = await self.ledger.nodes.media(hashes) if hashes else {}
+        return Conversation(tuple(view.nodes), plan.retained, media, options)
 
     async def _failed(self, session_id: str, trigger: CompactionTrigger, reason: str,
                       code: str) -> None:
@@ -308,14 +339,24 @@ class Compactor:
             log.warning("compaction_failed of %s not stored: %s", session_id, e.message)
 
     def _call(self, prompt: Sequence[Node], started: datetime, written: SummaryText | None,
-              error: CtxdagError | None = None) -> CallRecord:
+              error: CtxdagError | None = None, *,
+              conversation: Conversation | None = None,
+              head_id: str | None = None) -> CallRecord:
+        """The summarizer's call; `conversation`: the one it sent, whose tools it was
+        offered too, and whose head's render (`head_id`, then named) it read."""
+        offered = (conversation.options.tools if conversation is not None
+                   and conversation.options else ())
         return CallRecord.of_prompt(
             Purpose.SUMMARIZE, written.summarizer if written else self.summarizer.name,
             written.model if written else None, prompt, started, utcnow(),
             input_tokens=written.input_tokens if written else None,
             output_tokens=written.output_tokens if written else None,
+            cache_creation_input_tokens=written.cache_creation_input_tokens if written else None,
+            cache_read_input_tokens=written.cache_read_input_tokens if written else None,
             error_code=error.code if error else None,
             error_message=error.message if error else None,
+            tools_json=tools_json(offered),
+            head_id=head_id if conversation is not None else None,
         )
 
     @staticmethod

@@ -22,14 +22,39 @@ class SummaryText:
     model: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None  # as the provider reported them
+    cache_read_input_tokens: int | None = None
+
+
+class RequestOptions(Protocol):
+    """A turn's request options (service/turns/requests.Options), as compaction hands them
+    to the summarizer's Conversation: of them it reads only the tools they offer."""
+
+    tools: Sequence[Any]
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """The conversation a compaction cuts, as its calls send it. A summarizer that asks its
+    model with this very request, the summary instruction appended last, reads the
+    conversation's cached prefix (README, "Prompt caching") instead of paying for a fresh
+    prompt; its call then reads `nodes`."""
+
+    nodes: tuple[Node, ...]  # the head's render, ROOT first
+    retained: tuple[Node, ...]  # its last nodes, kept verbatim below the summary
+    media: Mapping[str, str]
+    options: RequestOptions | None = None  # the request options of the conversation's calls
 
 
 class Summarizer(Protocol):
     name: str
+    # True: it sends the Conversation's request (and its call reads the whole render).
+    reads_conversation: bool
 
     async def summarize(self, turns: Sequence[Node], previous_summary: str | None, *,
                         instructions: str | None = None,
-                        verbatim: AbstractSet[str] = frozenset()) -> SummaryText:
+                        verbatim: AbstractSet[str] = frozenset(),
+                        conversation: Conversation | None = None) -> SummaryText:
         """Summarizes `turns` (real turns, chain order), absorbing `previous_summary`.
 
         `instructions`: the user's focus instructions for this compaction (manual
@@ -38,6 +63,7 @@ class Summarizer(Protocol):
         `verbatim`: the ids of the covered turns that stay verbatim right after the
         summary (pinned, with the other halves of their tool pairs): those of `turns`, and
         those of the previous summary's segment that were rendered after it.
+        `conversation`: given to a summarizer that `reads_conversation`.
         """
         ...
 
@@ -68,6 +94,7 @@ class OfflineExtractiveSummarizer:
     """
 
     name = "offline-extractive"
+    reads_conversation = False
 
     def __init__(self, max_line_chars: int = 200, max_lines: int = 200) -> None:
         self.max_line_chars = max_line_chars
@@ -75,7 +102,8 @@ class OfflineExtractiveSummarizer:
 
     async def summarize(self, turns: Sequence[Node], previous_summary: str | None, *,
                         instructions: str | None = None,
-                        verbatim: AbstractSet[str] = frozenset()) -> SummaryText:
+                        verbatim: AbstractSet[str] = frozenset(),
+                        conversation: Conversation | None = None) -> SummaryText:
         folded, lines = _previous_lines(previous_summary)
         names: dict[str, str] = {}  # tool use id -> tool name, for the results that follow
         for turn in turns:

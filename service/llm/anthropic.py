@@ -197,6 +197,8 @@ class Completion:
     stop_reason: str | None
     request_id: str | None
     blocks: list[dict[str, Any]] = field(default_factory=list)  # the reply's content blocks
+    cache_creation_input_tokens: int | None = None  # None: the API did not report it
+    cache_read_input_tokens: int | None = None
 
 
 # The reply blocks the ledger stores (service/store/blocks.py), by the SDK's block type;
@@ -225,6 +227,8 @@ async def complete(client: anthropic.AsyncAnthropic, **body: Any) -> Completion:
         stop_reason=message.stop_reason,
         request_id=getattr(message, "_request_id", None),
         blocks=[b for b in kept if b is not None],
+        cache_creation_input_tokens=getattr(message.usage, "cache_creation_input_tokens", None),
+        cache_read_input_tokens=getattr(message.usage, "cache_read_input_tokens", None),
     )
 
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import anthropic
 
+from ..config import DEFAULT_CACHE_TTL
 from ..turns.providers import ModelReply, Prompt
 from ..turns.requests import anthropic_messages
 from .anthropic import AnthropicSettings, complete
@@ -18,17 +19,22 @@ from .anthropic import AnthropicSettings, complete
 class AnthropicProvider:
     name = "anthropic"
 
-    def __init__(self, client: anthropic.AsyncAnthropic, settings: AnthropicSettings) -> None:
+    def __init__(self, client: anthropic.AsyncAnthropic, settings: AnthropicSettings, *,
+                 cache_ttl: str = DEFAULT_CACHE_TTL) -> None:
         self._client = client
         self._settings = settings
+        self._cache_ttl = cache_ttl
         self.model = settings.model
 
     async def complete(self, prompt: Prompt) -> ModelReply:
-        options = replace(prompt.options, model=self.model, max_tokens=self._settings.max_tokens)
+        options = replace(prompt.options, model=self.model, max_tokens=self._settings.max_tokens,
+                          cache_ttl=self._cache_ttl)
         done = await complete(self._client, **anthropic_messages(prompt.nodes, prompt.media,
                                                                  options))
         plain = all(b["type"] == "text" for b in done.blocks)
         return ModelReply(done.text, done.model, done.input_tokens, done.output_tokens,
                           {"provider": self.name, "model": done.model,
                            "stop_reason": done.stop_reason, "request_id": done.request_id},
-                          blocks=None if plain else done.blocks, stop_reason=done.stop_reason)
+                          blocks=None if plain else done.blocks, stop_reason=done.stop_reason,
+                          cache_creation_input_tokens=done.cache_creation_input_tokens,
+                          cache_read_input_tokens=done.cache_read_input_tokens)

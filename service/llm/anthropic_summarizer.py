@@ -1,16 +1,19 @@
 """The Anthropic-backed `Summarizer` and `TokenEstimator` (used when ANTHROPIC_API_KEY is set)."""
 from __future__ import annotations
 
-from typing import AbstractSet, Sequence
+from dataclasses import replace
+from typing import AbstractSet, Any, Sequence
 
 import anthropic
 
-from ..context.summarizers import SummaryText
+from ..config import DEFAULT_CACHE_TTL
+from ..context.summarizers import Conversation, SummaryText
 from ..errors import ModelError
 from ..store.models import Node
 from ..turns.messages import to_messages
+from ..turns.requests import Options, ToolChoice, anthropic_messages
 from .anthropic import AnthropicSettings, complete, count_tokens
-from .prompts import branch_summary_prompt, summary_prompt
+from .prompts import branch_summary_prompt, summary_instruction, summary_prompt
 
 
 class AnthropicSummarizer:
@@ -19,29 +22,48 @@ class AnthropicSummarizer:
 
     (`summary_model` is already the chat model when none is configured: service/config.py.)
 
+    Given the `conversation` a compaction cuts, it sends the conversation's own request
+    (its tools, system prompt, messages and breakpoints) with the instruction appended
+    last (prompts.summary_instruction), so the whole prompt but the instruction is read
+    from the conversation's cache; without one, a prompt of its own (prompts.summary_prompt).
+    (A cache is the model's own: a summary_model other than the chat model reads none.)
+
     An empty reply, or one cut off at `max_tokens`, is a `ModelError`: a partial
     summary would silently lose what it was meant to stand in for.
     """
 
     name = "anthropic"
+    reads_conversation = True
 
-    def __init__(self, client: anthropic.AsyncAnthropic, settings: AnthropicSettings) -> None:
+    def __init__(self, client: anthropic.AsyncAnthropic, settings: AnthropicSettings, *,
+                 cache_ttl: str = DEFAULT_CACHE_TTL) -> None:
         self.client = client
         self.settings = settings
+        self.cache_ttl = cache_ttl
 
     async def summarize(self, turns: Sequence[Node], previous_summary: str | None, *,
                         instructions: str | None = None,
-                        verbatim: AbstractSet[str] = frozenset()) -> SummaryText:
-        return await self._ask(*summary_prompt(turns, previous_summary, instructions, verbatim))
+                        verbatim: AbstractSet[str] = frozenset(),
+                        conversation: Conversation | None = None) -> SummaryText:
+        model = self.settings.summary_model
+        if conversation is None:
+            system, messages = summary_prompt(turns, previous_summary, instructions, verbatim)
+            body: dict[str, Any] = {"model": model, "system": system, "messages": messages,
+                                    "max_tokens": self.settings.max_tokens}
+        else:
+            body = self._request(conversation, previous_summary is not None, instructions,
+                                 verbatim)
+        return await self._ask(body)
 
     async def summarize_branch(self, turns: Sequence[Node], *,
                                instructions: str | None = None) -> SummaryText:
-        return await self._ask(*branch_summary_prompt(turns, instructions))
+        system, messages = branch_summary_prompt(turns, instructions)
+        return await self._ask({"model": self.settings.summary_model, "system": system,
+                                "messages": messages, "max_tokens": self.settings.max_tokens})
 
-    async def _ask(self, system: str, messages: list[dict]) -> SummaryText:
-        model = self.settings.summary_model
-        reply = await complete(self.client, model=model, system=system, messages=messages,
-                               max_tokens=self.settings.max_tokens)
+    async def _ask(self, body: dict[str, Any]) -> SummaryText:
+        model = body["model"]
+        reply = await complete(self.client, **body)
         text = reply.text.strip()
         if not text:
             raise ModelError(f"{model} returned an empty summary "
@@ -54,7 +76,23 @@ class AnthropicSummarizer:
                 f"raise CTXDAG_ANTHROPIC_MAX_TOKENS or compact fewer turns",
                 model=reply.model, request_id=reply.request_id,
                 stop_reason=reply.stop_reason, output_tokens=reply.output_tokens)
-        return SummaryText(text, self.name, reply.model, reply.input_tokens, reply.output_tokens)
+        return SummaryText(text, self.name, reply.model, reply.input_tokens, reply.output_tokens,
+                           reply.cache_creation_input_tokens, reply.cache_read_input_tokens)
+
+    def _request(self, conversation: Conversation, summarized_before: bool,
+                 instructions: str | None, verbatim: AbstractSet[str]) -> dict[str, Any]:
+        options = conversation.options or Options()
+        choice = options.tool_choice
+        if choice is not None and choice.mode in ("any", "tool"):
+            choice = ToolChoice("none")  # a forced tool call could never be a summary
+        options = replace(options, model=self.settings.summary_model,
+                          max_tokens=self.settings.max_tokens, tool_choice=choice,
+                          cache_ttl=self.cache_ttl)
+        return anthropic_messages(
+            conversation.nodes, conversation.media, options,
+            appended=summary_instruction(summarized_before, conversation.retained,
+                                         instructions, pinned=[
+                                             n for n in conversation.nodes if n.id in verbatim]))
 
 
 class AnthropicTokenCounter:

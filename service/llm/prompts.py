@@ -121,14 +121,7 @@ def summary_prompt(turns: Sequence[Node], previous_summary: str | None,
             "assistant keeps reading them in full. Do not restate them; keep what the rest "
             "of the conversation needs to make sense of them."
         )
-    if instructions is not None:
-        text += (
-            "\n\nThe user gave these focus instructions for this summary:\n"
-            f"<focus_instructions>\n{instructions}\n</focus_instructions>\n"
-            "Follow them in what you emphasize and keep in detail, within the headings "
-            "above. They do not permit dropping the goal, constraints or open tasks."
-        )
-    return SUMMARY_SYSTEM, [{"role": "user", "content": text}]
+    return SUMMARY_SYSTEM, [{"role": "user", "content": text + _focus(instructions)}]
 
 
 BRANCH_SUMMARY_SYSTEM = SUMMARY_SYSTEM.replace(
@@ -154,3 +147,45 @@ def branch_summary_prompt(turns: Sequence[Node], instructions: str | None = None
                  "Follow them in what you emphasize and keep in detail, within the headings "
                  "above.")
     return BRANCH_SUMMARY_SYSTEM, [{"role": "user", "content": text}]
+
+
+def summary_instruction(summarized_before: bool, retained: Sequence[Node],
+                        instructions: str | None = None,
+                        pinned: Sequence[Node] = ()) -> str:
+    """The user text appended to the conversation's own request (so the request up to it
+    reads the conversation's cache): what to summarize of the conversation above, under
+    the headings of SUMMARY_SYSTEM. `retained`: the nodes kept verbatim after the summary,
+    named by the opening of the first; `pinned`: covered messages the user pinned, which
+    stay verbatim right after the summary too, named by their openings."""
+    span = "the conversation above, from its beginning"
+    if summarized_before:
+        span += (" (its opening summary of still earlier turns included: absorb that summary "
+                 "fully, nothing already summarized may be lost)")
+    if retained:
+        opening = " ".join((retained[0].content or "").split())[:200]
+        span += (f", up to the message that begins \u201c{opening}\u201d: that message and "
+                 "everything after it stay verbatim after your summary, so leave them out")
+    return (
+        "Stop here: this message is not a turn of the conversation, and your answer is not "
+        "a reply to it. Write text only, and call no tool.\n\n"
+        f"{SUMMARY_SYSTEM}\n\nSummarize {span}." + _pinned(pinned) + _focus(instructions))
+
+
+def _pinned(pinned: Sequence[Node]) -> str:
+    if not pinned:
+        return ""
+    openings = "; ".join("\u201c" + " ".join((n.content or "").split())[:80] + "\u201d"
+                         for n in pinned)
+    return ("\n\nThe user pinned these messages of the part you summarize; they stay in the "
+            f"conversation verbatim, right after your summary: {openings}. Do not restate "
+            "them; keep what the rest of the conversation needs to make sense of them.")
+
+
+def _focus(instructions: str | None) -> str:
+    if instructions is None:
+        return ""
+    return (
+        "\n\nThe user gave these focus instructions for this summary:\n"
+        f"<focus_instructions>\n{instructions}\n</focus_instructions>\n"
+        "Follow them in what you emphasize and keep in detail, within the headings "
+        "above. They do not permit dropping the goal, constraints or open tasks.")

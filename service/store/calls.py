@@ -1,19 +1,22 @@
 """Provenance: recorded model calls and what their prompts contained (READ edges).
 
 `diff_reads` is the one comparison of two prompts (two calls' reads, or a call's reads
-and today's render of its head, in service/turns/replay.py).
+and today's render of its head, in service/turns/replay.py); `cache_break` says where
+and why a call's prompt stopped sharing its previous call's prefix (README, "Prompt
+caching"), whose length each call stores when it is written (cypher/fragments/call_write).
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Sequence
+from enum import Enum
+from typing import Mapping, Sequence
 
 from . import validate
 from .batch import by_ids, the_one
 from .db import Database
-from .models import Call, CallRecord, Node, call_from_row, node_from_row
+from .models import Call, CallRecord, Node, Role, call_from_row, node_from_row
 from .paging import Page, Window, page_of
 from .problems import single_row
 from .validate import Limits
@@ -46,6 +49,64 @@ def diff_reads(first: Sequence[str], second: Sequence[str]) -> ReadsDiff:
         kept=kept,
         moved=tuple(i for i, was in zip(kept, kept_in_first_order) if i != was),
     )
+
+
+class BreakCause(str, Enum):
+    """Which write made a prompt differ from its previous call's where it does."""
+
+    COMPACTION = "COMPACTION"  # a summary stands where the previous prompt had other nodes
+    UNCOMPACTION = "UNCOMPACTION"  # the previous prompt's summary no longer stands there
+    EDIT = "EDIT"  # a sibling of the previous prompt's node: an edit, retry or fork
+    TOOLS = "TOOLS"  # offered other tools: nothing after them is shared
+    BRANCH = "BRANCH"  # another chain (a checkout, a side branch) or a shorter prompt
+    # Pins (issue 25) add their cause here: a pinned node carried into the prompt.
+
+
+@dataclass(frozen=True)
+class CacheBreak:
+    position: int  # the first read position whose node differs (or the prompt's end)
+    node_id: str | None  # the call's node there; None when its prompt ends there
+    previous_node_id: str | None  # the previous call's node there
+    cause: BreakCause
+
+
+def cache_break(previous: Call, call: Call, nodes: Mapping[str, Node]) -> CacheBreak | None:
+    """Where `call`'s prompt stopped sharing `previous`'s (its previous_call_id), and which
+    write broke it; None when it holds the whole previous prompt. `nodes`: the two nodes at
+    the break, by id (read_ids of both calls loaded)."""
+    before, after = previous.read_ids or (), call.read_ids or ()
+    shared = call.shared_prefix_reads
+    if shared is None or (shared == len(before) and shared <= len(after)):
+        return None
+    node_id = after[shared] if shared < len(after) else None
+    previous_id = before[shared] if shared < len(before) else None
+    return CacheBreak(shared, node_id, previous_id, _cause(
+        previous, call, nodes.get(node_id or ""), nodes.get(previous_id or "")))
+
+
+def _cause(previous: Call, call: Call, node: Node | None, was: Node | None) -> BreakCause:
+    if previous.tools_sha256 != call.tools_sha256:
+        return BreakCause.TOOLS
+    if node is not None and node.role is Role.SUMMARY:
+        return BreakCause.COMPACTION
+    if was is not None and was.role is Role.SUMMARY:
+        return BreakCause.UNCOMPACTION
+    if node is not None and was is not None and node.predecessor_id == was.predecessor_id:
+        return BreakCause.EDIT
+    return BreakCause.BRANCH
+
+
+@dataclass(frozen=True)
+class CacheTotals:
+    """Calls' prompt-cache accounting, summed (a field a call lacks counts 0)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    shared_prefix_tokens: int = 0
 
 
 class Calls:
@@ -126,6 +187,19 @@ class Calls:
                                    tenant=self._tenant, **win.params())
         return {row["session_id"]: page_of([call_from_row(c) for c in row["calls"]], win,
                                            lambda c: (c.started_at, c.id), row["total"])
+                for row in rows}
+
+
+    async def cache_totals(self, scopes: Sequence[tuple[str, str | None]]
+                           ) -> dict[tuple[str, str | None], CacheTotals]:
+        """Prompt-cache totals per (session id, branch tip id): a session's calls with no
+        tip, the calls whose head lies on the tip's chain with one."""
+        for session_id, tip_id in scopes:
+            validate.identifier(session_id, "session id")
+            validate.optional_identifier(tip_id, "tip id")
+        rows = await self._db.read("call_cache_totals", tenant=self._tenant, scopes=[
+            {"session_id": s, "tip_id": t} for s, t in dict.fromkeys(scopes)])
+        return {(row["session_id"], row["tip_id"]): CacheTotals(**row["totals"])
                 for row in rows}
 
 

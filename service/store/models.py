@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from ..tokens import estimate_tokens
 from .ids import new_id
 
 if TYPE_CHECKING:
@@ -279,6 +280,16 @@ class Purpose(str, Enum):
     EXTERNAL = "external"
 
 
+def tools_json(tools: Sequence[Any]) -> str | None:
+    """The tools offered (each with name, description and input_schema), as the canonical
+    JSON text a call records (None: none offered)."""
+    if not tools:
+        return None
+    return json.dumps([{"name": t.name, "description": t.description,
+                        "input_schema": dict(t.input_schema)} for t in tools],
+                      ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
 @dataclass(frozen=True)
 class CallRecord:
     """A model call to record: what its prompt contained (read_ids, in prompt order)."""
@@ -301,6 +312,9 @@ class CallRecord:
     # The tools the model was offered, as canonical JSON text (part of what it read): stored
     # once per tenant and content hash, the call linked to them.
     tools_json: str | None = None
+    # Prompt caching as the provider reported it (None: not reported).
+    cache_creation_input_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
 
     @property
     def tools_sha256(self) -> str | None:
@@ -326,6 +340,9 @@ class CallRecord:
             "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
             "error_code": self.error_code, "error_message": self.error_message,
             "tools": self.tools_json, "tools_sha256": self.tools_sha256,
+            "tools_tokens": 0 if self.tools_json is None else estimate_tokens(self.tools_json),
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
         }
 
 
@@ -349,6 +366,14 @@ class Call:
     error_code: str | None
     error_message: str | None
     tools_sha256: str | None = None  # the tools it was offered (Calls.tool_sets), if any
+    cache_creation_input_tokens: int | None = None  # as the provider reported them
+    cache_read_input_tokens: int | None = None
+    # The shared prefix with the session's previous call (README, "Prompt caching"),
+    # written with the call; None on calls stored before it was.
+    previous_call_id: str | None = None
+    shared_prefix_reads: int | None = None
+    shared_prefix_tokens: int | None = None
+    prompt_tokens: int | None = None  # its reads' stored tokens and its tools'
 
     @property
     def error(self) -> str | None:
@@ -365,4 +390,10 @@ def call_from_row(row: Mapping[str, Any]) -> Call:
         input_tokens=row.get("input_tokens"), output_tokens=row.get("output_tokens"),
         error_code=row.get("error_code"), error_message=row.get("error_message"),
         tools_sha256=row.get("tools_sha256"),
+        cache_creation_input_tokens=row.get("cache_creation_input_tokens"),
+        cache_read_input_tokens=row.get("cache_read_input_tokens"),
+        previous_call_id=row.get("previous_call_id"),
+        shared_prefix_reads=row.get("shared_prefix_reads"),
+        shared_prefix_tokens=row.get("shared_prefix_tokens"),
+        prompt_tokens=row.get("prompt_tokens"),
     )

@@ -158,6 +158,12 @@ def _read_count(value: Any, record: Record, limits: Limits, what: str) -> None:
                         else Purpose.CHAT, what)
 
 
+def _shared_reads(value: Any, record: Record, limits: Limits, what: str) -> None:
+    validate.count(value, what)
+    if isinstance(record.get("read_count"), int) and value > record["read_count"]:
+        raise BadInput(f"{what} is {value}, more than the call's {record['read_count']} reads")
+
+
 def _sha256(value: Any, record: Record, limits: Limits, what: str) -> None:
     if not isinstance(value, str) or len(value) != 64 or value.strip("0123456789abcdef"):
         raise BadInput(f"{what} must be 64 lowercase hex digits")
@@ -247,6 +253,12 @@ CALL: dict[str, tuple[bool, Rule]] = {
     "error_message": (OPTIONAL, _error_message),
     "read_count": (REQUIRED, _read_count),
     "tools_sha256": (OPTIONAL, _sha256),
+    "cache_creation_input_tokens": (OPTIONAL, _count(0)),
+    "cache_read_input_tokens": (OPTIONAL, _count(0)),
+    "previous_call_id": (OPTIONAL, _identifier),
+    "shared_prefix_reads": (OPTIONAL, _shared_reads),
+    "shared_prefix_tokens": (OPTIONAL, _count(0)),
+    "prompt_tokens": (OPTIONAL, _count(0)),
 }
 
 def _label_text(value: Any, record: Record, limits: Limits, what: str) -> None:
@@ -397,6 +409,12 @@ def reference_problems(nodes: Sequence[Record], calls: Sequence[Record]) -> list
                 elif key in SUMMARY_REFERENCES and named and named[0] not in summary_ids:
                     found.append(f"{label(kind, record)}: {key} {validate.shown(named[0])} "
                                  "is not a summary of this session")
+    call_ids = {c["id"] for c in calls if isinstance(c.get("id"), str)}
+    for call in calls:
+        previous = call.get("previous_call_id")
+        if isinstance(previous, str) and (previous not in call_ids or previous == call.get("id")):
+            found.append(f"{label('call', call)}: previous_call_id {validate.shown(previous)} "
+                         "is not another call of this session")
     return found
 
 

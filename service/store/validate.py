@@ -346,6 +346,8 @@ def call_record(record: CallRecord, limits: Limits) -> None:
     optional_identifier(record.head_id, "head id")
     optional_count(record.input_tokens, "input_tokens")
     optional_count(record.output_tokens, "output_tokens")
+    optional_count(record.cache_creation_input_tokens, "cache_creation_input_tokens")
+    optional_count(record.cache_read_input_tokens, "cache_read_input_tokens")
     optional_name(record.error_code, "error code")
     error_message(record.error_message, limits)
 

@@ -17,7 +17,8 @@ def to_messages(nodes: Sequence[Node], media: Mapping[str, str] | None = None
     """A rendered node list (prompt order, ROOT first) as (system text, API messages).
 
     A pure function; the framing is requests.py's (summary stand-in, plain tool output,
-    merged roles, "(conversation continues)" before a leading assistant message).
+    merged roles, "(conversation continues)" before a leading assistant message), without
+    the cache breakpoints a model call carries.
     """
-    body = anthropic_messages(nodes, media or {}, allow_open=True)
+    body = anthropic_messages(nodes, media or {}, allow_open=True, cache=False)
     return body.get("system", ""), body["messages"]

@@ -37,6 +37,9 @@ class ModelReply:
     metadata: dict[str, Any] = field(default_factory=dict)  # stored on the reply node
     blocks: list[dict[str, Any]] | None = None  # the reply's content blocks; None: `text`
     stop_reason: str | None = None
+    # Prompt caching, as the provider reports it (None: not reported).
+    cache_creation_input_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
 
 
 class ModelProvider(Protocol):

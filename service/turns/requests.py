@@ -19,6 +19,10 @@ Framing, the same in both formats:
 - a tool message without tool_result blocks (a plain tool output, as stored before
   blocks existed) → a user message "[tool result]\\n…";
 - blocks as the format has them (below); media data comes from `media`, by hash.
+
+Prompt caching (README, "Prompt caching"): the Anthropic request marks `cache_control`
+breakpoints (`cache_breakpoints`), the OpenAI request names the session as its
+`prompt_cache_key`; both are decided here and nowhere else.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from ..config import DEFAULT_CACHE_TTL
 from ..errors import BadInput
 from ..store import Node, Role
 from ..store.blocks import (
@@ -68,6 +73,7 @@ class Options:
     max_tokens: int | None = None
     tools: tuple[Tool, ...] = ()
     tool_choice: ToolChoice | None = None
+    cache_ttl: str = DEFAULT_CACHE_TTL  # the breakpoints' lifetime (CTXDAG_CACHE_TTL)
 
 
 MAX_TOOLS = 128
@@ -136,15 +142,6 @@ def _choice(value: object, names: list[str]) -> ToolChoice | None:
     return ToolChoice(mode, name)
 
 
-def tools_json(tools: Sequence[Tool]) -> str | None:
-    """The tools offered, as the canonical JSON text a call records (None: none offered)."""
-    if not tools:
-        return None
-    return json.dumps([{"name": t.name, "description": t.description,
-                        "input_schema": dict(t.input_schema)} for t in tools],
-                      ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-
-
 def open_tool_uses(nodes: Sequence[Node]) -> list[str]:
     """The tool uses the render's last message leaves unanswered (none for a request)."""
     if not nodes or nodes[-1].role is not Role.ASSISTANT:
@@ -188,8 +185,8 @@ def _data(source: MediaRef, media: Mapping[str, str]) -> str:
 
 
 def anthropic_messages(nodes: Sequence[Node], media: Mapping[str, str],
-                       options: Options = Options(), *, allow_open: bool = False
-                       ) -> dict[str, Any]:
+                       options: Options = Options(), *, allow_open: bool = False,
+                       appended: str | None = None, cache: bool = True) -> dict[str, Any]:
     """The body of `POST /v1/messages` (the SDK's `messages.create(**body)`).
 
     Consecutive messages of one role are merged (user and assistant must alternate);
@@ -198,46 +195,114 @@ def anthropic_messages(nodes: Sequence[Node], media: Mapping[str, str],
     first message is the user's ("(conversation continues)" is put before an
     assistant's). Thinking blocks go back verbatim, signatures included. `allow_open`
     shapes a prompt that ends in open tool uses too (a replay of a recorded call, a token
-    count), which no provider would answer.
+    count), which no provider would answer. `appended`: a user text after the whole
+    conversation (the summarizer's instruction), so the request up to it is the
+    conversation's own and reads its cache. The breakpoints: `cache_breakpoints` (none
+    with `cache=False`: a token count, a replay).
     """
     if not allow_open:
         _refuse_open(nodes)
     messages: list[dict[str, Any]] = []
+    summary_block: dict[str, Any] | None = None  # the last summary stand-in's block
     for node in nodes:
         if node.role is Role.SYSTEM:
             continue
         role, blocks = _framed(node)
         content = [_anthropic_block(b, media) for b in blocks]
+        if node.role is Role.SUMMARY:
+            summary_block = content[-1]
         if messages and messages[-1]["role"] == role:
             messages[-1]["content"].extend(content)
         else:
             messages.append({"role": role, "content": content})
+    # What the conversation's own request ended with: the prefix an appended text reads.
+    conversation_end = _last_markable(messages, len(messages)) if appended is not None else None
+    if appended is not None:
+        text = {"type": "text", "text": appended}
+        if messages and messages[-1]["role"] == "user":
+            messages[-1]["content"].append(text)
+        else:
+            messages.append({"role": "user", "content": [text]})
     if not messages and not allow_open:
         raise BadInput("the render holds only the system prompt: the Messages API needs at "
                        "least one message (append the user's first)")
     if messages and messages[0]["role"] == "assistant":
         messages.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUES}]})
+    system = _system(nodes)
+    system_blocks = [{"type": "text", "text": system}] if system else []
+    tools = [{"name": t.name, "input_schema": dict(t.input_schema),
+              **({"description": t.description} if t.description else {})}
+             for t in options.tools]
+    marks = cache_breakpoints(tools, system_blocks, messages, summary_block,
+                              previous=conversation_end) if cache else []
+    marker = {"type": "ephemeral", **({} if options.cache_ttl == DEFAULT_CACHE_TTL
+                                      else {"ttl": options.cache_ttl})}
+    for marked in marks:
+        marked["cache_control"] = dict(marker)
     for message in messages:
-        if all(part["type"] == "text" for part in message["content"]):
+        if all(part["type"] == "text" and "cache_control" not in part
+               for part in message["content"]):
             message["content"] = "\n\n".join(part["text"] for part in message["content"])
     body: dict[str, Any] = {}
     if options.model is not None:
         body["model"] = options.model
     if options.max_tokens is not None:
         body["max_tokens"] = options.max_tokens
-    system = _system(nodes)
     if system:
-        body["system"] = system
+        body["system"] = system_blocks if marks and system_blocks[0] is marks[0] else system
     body["messages"] = messages
-    if options.tools:
-        body["tools"] = [{"name": t.name, "input_schema": dict(t.input_schema),
-                          **({"description": t.description} if t.description else {})}
-                         for t in options.tools]
+    if tools:
+        body["tools"] = tools
     if options.tool_choice is not None:
         choice = options.tool_choice
         body["tool_choice"] = ({"type": "tool", "name": choice.name} if choice.mode == "tool"
                                else {"type": choice.mode})
     return body
+
+
+MAX_BREAKPOINTS = 4  # Anthropic's limit per request
+# Blocks the API refuses a cache_control on (thinking is cached with its turn, unmarked).
+_UNMARKABLE = ("thinking", "redacted_thinking")
+
+
+def cache_breakpoints(tools: list[dict[str, Any]], system: list[dict[str, Any]],
+                      messages: list[dict[str, Any]], summary_block: dict[str, Any] | None,
+                      previous: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The blocks of an Anthropic request that carry `cache_control`, in request order.
+
+    At most the API's four, each a prefix a later call reads back:
+    1. the end of tools/system (the prefix runs tools, system, messages, so one mark on
+       the system block covers both; the last tool when there is no system prompt);
+    2. the last summary stand-in (with several summaries in a render, the last one: the
+       prefix through it outlives the tail's changes);
+    3. the newest message the previous call ended with (the last one before the newest
+       assistant reply), so a turn reads its predecessor's prefix back even past the
+       API's ~20-block look-back (a long run of tool blocks); `previous` names it
+       instead when the request is a conversation with a text appended (the summarizer's);
+    4. the newest message, the prefix the next call reads.
+    A mark goes on a message's last block that takes one: never a thinking block or an
+    empty text (the API refuses both). A prefix below the model's minimum (1,024 to
+    4,096 tokens) is not cached by the API, which is no error, so it is marked all the same.
+    """
+    marks: list[dict[str, Any]] = []
+    if system or tools:
+        marks.append((system or tools)[-1])
+    replies = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+    if previous is None and replies:
+        previous = _last_markable(messages, replies[-1])
+    for block in (summary_block, previous, _last_markable(messages, len(messages))):
+        if block is not None and all(block is not m for m in marks):
+            marks.append(block)
+    return marks[:MAX_BREAKPOINTS]
+
+
+def _last_markable(messages: list[dict[str, Any]], end: int) -> dict[str, Any] | None:
+    """The last block before message `end` that may carry a cache_control."""
+    for message in reversed(messages[:end]):
+        for block in reversed(message["content"]):
+            if block["type"] not in _UNMARKABLE and (block["type"] != "text" or block["text"]):
+                return block
+    return None
 
 
 def _anthropic_block(block: Block, media: Mapping[str, str]) -> dict[str, Any]:
@@ -286,7 +351,10 @@ def openai_chat(nodes: Sequence[Node], media: Mapping[str, str],
       in a result, and any other blocks of the tool message, follow in one user message;
     - images are `image_url` parts (a data URL for stored data), a PDF a `file` part, a
       text document a text part;
-    - a message of text alone is sent as one string.
+    - a message of text alone is sent as one string;
+    - `prompt_cache_key` is the session's id, the same for every request of the session
+      (OpenAI caches prefixes of 1,024+ tokens by itself; the key routes a session's
+      requests to the same cache).
     """
     _refuse_open(nodes)
     messages: list[dict[str, Any]] = []
@@ -316,6 +384,8 @@ def openai_chat(nodes: Sequence[Node], media: Mapping[str, str],
     if options.max_tokens is not None:
         body["max_completion_tokens"] = options.max_tokens
     body["messages"] = messages
+    if nodes:
+        body["prompt_cache_key"] = nodes[0].session_id
     if options.tools:
         body["tools"] = [{"type": "function", "function": {
             "name": t.name, "parameters": dict(t.input_schema),

@@ -20,7 +20,8 @@ from ..store import Appended, Call, CallRecord, Ledger, Node, Purpose, Rendered,
 from ..store.ids import utcnow
 from ..store.blocks import media_hashes, message_blocks, tool_use_ids
 from .providers import ModelProvider, Prompt
-from .requests import Options, tools_json
+from ..store.models import tools_json
+from .requests import Options
 from .writer import TurnWriter
 
 
@@ -129,7 +130,9 @@ class Turns:
         now = utcnow()
         call = CallRecord(Purpose.EXTERNAL, "external", model, read_ids, now, now,
                           input_tokens=tokens.get("input_tokens"),
-                          output_tokens=tokens.get("output_tokens"))
+                          output_tokens=tokens.get("output_tokens"),
+                          cache_creation_input_tokens=tokens.get("cache_creation_input_tokens"),
+                          cache_read_input_tokens=tokens.get("cache_read_input_tokens"))
         if output is None and output_blocks is None:
             return await self.ledger.calls.record(session_id, call)
         writer = TurnWriter(self.ledger, session_id, advance_head=True)
@@ -154,7 +157,7 @@ class Turns:
             ready = await render_context(self.ledger, session_id, prompt_head.id)
         if compact:
             compaction = await self.compactor.compact_if_over_budget(
-                session_id, head_id=prompt_head.id, view=ready)
+                session_id, head_id=prompt_head.id, view=ready, options=options)
             if compaction is not None and compaction.status is CompactionStatus.COMPACTED:
                 ready = None
         call_ids: list[str] = []
@@ -168,7 +171,7 @@ class Turns:
         try:
             if compact:
                 reply, passive = await self.compactor.with_passive_compaction(
-                    session_id, call_model, head_id=prompt_head.id)
+                    session_id, call_model, head_id=prompt_head.id, options=options)
                 compaction = passive or compaction
             else:
                 reply = await call_model()
@@ -199,7 +202,9 @@ class Turns:
                                     started, utcnow(), head_id=view.head_id,
                                     input_tokens=answer.input_tokens,
                                     output_tokens=answer.output_tokens,
-                                    tools_json=tools_json(options.tools))
+                                    tools_json=tools_json(options.tools),
+                                    cache_creation_input_tokens=answer.cache_creation_input_tokens,
+                                    cache_read_input_tokens=answer.cache_read_input_tokens)
         call_ids.append(call.id)
         metadata = {**answer.metadata, **({"stop_reason": answer.stop_reason}
                                           if answer.stop_reason else {})}
@@ -212,12 +217,16 @@ class Turns:
         return reply.node
 
 
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
+              "cache_read_input_tokens")
+
+
 def _usage(usage: Mapping[str, Any] | None) -> dict[str, int]:
     if usage is None:
         return {}
     if not isinstance(usage, Mapping):
         raise BadInput("usage must be an object like {\"input_tokens\": 10, \"output_tokens\": 5}")
-    unknown = set(usage) - {"input_tokens", "output_tokens"}
+    unknown = set(usage) - set(USAGE_KEYS)
     if unknown:
         names = sorted(map(validate.shown, unknown))
         raise BadInput(f"usage has unknown keys {validate.some(names)}")

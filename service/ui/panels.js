@@ -73,8 +73,21 @@ export function callItem(call, active) {
       h("span", { class: "c-model" }, call.model || call.provider),
       h("span", { class: "c-time", title: call.createdAt }, clock(call.createdAt))),
     h("div", { class: "c-meta" },
-      h("span", {}, `reads ${call.readCount}`), h("span", {}, io),
+      h("span", {}, `reads ${call.readCount}`), h("span", {}, io), cacheNote(call),
       call.error ? h("span", { class: "error" }, trim(call.error, 60)) : null));
+}
+
+const BROKE_BY = { COMPACTION: "a compaction", UNCOMPACTION: "an uncompaction", EDIT: "an edit, retry or fork",
+  TOOLS: "other tools", BRANCH: "another branch" };  // a pin (issue 25) adds its cause here
+
+/** A call's shared prefix with the previous call, and where its cache broke (and by what). */
+function cacheNote(call) {
+  if (call.sharedPrefixTokens == null || !call.promptTokens) return null;
+  const share = `prefix ${Math.round((100 * call.sharedPrefixTokens) / call.promptTokens)}%`;
+  const broke = call.cacheBreak;
+  if (!broke) return h("span", { class: "c-cache", title: `${tokens(call.sharedPrefixTokens)} of ${tokens(call.promptTokens)} shared with the previous call` }, share);
+  return h("span", { class: "c-cache broke", title: `the prompt differs from the previous call's at read ${broke.position}` },
+    `${share} · broken by ${BROKE_BY[broke.cause] || broke.cause.toLowerCase()}`);
 }
 
 // -- the detail card --------------------------------------------------------------------
@@ -156,7 +169,14 @@ export function detailCall(el, call, { shownCount }) {
       field("tokens", `${tokens(call.inputTokens)} in · ${tokens(call.outputTokens)} out`),
       field("at", clock(call.createdAt)),
       field("head", call.headId ? shortId(call.headId) : "–"),
-      field("output", call.outputId ? shortId(call.outputId) : "–")),
+      field("output", call.outputId ? shortId(call.outputId) : "–"),
+      field("cache", `${tokens(call.cacheReadInputTokens)} read · ${tokens(call.cacheCreationInputTokens)} written`),
+      field("shared prefix", call.sharedPrefixTokens == null ? "–"
+        : `${tokens(call.sharedPrefixTokens)} of ${tokens(call.promptTokens)} (${plural(call.sharedPrefixReads, "read")})`)),
+    call.cacheBreak ? h("p", { class: "d-note" }, `The cache broke at read ${call.cacheBreak.position}: `,
+      h("span", { class: "pill", "data-goto": call.cacheBreak.nodeId || call.cacheBreak.previousNodeId },
+        `${BROKE_BY[call.cacheBreak.cause] || call.cacheBreak.cause} (${shortId(call.cacheBreak.nodeId || call.cacheBreak.previousNodeId)})`),
+      ".") : null,
     call.error ? h("p", { class: "error" }, call.error) : null,
     h("p", { class: "d-note" }, `Read ${plural(call.readIds.length, "node")}, highlighted in the drawing`,
       shownCount < call.readIds.length ? ` (${call.readIds.length - shownCount} folded into a capsule)` : "", "."));

@@ -25,6 +25,9 @@ const BLOCKS = `blocks {
 // The drawing: the whole graph in one request, with the calls list alongside. Of the
 // blocks only the tool use ids (a card counts its calls and its results by them; the
 // blocks themselves would take the request past the cost limit on large sessions).
+// A call's prompt caching: its shared prefix with the previous call, where and why it broke.
+const CACHE = "promptTokens sharedPrefixTokens cacheReadInputTokens cacheBreak { position cause nodeId previousNodeId }";
+
 export const SESSION_VIEW = `query SessionView($id: ID!) {
   session(id: $id) {
     id title headId rootId nodeCount summaryStrategy activeSummaryId updatedAt
@@ -37,7 +40,7 @@ export const SESSION_VIEW = `query SessionView($id: ID!) {
     }
     modelCalls(last: 50) {
       totalCount
-      edges { node { id purpose model provider inputTokens outputTokens readCount createdAt error headId outputId } }
+      edges { node { id purpose model provider inputTokens outputTokens readCount createdAt error headId outputId ${CACHE} } }
     }
   }
 }`;
@@ -53,7 +56,8 @@ export const RENDER = `query Render($id: ID!, $head: ID) {
 
 export const CALL_READS = `query CallReads($id: ID!) {
   call(id: $id) {
-    id purpose model provider inputTokens outputTokens readCount createdAt error headId outputId readIds
+    id purpose model provider inputTokens outputTokens readCount createdAt error headId outputId readIds ${CACHE}
+    cacheCreationInputTokens previousCallId sharedPrefixReads
   }
 }`;
 

@@ -234,7 +234,8 @@ async def agent_session(ledger, compactor) -> tuple[Session, dict[str, str]]:
     answered = await append("tool", blocks=tool_results("toolu_d"))
     from service.store import CallRecord, Purpose
     from service.store.ids import utcnow
-    from service.turns.requests import Tool, tools_json
+    from service.store.models import tools_json
+    from service.turns.requests import Tool
 
     offered = tools_json([Tool("read_file", "Reads a file.", {"type": "object"})])
     rendered = await ledger.views.render(session.id)

@@ -5,7 +5,7 @@ from service.context.compaction import CompactionStatus
 from tests.integration.helpers import (
     KEEP_FOUR, chat, head_id, snapshot, stored_events, turns, without_event_counters,
 )
-from tests.stubs.anthropic_stub import overloaded, prompt_too_long, reply
+from tests.stubs.anthropic_stub import message_text, overloaded, prompt_too_long, reply
 
 
 @pytest.fixture
@@ -16,6 +16,18 @@ def runtime(anthropic_runtime):
 
 def message_requests(stub):
     return [r for r in stub.requests if r.path == "/v1/messages"]
+
+
+def instruction(request) -> str:
+    """The summary instruction: the text appended after the conversation's own messages."""
+    return request.body["messages"][-1]["content"][-1]["text"]
+
+
+def conversation_text(request) -> str:
+    """Every text of the request but the instruction: the conversation's own messages."""
+    *before, last = request.body["messages"]
+    return "\n".join(message_text({"messages": [*before, {**last,
+                                                         "content": last["content"][:-1]}]}))
 
 
 async def test_anthropic_is_chosen_when_a_key_is_set_and_writes_the_summary(runtime, stub):
@@ -33,19 +45,20 @@ async def test_anthropic_is_chosen_when_a_key_is_set_and_writes_the_summary(runt
     assert summary.node.metadata["model"] == "claude-stub"
     assert summary.node.metadata["input_tokens"] == 321
     (request,) = message_requests(stub)
-    prompt = request.body["messages"][-1]["content"]
-    for covered in nodes[:4]:
-        assert covered.content in prompt
-    for kept in nodes[4:]:
-        assert kept.content not in prompt
+    # The summarizer sends the conversation's own request (README, "Prompt caching") and
+    # names where the retained tail begins, which it leaves out.
+    for turn in nodes:
+        assert turn.content in conversation_text(request)
+    assert f"up to the message that begins \u201c{nodes[4].content}\u201d" in instruction(request)
 
     # The second compaction relays the first summary to the model.
     await chat(ledger, session, *turns(4, start=8))
     stub.enqueue(reply("Eight questions, all answered."))
     second = await runtime.compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)
     assert second.summary.covers_ids == tuple(n.id for n in nodes)
-    relayed = message_requests(stub)[-1].body["messages"][-1]["content"]
-    assert summary.content in relayed
+    relayed = message_requests(stub)[-1]
+    assert summary.content in conversation_text(relayed)
+    assert "opening summary of still earlier turns included" in instruction(relayed)
     assert await ledger.violations(session.id) == []
 
 
@@ -110,10 +123,10 @@ async def test_focus_instructions_reach_the_model_and_are_stored(runtime, stub):
                                              instructions=FOCUS)
     assert result.status is CompactionStatus.COMPACTED
     (request,) = message_requests(stub)
-    prompt = request.body["messages"][-1]["content"]
+    prompt = instruction(request)
     assert f"<focus_instructions>\n{FOCUS}\n</focus_instructions>" in prompt
     for section in SUMMARY_SECTIONS:  # the structured summary the model is asked for
-        assert f"## {section}\n" in request.body["system"]
+        assert f"## {section}\n" in prompt
     for name in ("Goal", "Decisions", "Constraints", "Progress", "Open tasks",
                  "Files and artifacts", "Next step"):
         assert name in SUMMARY_SECTIONS
@@ -125,8 +138,8 @@ async def test_focus_instructions_reach_the_model_and_are_stored(runtime, stub):
     await chat(ledger, session, *turns(4, start=8))
     stub.enqueue(reply("## Goal\n- migrate the database, still"))
     second = await runtime.compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)
-    relayed = message_requests(stub)[-1].body["messages"][-1]["content"]
-    assert "## Goal\n- migrate the database" in relayed
+    relayed = instruction(message_requests(stub)[-1])
+    assert "## Goal\n- migrate the database" in conversation_text(message_requests(stub)[-1])
     assert "focus_instructions" not in relayed and FOCUS not in relayed
     assert second.summary.instructions is None
     assert await ledger.violations(session.id) == []
@@ -140,5 +153,5 @@ async def test_auto_compaction_has_no_instructions(runtime, stub):
     stub.enqueue(reply("Summary."))
     result = await runtime.compactor.compact_if_over_budget(session.id)
     assert result.status is CompactionStatus.COMPACTED and result.summary.instructions is None
-    prompt = message_requests(stub)[-1].body["messages"][-1]["content"]
+    prompt = instruction(message_requests(stub)[-1])
     assert "focus_instructions" not in prompt

@@ -8,6 +8,12 @@ port) answering the two endpoints ctxdag uses:
 - `POST /v1/messages/count_tokens` — scripted (`enqueue_count_tokens`), otherwise
   `{"input_tokens": N}` with N = characters of system + all message text // 4, min 1.
 
+Prompt caching follows the documented prefix rule (`PromptCache`): a successful message
+reports `cache_read_input_tokens` (the longest prefix an earlier request wrote, ending
+at one of its breakpoints), `cache_creation_input_tokens` (the rest up to this request's
+last breakpoint, which it writes) and, when its input_tokens is the stub's own count,
+only the tokens after the last breakpoint as input_tokens, as the API does.
+
 Responses have the API's real shapes and headers (`request-id`; error bodies
 `{"type": "error", "error": {"type": ..., "message": ...}}`). Error responses carry
 `retry-after-ms` (10 by default), which the SDK honors, so its retries take
@@ -23,6 +29,7 @@ With `api_key=` set, a request without that key gets the API's 401 (SDK 2.x send
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import sys
@@ -101,6 +108,7 @@ def reply(text: str, input_tokens: int | None = None, output_tokens: int | None 
             "stop_reason": stop_reason,
             "stop_sequence": None,
             "usage": {
+                **({"_estimated": True} if input_tokens is None else {}),
                 "input_tokens": (estimate_input_tokens(request)
                                  if input_tokens is None else input_tokens),
                 "output_tokens": (max(1, len(text) // 4)
@@ -126,7 +134,8 @@ def tool_call(*uses: tuple[str, str, dict], text: str | None = None,
         return {"id": f"msg_stub{next(_ids):08d}", "type": "message", "role": "assistant",
                 "content": content, "model": request.get("model") or "claude-stub",
                 "stop_reason": "tool_use", "stop_sequence": None,
-                "usage": {"input_tokens": estimate_input_tokens(request), "output_tokens": 20}}
+                "usage": {"_estimated": True, "input_tokens": estimate_input_tokens(request),
+                          "output_tokens": 20}}
 
     return StubResponse(200, body)
 
@@ -171,6 +180,61 @@ def echo(body: dict) -> StubResponse:
 _ids = itertools.count(1)
 
 
+class PromptCache:
+    """Anthropic's prefix rule, per model: a request's prefix runs tools, system, messages,
+    block by block (a message's string content is its one text block; `cache_control`
+    marks are not content). Each breakpoint writes the prefix ending at it; a request
+    reads the longest prefix written before that ends at or before its last breakpoint,
+    and creates the rest up to that breakpoint. Tokens are the stub's: text characters
+    // 4 (estimate_input_tokens). No minimum length and no expiry."""
+
+    def __init__(self) -> None:
+        self.written: set[str] = set()
+
+    def account(self, body: Mapping[str, Any]) -> tuple[int, int, int]:
+        """(read, creation, after the last breakpoint) tokens, writing its breakpoints."""
+        digest = hashlib.sha256(str(body.get("model")).encode()).hexdigest()
+        hashes, chars, marks, total = [], [], [], 0
+        for unit, marked in _units(body):
+            text = unit.get("text", "") if unit.get("type") == "text" else ""
+            total += len(text) if isinstance(text, str) else 0
+            digest = hashlib.sha256((digest + json.dumps(unit, sort_keys=True)).encode()
+                                    ).hexdigest()
+            hashes.append(digest)
+            chars.append(total)
+            if marked:
+                marks.append(len(hashes) - 1)
+        if not marks:
+            return 0, 0, total // 4
+        last = marks[-1]
+        read_end = max((i for i in range(last + 1) if hashes[i] in self.written), default=None)
+        read = 0 if read_end is None else chars[read_end] // 4
+        creation = chars[last] // 4 - read
+        self.written.update(hashes[i] for i in marks)
+        return read, creation, total // 4 - read - creation
+
+
+def _units(body: Mapping[str, Any]) -> list[tuple[dict, bool]]:
+    """The request's prefix, block by block, each without its mark, and whether marked."""
+    def unmarked(block: Mapping[str, Any]) -> dict:
+        return {k: v for k, v in block.items() if k != "cache_control"}
+
+    units: list[tuple[dict, bool]] = []
+    for tool in body.get("tools") or []:
+        units.append(({"tool": unmarked(tool)}, "cache_control" in tool))
+    system = body.get("system")
+    for block in ([{"type": "text", "text": system}] if isinstance(system, str) and system
+                  else system if isinstance(system, list) else []):
+        units.append(({"system": True, **unmarked(block)}, "cache_control" in block))
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        for i, block in enumerate(blocks or []):
+            units.append(({"role": message.get("role"), "opens": i == 0, **unmarked(block)},
+                          "cache_control" in block))
+    return units
+
+
 # --------------------------------------------------------------------------- server
 
 
@@ -190,6 +254,7 @@ class AnthropicStub:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._request_ids = itertools.count(1)
+        self.cache = PromptCache()
 
     # lifecycle
 
@@ -251,6 +316,7 @@ class AnthropicStub:
             self._count_queue.clear()
             self.requests.clear()
             self.errors.clear()
+            self.cache = PromptCache()
 
     def requests_to(self, path: str) -> list[RecordedRequest]:
         with self._lock:
@@ -287,6 +353,16 @@ class AnthropicStub:
     def _render(self, response: StubResponse, body: Any) -> tuple[int, dict[str, str], bytes]:
         payload = response.body(body if isinstance(body, dict) else {}) \
             if callable(response.body) else response.body
+        usage = payload.get("usage") if isinstance(payload, dict) else None
+        if isinstance(usage, dict) and response.status == 200 and isinstance(body, dict) \
+                and "messages" in body:
+            usage = dict(usage)
+            with self._lock:
+                read, creation, uncached = self.cache.account(body)
+            if usage.pop("_estimated", False):
+                usage["input_tokens"] = uncached
+            usage.update(cache_read_input_tokens=read, cache_creation_input_tokens=creation)
+            payload = {**payload, "usage": usage}
         data = json.dumps(payload).encode()
         headers = {"content-type": "application/json",
                    "request-id": f"req_stub{next(self._request_ids):08d}"}

@@ -85,7 +85,8 @@ async def test_completion_sends_exactly_what_it_was_given(stub, connect):
     assert done == Completion(text="Hi! How can I help?", model="claude-test-1",
                               input_tokens=21, output_tokens=7, stop_reason="end_turn",
                               request_id=done.request_id,
-                              blocks=[{"type": "text", "text": "Hi! How can I help?"}])
+                              blocks=[{"type": "text", "text": "Hi! How can I help?"}],
+                              cache_creation_input_tokens=0, cache_read_input_tokens=0)
     assert done.request_id and done.request_id.startswith("req_")
     [sent] = stub.requests
     assert sent.path == MESSAGES_PATH and sent.method == "POST"
@@ -301,8 +302,9 @@ async def test_summarizer_relays_the_previous_summary_and_returns_the_text(stub,
 
     written = await summarizer.summarize(turns, "- user is called Ada")
 
+    # A prompt of its own (no conversation given) marks no breakpoint: nothing is cached.
     assert written == SummaryText("- user wants X\n- decided Y", "anthropic", "claude-small",
-                                  300, 12)
+                                  300, 12, 0, 0)
     [sent] = stub.requests
     assert sent.body["model"] == "claude-small" and sent.body["max_tokens"] == 777
     assert sent.body["system"] == SUMMARY_SYSTEM

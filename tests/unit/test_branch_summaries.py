@@ -10,7 +10,7 @@ from service.store import Role
 from service.turns.requests import (
     CARRY_OPEN, SUMMARY_OPEN, anthropic_messages, openai_chat,
 )
-from tests.provider_requests import assert_valid_anthropic, assert_valid_openai
+from tests.provider_requests import assert_valid_anthropic, assert_valid_openai, uncached
 from tests.unit.test_cut_and_summarizer import node as sized
 from tests.unit.test_requests import node, results, use
 
@@ -23,6 +23,7 @@ def test_a_carry_node_is_sent_as_the_users_text_framed_as_another_branchs_summar
     body = anthropic_messages(render, {})
     assert_valid_anthropic(body)
     assert_valid_openai(openai_chat(render, {}))
+    body = uncached(body)  # the breakpoints aside (tests/unit/test_cache_breakpoints.py)
     last = body["messages"][-1]
     assert last["role"] == "user" and last["content"] == (
         f"{CARRY_OPEN}\nAnother branch: the second plan failed.\n</summary>\n\nSo?")

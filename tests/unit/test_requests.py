@@ -14,7 +14,7 @@ from service.turns.requests import (
     CONTINUES, Options, Tool, ToolChoice, anthropic_messages, open_tool_uses, openai_chat,
 )
 from tests.provider_requests import (
-    assert_valid_anthropic, assert_valid_openai, problems_anthropic, problems_openai,
+    assert_valid_anthropic, assert_valid_openai, problems_anthropic, problems_openai, uncached,
 )
 from tests.unit.test_blocks import LIMITS, png
 
@@ -86,6 +86,7 @@ def test_an_agent_render_is_a_valid_anthropic_request():
     render = agent_render()
     body = anthropic_messages(render, media_of(render), TOOLS)
     assert_valid_anthropic(body)
+    body = uncached(body)
     assert body["system"] == "You are terse."
     assert [m["role"] for m in body["messages"]] == [
         "user", "assistant", "user", "assistant", "user", "assistant", "user"]
@@ -123,7 +124,8 @@ def test_a_text_conversation_is_sent_as_strings_as_before_blocks_existed():
     render = [node("system", "sys"), node("assistant", "I start."), node("user", "hi"),
               node("tool", "plain tool output"), node("assistant", "ok")]
     body = anthropic_messages(render, {})
-    assert body == {"system": "sys", "messages": [
+    assert_valid_anthropic(body)
+    assert uncached(body) == {"system": "sys", "messages": [
         {"role": "user", "content": CONTINUES},
         {"role": "assistant", "content": "I start."},
         {"role": "user", "content": "hi\n\n[tool result]\nplain tool output"},
