@@ -235,7 +235,7 @@ class Summary:
         if session.summary_strategy == store.SummaryStrategy.ROLLING.value:
             return self.stored_superseded
         branches = await info.context.loaders.branches.load(str(self.session_id))
-        return all(b.summary_id != str(self.id) for b in branches)
+        return all(str(self.id) not in b.stand_in_ids for b in branches)
 
     @strawberry.field(description="The session's active summary (the latest compaction that "
                                   "still applies).")
