@@ -30,7 +30,8 @@ from enum import Enum
 from typing import Awaitable, Callable, Literal, Sequence, TypeVar
 
 from ..errors import BadInput, ContextOverflow, CtxdagError
-from ..store import CallRecord, Ledger, Node, Purpose, Rendered, Role, Summary
+from ..store import (CallRecord, Ledger, Node, Purpose, Rendered, Role, Summary,
+                     SummaryStrategy)
 from ..store import validate
 from ..store.blocks import media_hashes
 from ..store.ids import utcnow
@@ -195,7 +196,10 @@ class Compactor:
         if keep < 0:
             raise BadInput("keep_recent_tokens must not be negative")
         history, lead, verbatim = view.history, view.lead, verbatim_ids(view)
-        previous = history[0] if history and history[0].role is Role.SUMMARY else None
+        # Segmented relays nothing: the new summary stands beside the earlier ones, written
+        # from the newly covered turns alone (docs/segmented.md).
+        previous = history[0] if history and history[0].role is Role.SUMMARY \
+            and view.strategy != SummaryStrategy.SEGMENTED.value else None
         previous_covers = (await self.ledger.summaries.get(previous.id)).covers_ids \
             if previous and (coverage or up_to is not None) else ()
         # A point that cannot be a cut is refused whatever the history's length.
