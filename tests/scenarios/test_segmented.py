@@ -1,0 +1,207 @@
+"""The `segmented` summary strategy end to end (docs/segmented.md), over the public API on a
+real service and a real Neo4j, against the independent model (tests/scenarios/summary_model.py):
+every step is checked by `Dag.check` (HEAD, renders of every tip, branch list, capsules,
+every summary), every compaction against the model's cut, every call's reads against the
+model's render; the prompt-cache promise against the Anthropic request bodies themselves."""
+from __future__ import annotations
+
+import json
+
+from tests.scenarios.test_pins import PinDag
+from tests.scenarios.test_summary_strategies import Dag, question
+
+ANTHROPIC = ("query($s: ID!, $h: ID) { session(id: $s) { render(headId: $h) {"
+             " a: request(format: ANTHROPIC_MESSAGES) } } }")
+
+
+def blocks(request) -> list[str]:
+    """The request's system and message blocks in order, each as its JSON text without
+    cache_control (the breakpoints move to the newest stand-in; the content does not)."""
+    body = json.loads(request) if isinstance(request, str) else request
+
+    def bare(block) -> str:
+        if isinstance(block, str):
+            block = {"type": "text", "text": block}
+        return json.dumps({k: v for k, v in block.items() if k != "cache_control"},
+                          sort_keys=True)
+
+    out = [bare(b) for b in body.get("system") or []]
+    for message in body["messages"]:
+        content = message["content"]
+        for block in [content] if isinstance(content, str) else content:
+            out.append(message["role"] + bare(block))
+    return out
+
+
+async def anthropic(d: Dag, head: str | None = None) -> list[str]:
+    data = await d.client(ANTHROPIC, s=d.id, h=head)
+    return blocks(data["session"]["render"]["a"])
+
+
+async def test_k_compactions_on_a_chain_keep_every_earlier_prefix(client, checked):
+    d = await Dag.start(client, "segmented chain", "segmented")
+    checked.append(d.id)
+    m = d.model
+    main = await d.chat(4)
+    stand_ins: list[str] = []
+    for k in range(1, 5):
+        before = await anthropic(d)
+        s = await d.compact()
+        assert s is not None, f"compaction {k} wrote nothing"
+        stand_ins.append(s)
+        state = await d.check(head=main[-1])
+        render = state["session"]["render"]
+        assert render["nodeIds"][:k + 1] == [m.root, *stand_ins], render
+        assert m.summaries[s].absorbed is None
+        after = await anthropic(d)
+        # ROOT (the system block) and S1 … S(k-1): the same bytes before and after.
+        assert after[:k] == before[:k], f"compaction {k} changed the prompt's prefix"
+        assert after[k] != before[k]
+        main += await d.chat(3, start=10 * k)
+        await d.check(head=main[-1])
+    # Each segment holds only the turns it newly covered: disjoint, in chain order.
+    covers = [m.summaries[s].covers for s in stand_ins]
+    chain = m.chain(main[-1])
+    assert [n for c in covers for n in c] == chain[1:1 + sum(map(len, covers))]
+    # The call after the last compaction read the stand-ins, and the graph has a capsule each.
+    assert m.capsules() == set(stand_ins)
+
+
+async def test_a_linear_chain_renders_the_turns_rolling_would(client, checked):
+    dags = [await Dag.start(client, f"same turns {st}", st) for st in ("rolling", "segmented")]
+    checked.extend(d.id for d in dags)
+
+    async def turns_of(d: Dag) -> list[int]:
+        """Where the verbatim turns of HEAD's render lie on its chain (the offline replies'
+        texts count the prompt's messages, so they differ between strategies)."""
+        render = await d.render_at()
+        chain = d.model.chain(d.model.head)
+        return [chain.index(n) for n in render["nodeIds"] if n not in d.model.summaries]
+
+    for step in range(3):
+        for d in dags:
+            await d.chat(3, start=10 * step)
+            await d.compact()
+            await d.check()
+        rolling, segmented = [await turns_of(d) for d in dags]
+        assert rolling == segmented, f"after compaction {step + 1}"
+
+
+async def test_forks_render_only_the_segments_on_their_chain(client, checked):
+    d = await Dag.start(client, "segmented forks", "segmented")
+    checked.append(d.id)
+    m = d.model
+    main = await d.chat(6)
+    s1 = await d.compact()
+    main += await d.chat(4, start=6)
+    s2 = await d.compact()
+    await d.check(head=main[-1])
+    S1, S2 = m.summaries[s1], m.summaries[s2]
+    assert S2.splice == S1.last and not set(S1.covers) & set(S2.covers)
+    replies = [n for n in main if m.turns[n].role == "assistant"]
+
+    # Retried inside S1's segment: neither segment lies on its chain; verbatim.
+    f0 = await d.retry(next(n for n in replies if n in S1.covers[1:]))
+    state = await d.check(head=f0)
+    assert state["session"]["render"]["summaryId"] is None
+    # Retried inside S2's segment: S1 alone, then its chain verbatim.
+    f1 = await d.retry(next(n for n in replies if n in S2.covers))
+    state = await d.check(head=f1)
+    assert state["session"]["render"]["nodeIds"][:2] == [m.root, s1]
+    assert s2 not in state["session"]["render"]["nodeIds"]
+    # Compacting that fork adds a segment there only; main still renders S1, S2.
+    fork = [f1] + await d.chat(4, start=30)
+    s3 = await d.compact()
+    await d.check(head=fork[-1])
+    assert m.summaries[s3].splice not in S2.covers
+    assert m.render(fork[-1])[:3] == [m.root, s1, s3]
+    await d.checkout(main[-1])
+    state = await d.check(head=main[-1])
+    assert state["session"]["render"]["nodeIds"][:3] == [m.root, s1, s2]
+    # An edit in the retained tail inherits both; a branch deletion takes the fork's s3.
+    edited = await d.edit(next(n for n in S2.retained if m.turns[n].role == "user"),
+                          "Question 009, edited. ".ljust(100, "x"))
+    await d.check(head=edited[1])
+    await d.delete(fork[-1])
+    await d.check()
+    assert m.summaries[s3].deleted
+
+
+async def test_uncompact_of_a_middle_segment_renders_its_turns_between_the_others(
+        client, service, checked):
+    d = await Dag.start(client, "segmented uncompact", "segmented")
+    checked.append(d.id)
+    m = d.model
+    main = await d.chat(4)
+    s1 = await d.compact()
+    main += await d.chat(3, start=10)
+    s2 = await d.compact()
+    main += await d.chat(3, start=20)
+    s3 = await d.compact()
+    await d.check(head=main[-1])
+    await d.uncompact(s2)
+    state = await d.check(head=main[-1])
+    ids = state["session"]["render"]["nodeIds"]
+    S2 = m.summaries[s2]
+    assert ids[:2] == [m.root, s1] and ids[2:2 + len(S2.covers)] == list(S2.covers)
+    assert ids[2 + len(S2.covers)] == s3
+    # The next compaction covers only what follows s3; then undo the first segment too.
+    main += await d.chat(3, start=30)
+    s4 = await d.compact()
+    await d.check(head=main[-1])
+    assert m.summaries[s4].splice == m.summaries[s3].last
+    await d.uncompact(s1)
+    await d.check(head=main[-1])
+    before = await d.check()
+    service.restart()
+    assert await d.check() == before
+
+
+async def test_pins_render_after_their_own_segment_and_tool_pairs_stay_whole(client, checked):
+    d = await PinDag.start(client, "segmented pins", "segmented")
+    checked.append(d.id)
+    m = d.model
+    main = await d.chat(2)
+    main += await d.tool_round("alpha")
+    main += await d.chat(2, start=2)
+    result = main[6]  # the tool message of the round
+    await d.pin(main[0])
+    await d.pin(result)
+    await d.check(head=main[-1])
+    s1 = await d.compact()
+    await d.check(head=main[-1])
+    main += await d.tool_round("beta")
+    main += await d.chat(3, start=10)
+    s2 = await d.compact()
+    await d.check(head=main[-1])
+    render = m.render(main[-1])
+    kept1 = m.kept(s1, main[-1])
+    assert main[5] in kept1, "the tool use comes along with its pinned result"
+    assert render[:2 + len(kept1) + 1] == [m.root, s1, *kept1, s2]
+    # A pin on a turn s2 covers renders after s2, not after s1.
+    covered = next(n for n in m.summaries[s2].covers if m.turns[n].role == "assistant")
+    await d.pin(covered)
+    await d.check(head=main[-1])
+    assert m.render(main[-1]).index(covered) > m.render(main[-1]).index(s2)
+    main += await d.say(question(40))
+    await d.check(head=main[-1])
+
+
+async def test_switching_to_segmented_reads_summaries_written_under_rolling(client, checked):
+    d = await Dag.start(client, "switch to segmented", "rolling")
+    checked.append(d.id)
+    m = d.model
+    main = await d.chat(4)
+    await d.compact()
+    main += await d.chat(3, start=10)
+    rolling = await d.compact()  # absorbs the first one
+    await d.check(head=main[-1])
+    await d.set_strategy("segmented")
+    state = await d.check(head=main[-1])
+    assert state["session"]["render"]["nodeIds"][:2] == [m.root, rolling]
+    main += await d.chat(3, start=20)
+    segment = await d.compact()
+    await d.check(head=main[-1])
+    assert m.render(main[-1])[:3] == [m.root, rolling, segment]
+    await d.set_strategy("branch")
+    await d.check(head=main[-1])
