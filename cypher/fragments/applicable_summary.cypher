@@ -66,11 +66,13 @@ OPTIONAL CALL (h, floor) {
 // whose length is the render's, never the covered history's.
 OPTIONAL CALL (h, strategy) {
   WITH * WHERE strategy = 'segmented'
-  MATCH (h) ((a:Node)-[r:PREDECESSOR|COVERS]-(b:Node)
-    WHERE (type(r) = 'PREDECESSOR' AND startNode(r) = a AND NOT EXISTS {
+  MATCH (h) ((a:Node)-[r:PREDECESSOR|COVERS
+      WHERE (type(r) = 'PREDECESSOR' AND startNode(r) = a)
+         OR (type(r) = 'COVERS' AND endNode(r) = a)]-(b:Node)
+    WHERE (type(r) = 'PREDECESSOR' AND NOT EXISTS {
              (a)<-[:COVERS]-(c:Node)
              WHERE c.covers_last_id = a.id AND c.deleted_at IS NULL AND c.retired_at IS NULL })
-       OR (type(r) = 'COVERS' AND endNode(r) = a AND b.covers_last_id = a.id
+       OR (type(r) = 'COVERS' AND b.covers_last_id = a.id
            AND b.deleted_at IS NULL AND b.retired_at IS NULL AND NOT EXISTS {
              (a)<-[:COVERS]-(c:Node)
              WHERE c.covers_last_id = a.id AND c.deleted_at IS NULL AND c.retired_at IS NULL
