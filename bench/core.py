@@ -101,8 +101,8 @@ SMOKE = replace(
     reading_reads_per_call=5, reading_samples=5, persist_covered=100, storage_points=(100, 200),
     peer_turns=60, peer_points=(30, 60), peer_window=5, peer_every=20, peer_keep=6,
     peer_read_samples=3, floor_samples=20, agent_messages=60, loop_samples=3, planning_rounds=1, isolated_stores=False,
-    transcript_entries=200, pins_turns=(100, 200),
-    transcript_entries=200, carry_history=(60, 120), carry_fork=4, carry_samples=2,
+    transcript_entries=200, pins_turns=(100, 200), carry_history=(60, 120), carry_fork=4,
+    carry_samples=2,
 )
 
 

@@ -1,5 +1,5 @@
 // name: call_record
-// returns: one row {problem, invalid_reads}
+// returns: one row {problem, invalid_reads, accounting}; accounting: what the statement worked out about the call (its prompt's tokens and its shared prefix), null when problem is set
 // purpose: records a model call that produced no node (a failed call, an external call without output) with its READ edges
 // params: session_id, tenant, call
 MATCH (s:Session {id: $session_id, tenant: $tenant})
@@ -10,6 +10,8 @@ OPTIONAL CALL (s, problem, call_reads) {
   WITH * WHERE problem IS NULL
   WITH s, null AS produced, call_reads
   // include: call_write
-  RETURN true AS written
+  MATCH (c:Call {id: $call.id, tenant: s.tenant})
+  RETURN c {.previous_call_id, .shared_prefix_reads, .shared_prefix_tokens,
+            .prompt_tokens} AS accounting
 }
-RETURN problem, invalid_reads
+RETURN problem, invalid_reads, accounting

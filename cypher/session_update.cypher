@@ -5,11 +5,16 @@
 // $summary_strategy null leaves it as it is; a change bumps summary_version, so a
 // compaction whose render followed the old strategy is refused when it persists.
 // meta_version is read after session_write_lock, so after any concurrent save has
-// committed.
+// committed, from a fresh read of the session.
 MATCH (s:Session {id: $session_id, tenant: $tenant})
 // include: session_write_lock
-WITH s,
-  CASE WHEN coalesce(s.meta_version, 0) <> $expected_meta_version THEN 'meta_changed' END AS problem
+// The session is read afresh after the lock: a read positioned on it before a concurrent
+// save committed can see its properties as they were (that save's meta_version and
+// extra_meta), and a merge based on them would drop the key the other save added.
+WITH s
+MATCH (fresh:Session {id: s.id, tenant: $tenant})
+WITH fresh AS s,
+  CASE WHEN coalesce(fresh.meta_version, 0) <> $expected_meta_version THEN 'meta_changed' END AS problem
 WITH s, problem, problem IS NULL AND $summary_strategy IS NOT NULL
   AND coalesce(s.summary_strategy, 'rolling') <> $summary_strategy AS strategy_changed
 CALL (s, problem, strategy_changed) {

@@ -35,10 +35,13 @@ CALL (s, produced, call_reads) {
   // first in a request: offered other tools, the prompts share nothing.
   WITH c, call_reads
   CALL (c, call_reads) {
+    // Ordered as the index call_session_started holds them, so the seek stops at the first
+    // call before this one (PartialTop): the cost does not grow with the session's calls.
     OPTIONAL CALL (c) {
-      MATCH (p:Call {session_id: c.session_id})
-      WHERE p.started_at <= $call.started_at AND p.id <> $call.id AND p.tenant = c.tenant
-      RETURN p ORDER BY p.started_at DESC, p.id DESC LIMIT 1
+      MATCH (p:Call)
+      WHERE p.session_id = c.session_id AND p.started_at <= $call.started_at
+        AND p.id <> $call.id AND p.tenant = c.tenant
+      RETURN p ORDER BY p.session_id DESC, p.started_at DESC, p.id DESC LIMIT 1
     }
     WITH c, call_reads, p,
       COLLECT { MATCH (p)-[r:READ]->(n:Node) RETURN n ORDER BY r.position } AS before

@@ -9,7 +9,7 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 from strawberry.types.graphql import OperationType
 
-from ..errors import BadInput
+from ..errors import BadInput, Conflict
 from ..store.paging import window
 from ..store.validate import MAX_BRANCH_NAME_LENGTH, MAX_INSTRUCTIONS_LENGTH, MAX_LABEL_LENGTH
 from .blocks import (
@@ -99,12 +99,18 @@ async def _session_after(info: Info, session_id: str) -> Session:
     return session_out(await info.context.services.ledger.sessions.get(session_id))
 
 
-async def _branch_of(info: Info, tip_id: str) -> Branch:
-    """The branch `tip_id` ends, as it is now (read afresh)."""
+async def _branch_of(info: Info, tip_id: str, name: str | None = None) -> Branch:
+    """The branch `tip_id` ends, as it is now (read afresh), or the one holding `name` now
+    (a turn appended meanwhile took the name down the branch)."""
     ledger = info.context.services.ledger
     tip = await ledger.nodes.get(tip_id)
-    return branch_out(next(b for b in await ledger.branches.list(tip.session_id)
-                           if b.tip.id == tip_id))
+    branches = await ledger.branches.list(tip.session_id)
+    found = next((b for b in branches if b.tip.id == tip_id), None) or \
+        next((b for b in branches if name is not None and b.name == name), None)
+    if found is None:
+        raise Conflict(f"node {tip_id} was a branch tip when it was written and is one no "
+                       "longer (a turn was appended after it): read Session.branches")
+    return branch_out(found)
 
 
 @strawberry.type
@@ -311,8 +317,8 @@ class Mutation:
         "branch_named. Never moves HEAD."))
     async def name_branch(self, info: Info, tip_id: strawberry.ID, name: str) -> Branch:
         ledger = info.context.services.ledger
-        await ledger.branch_names.set(str(tip_id), name)
-        return await _branch_of(info, str(tip_id))
+        name = await ledger.branch_names.set(str(tip_id), name)
+        return await _branch_of(info, str(tip_id), name)
 
     @strawberry.mutation(description=(
         "Removes a branch's name (announced as branch_unnamed); a branch without one is left "

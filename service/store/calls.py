@@ -116,18 +116,24 @@ class Calls:
     async def record(self, session_id: str, record: CallRecord) -> Call:
         """Records a call that produced no node (a failure, an external call without output).
 
-        One round trip: the stored call is exactly the record, so it is not read back.
+        One round trip: the stored call is the record and what the statement worked out
+        about it (its prompt's tokens, its shared prefix with the previous call), which the
+        statement returns.
         """
         validate.identifier(session_id, "session id")
         validate.call_record(record, self._limits)
-        await self._db.write("call_record", single_row(session_id, {"session_id": session_id}),
-                             session_id=session_id, tenant=self._tenant, call=record.as_param())
-        return Call(id=record.id, session_id=session_id, purpose=record.purpose,
+        rows = await self._db.write("call_record",
+                                    single_row(session_id, {"session_id": session_id}),
+                                    session_id=session_id, tenant=self._tenant,
+                                    call=record.as_param())
+        return Call(**rows[0]["accounting"],id=record.id, session_id=session_id, purpose=record.purpose,
                     provider=record.provider, model=record.model, head_id=record.head_id,
                     read_ids=record.read_ids, read_count=len(record.read_ids), output_id=None,
                     started_at=record.started_at, finished_at=record.finished_at,
                     input_tokens=record.input_tokens, output_tokens=record.output_tokens,
-                    error_code=record.error_code, error_message=record.error_message)
+                    error_code=record.error_code, error_message=record.error_message,
+                    cache_creation_input_tokens=record.cache_creation_input_tokens,
+                    cache_read_input_tokens=record.cache_read_input_tokens)
 
     async def get(self, call_id: str) -> Call:
         return the_one(await self.get_many([call_id]), "call", call_id)

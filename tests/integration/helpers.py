@@ -247,3 +247,12 @@ async def agent_session(ledger, compactor) -> tuple[Session, dict[str, str]]:
                      "results": results.id, "again": again.id, "lookup": lookup.id,
                      "looked": looked.id, "retried": retried.id, "answered": answered.id,
                      "reply": reply.id}
+
+
+def as_version_3(document: dict) -> dict:
+    """A version 4 backup document as version 3 wrote it: without branch names, pins and
+    carry nodes' carries_over."""
+    old = {k: v for k, v in document.items() if k not in ("branch_names", "pins")}
+    return {**old, "version": 3,
+            "nodes": [{k: v for k, v in n.items() if k != "carries_over"}
+                      for n in document["nodes"]]}

@@ -7,7 +7,7 @@ import json
 from service.store import Limits
 from service.store.backup import VERSION, export_session, import_session
 from service.store.invariants import violations
-from tests.integration.helpers import DELETE_SESSION, run_cypher
+from tests.integration.helpers import DELETE_SESSION, as_version_3, run_cypher
 
 BRANCH = "tip { id } name isHead"
 NAME = f"mutation($n: ID!, $x: String!) {{ nameBranch(tipId: $n, name: $x) {{ {BRANCH} }} }}"
@@ -162,8 +162,7 @@ async def test_names_travel_through_export_and_import_and_check_names_a_bad_one(
 
     # A version 3 document (before branch names) still imports, without any.
     await run_cypher(api.db, DELETE_SESSION, sid=sid)
-    version_3 = {**document, "version": 3}
-    del version_3["branch_names"], version_3["pins"]
+    version_3 = as_version_3(document)
     assert await import_session(api.db, api.tenant, version_3, Limits()) == sid
     assert (await names(client, sid))[0] == {a1: None}
 

@@ -9,9 +9,9 @@ from service.errors import BadInput
 from service.store import Limits
 from service.store.backup import VERSION, export_session, import_session
 from service.store.invariants import violations
-from tests.integration.helpers import DELETE_SESSION, run_cypher
+from tests.integration.helpers import DELETE_SESSION, as_version_3, run_cypher
 from tests.integration.test_compaction_controls import chat, new_session
-from tests.provider_requests import assert_valid_anthropic, assert_valid_openai
+from tests.provider_requests import assert_valid_anthropic, assert_valid_openai, uncached
 
 CARRY = ("mutation($s: ID!, $f: ID!, $i: ID!, $x: String) { carryOver(sessionId: $s,"
          " fromTip: $f, intoHead: $i, instructions: $x) { headMoved carriedIds"
@@ -69,7 +69,7 @@ async def test_a_carry_over_appends_a_summary_of_the_branch_left_to_the_target(a
     for body, check in ((target["anthropic"], assert_valid_anthropic),
                         (target["openai"], assert_valid_openai)):
         check(body)
-    last = target["anthropic"]["messages"][-1]
+    last = uncached(target["anthropic"])["messages"][-1]
     assert last["role"] == "user" and last["content"].startswith(
         "<summary of another branch of this conversation, left for this one>")
 
@@ -185,9 +185,7 @@ async def test_carry_nodes_travel_through_export_and_import_and_check_names_bad_
 
     # A version 3 document has no carries_over: its carry node stands for nothing, refused.
     await run_cypher(api.db, DELETE_SESSION, sid=sid)
-    version_3 = {**document, "version": 3,
-                 "nodes": [{k: v for k, v in n.items() if k != "carries_over"}
-                           for n in document["nodes"]]}
+    version_3 = as_version_3(document)
     with pytest.raises(BadInput, match="CARRIES_OVER"):
         await import_session(api.db, api.tenant, version_3, Limits())
     # ... and one that names a turn on the carry node's own chain is not a branch left.

@@ -10,7 +10,7 @@ from service.store.backup import export_session, import_session
 from service.store.invariants import violations
 from tests.api_client import Client
 from tests.app_server import serve
-from tests.integration.helpers import DELETE_SESSION, run_cypher
+from tests.integration.helpers import DELETE_SESSION, as_version_3, run_cypher
 from tests.provider_requests import assert_valid_anthropic, assert_valid_openai
 
 MESSAGE = "id role seq tokens pinned"
@@ -253,7 +253,7 @@ async def test_pins_travel_through_export_and_import_and_check_names_a_bad_one(a
     bad = {**document, "pins": [*document["pins"], root_pin]}
     with pytest.raises(Exception, match="pin of node .*: the node is ROOT"):
         await import_session(api.db, api.tenant, bad, Limits())
-    old = {k: v for k, v in document.items() if k not in ("pins", "branch_names")} | {"version": 3}
+    old = as_version_3(document)
     assert await import_session(api.db, api.tenant, old, Limits()) == sid
     assert ids[3] not in (await session_state(client, sid))["render"]["nodeIds"]
 
