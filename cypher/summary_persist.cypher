@@ -1,6 +1,6 @@
 // name: summary_persist
 // returns: one row {problem, invalid_reads, summary, covers_ids, events}; summary and covers_ids are null when problem is set; no row when the session does not exist
-// purpose: compaction's only write: one summary node spliced after the segment's predecessor, COVERS edges to the turns it newly covers, ABSORBED to the summary it relays, REPLACED to the active summary it replaces, the session's active summary moved; HEAD untouched
+// purpose: compaction's only write: one summary node spliced after the segment's predecessor, COVERS edges to the turns it newly covers, ENDS_AT to its segment's last turn, ABSORBED to the summary it relays, REPLACED to the active summary it replaces, the session's active summary moved; HEAD untouched
 // params: session_id, tenant, summary_id, content, tokens, metadata, now, new_ids, absorbed_id, expected_version, strategy, instructions, compacted_head_id, retained_ids, call, announce
 // Coverage is always real turns: the absorbed summary's segment extended by $new_ids. Only
 // the new turns get COVERS edges (the absorbed summary holds the rest), so a persist
@@ -75,6 +75,9 @@ OPTIONAL CALL (s, seq, active, absorbed, new_turns, problem, call_reads) {
     replaced_id: active.id
   })
   CREATE (summary)-[:PREDECESSOR]->(splice)
+  // The segment's end, for the segmented render's walk (fragment applicable_summary).
+  WITH s, active, absorbed, covered, summary, call_reads, covered[-1] AS last
+  CREATE (summary)-[:ENDS_AT]->(last)
   WITH s, active, absorbed, covered, summary, call_reads
   CALL (summary, covered) {
     UNWIND range(0, size(covered) - 1) AS i

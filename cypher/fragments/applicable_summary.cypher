@@ -61,22 +61,20 @@ OPTIONAL CALL (h, floor) {
   RETURN x AS stop, a AS below
 }
 // Segmented: one walk up from `h` to ROOT, through the tail and the stand-ins only. From a
-// turn that ends a counting segment the next step is to its summary (the newest ending
-// there), from any other node (a summary too) to its predecessor; so the walk is one path
-// whose length is the render's, never the covered history's.
+// node that ends a counting segment (its ENDS_AT edges) the next step is to its summary (the
+// newest ending there), from any other node (a summary too) to its predecessor; so the walk
+// is one path whose length, and whose reads, are the render's, never the covered history's.
 OPTIONAL CALL (h, strategy) {
   WITH * WHERE strategy = 'segmented'
-  MATCH (h) ((a:Node)-[r:PREDECESSOR|COVERS
+  MATCH (h) ((a:Node)-[r:PREDECESSOR|ENDS_AT
       WHERE (type(r) = 'PREDECESSOR' AND startNode(r) = a)
-         OR (type(r) = 'COVERS' AND endNode(r) = a)]-(b:Node)
+         OR (type(r) = 'ENDS_AT' AND endNode(r) = a)]-(b:Node)
     WHERE (type(r) = 'PREDECESSOR' AND NOT EXISTS {
-             (a)<-[:COVERS]-(c:Node)
-             WHERE c.covers_last_id = a.id AND c.deleted_at IS NULL AND c.retired_at IS NULL })
-       OR (type(r) = 'COVERS' AND b.covers_last_id = a.id
-           AND b.deleted_at IS NULL AND b.retired_at IS NULL AND NOT EXISTS {
-             (a)<-[:COVERS]-(c:Node)
-             WHERE c.covers_last_id = a.id AND c.deleted_at IS NULL AND c.retired_at IS NULL
-               AND c.seq > b.seq }))* (top:Node)
+             (a)<-[:ENDS_AT]-(c:Node) WHERE c.deleted_at IS NULL AND c.retired_at IS NULL })
+       OR (type(r) = 'ENDS_AT' AND b.deleted_at IS NULL AND b.retired_at IS NULL
+           AND NOT EXISTS {
+             (a)<-[:ENDS_AT]-(c:Node)
+             WHERE c.deleted_at IS NULL AND c.retired_at IS NULL AND c.seq > b.seq }))* (top:Node)
   WHERE NOT EXISTS { (top)-[:PREDECESSOR]->(:Node) }
   WITH reverse(a + [top]) AS walk
   // A segment's last turn is walked only to reach its summary: the summary renders, it not.
