@@ -96,6 +96,7 @@ LIST_SIZES: dict[str, Paged | Given | Assumed | str] = {
     "RenderedContext.nodes": Assumed("nodes of a render", PROMPT),
     "Summary.coversIds": Assumed("turns a summary covers", PROMPT),
     "Summary.retainedIds": Assumed("turns a summary retains", PROMPT),
+    "Summary.nestedIds": Assumed("summaries a nested summary merges", FEW),
     "Compaction.coveredIds": Assumed("turns a summary covers", PROMPT),
     "Compaction.retainedIds": Assumed("turns a summary retains", PROMPT),
     "SessionGraph.nodes": Assumed("rows of a session's graph", SESSION),

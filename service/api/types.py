@@ -225,6 +225,9 @@ class Summary:
         description="The head whose render was compacted.")
     retained_ids: Optional[list[strawberry.ID]] = strawberry.field(
         description="That head's chain below the covered segment, in chain order.")
+    nested_ids: list[strawberry.ID] = strawberry.field(description=(
+        "A nested summary (segmented strategy): the summaries it merged, in chain order; "
+        "their segments make up its own. Empty for every other summary."))
     stored_superseded: strawberry.Private[bool]
 
     @strawberry.field(description=(
@@ -251,7 +254,8 @@ def summary_out(s: store.Summary) -> Summary:
                    metadata=dict(s.node.metadata), instructions=s.instructions,
                    seq=s.node.seq, retired=s.retired, deleted=s.node.deleted,
                    absorbed_id=s.absorbed_id, compacted_head_id=s.compacted_head_id,
-                   retained_ids=None if s.retained_ids is None else list(s.retained_ids))
+                   retained_ids=None if s.retained_ids is None else list(s.retained_ids),
+                   nested_ids=list(s.nested_ids))
 
 
 PREVIEW_CHARACTERS = 120
@@ -685,6 +689,12 @@ class Compaction:
         "reports none, as the offline one)."))
     summarizer_output_tokens: Optional[int] = strawberry.field(default=None, description=(
         "The summarizer call's output tokens, as the summarizer reports them."))
+    nested: Optional[Summary] = strawberry.field(default=None, description=(
+        "Segmented strategy: the nested summary this compaction's merge wrote, when the "
+        "stand-ins passed CTXDAG_SEGMENT_MERGE_SHARE of the context window (null: no merge "
+        "was due, or it failed)."))
+    merge_error: Optional[str] = strawberry.field(default=None, description=(
+        "Why a due merge failed; the compaction itself is written."))
 
 
 @strawberry.type(description="An undone compaction.")
@@ -720,7 +730,9 @@ def compaction_out(c: CompactionResult) -> Compaction:
                       covered_ids=list(c.covered_ids), retained_ids=list(c.retained_ids),
                       summary_text=c.summary_text,
                       summarizer_input_tokens=c.summarizer_input_tokens,
-                      summarizer_output_tokens=c.summarizer_output_tokens)
+                      summarizer_output_tokens=c.summarizer_output_tokens,
+                      nested=summary_out(c.nested) if c.nested else None,
+                      merge_error=c.merge_error)
 
 
 @strawberry.type(description="A turn: its opening node, the reply, and the call behind it.")

@@ -20,6 +20,11 @@ never moves HEAD. Once `compaction_started` is stored, exactly one of
 `compaction_finished` (stored with the summary, in its transaction) or
 `compaction_failed` follows, whatever fails — the summarizer, the write, or recording the
 failed summarizer call — unless the database takes no write at all any more.
+
+Under the segmented strategy a compaction whose stand-ins then pass the budget's merge point
+is followed, in the same run, by a merge (context/nesting.py): one nested summary of the
+oldest stand-ins, written with its own summarizer call and its own started/finished (or
+failed) events. A failed merge leaves the compaction as written; the result says why.
 """
 from __future__ import annotations
 
@@ -39,6 +44,7 @@ from ..store.models import tools_json
 from ..tokens import estimate_tokens
 from .budget import BudgetPolicy
 from .cut import MIN_ENTRIES, Cut, cut_after, find_cut, open_tool_uses, verbatim_ids
+from .nesting import merge_run
 from .render import render_context
 from .summarizers import Conversation, RequestOptions, Summarizer, SummaryText
 from .tokens import TokenEstimator
@@ -79,6 +85,10 @@ class CompactionResult:
     summary_text: str | None = None
     summarizer_input_tokens: int | None = None  # the summarizer call's cost, as it reports it
     summarizer_output_tokens: int | None = None
+    # Segmented: the nested summary the compaction's merge wrote (None: no merge ran, or it
+    # failed: then `merge_error` says why).
+    nested: Summary | None = None
+    merge_error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -299,10 +309,60 @@ class Compactor:
         except BaseException:
             await self._failed(session_id, trigger, "internal error", "INTERNAL")
             raise
+        nested, merge_error = (await self._merge(view, session_id, trigger, summary,
+                                                 tokens_after)
+                               if view.strategy == SummaryStrategy.SEGMENTED.value
+                               else (None, None))
         return CompactionResult(CompactionStatus.COMPACTED, session_id, trigger, summary,
                                 len(summary.covers_ids), view.tokens, tokens_after,
                                 split_turn=plan.split_turn, message=plan.message,
-                                **{**plan.outcome(written), "covered_ids": summary.covers_ids})
+                                **{**plan.outcome(written), "covered_ids": summary.covers_ids},
+                                nested=nested, merge_error=merge_error)
+
+    async def _merge(self, view: Rendered, session_id: str, trigger: CompactionTrigger,
+                     written: Summary, tokens_before: int
+                     ) -> tuple[Summary | None, str | None]:
+        """After segmented compaction `written` of `view`: when the stand-ins pass the merge
+        point, merges the oldest into a nested summary; (nested, None), (None, why it
+        failed), or (None, None) when no merge was due."""
+        merge_at = self.policy.segment_merge_at
+        earlier = [n for n in view.history if n.id in view.stand_in_ids]
+        if sum(n.tokens for n in earlier) + written.node.tokens <= merge_at:
+            return None, None
+        stand_ins = await self.ledger.summaries.get_many(view.stand_in_ids)
+        run = merge_run([*stand_ins, written], merge_at)
+        if not run:
+            return None, None
+        await self.ledger.events.append(session_id, {"type": "compaction_started",
+                                                     "trigger": trigger})
+        prompt = [s.node for s in run]
+        started, text = utcnow(), None
+        try:
+            text = await self.summarizer.merge(prompt)
+            covered = [turn for s in run for turn in s.covers_ids]
+            nested = await self.ledger.summaries.persist(
+                session_id, covered, text.text, absorbed_id=None,
+                compacted_head_id=covered[-1], retained_ids=[],
+                # The compaction just written moved the version by one; anything else since
+                # is a conflict.
+                expected_version=view.summary_version + 1, strategy=view.strategy,
+                metadata={"summarizer": text.summarizer, "model": text.model,
+                          "trigger": trigger, "merged": len(run),
+                          "input_tokens": text.input_tokens, "output_tokens": text.output_tokens},
+                call=self._call(prompt, started, text), nested_ids=[s.id for s in run],
+                announce={"trigger": trigger, "tokens_before": tokens_before,
+                          "tokens_after": tokens_before - sum(n.tokens for n in prompt)
+                          + estimate_tokens(text.text)})
+        except CtxdagError as e:
+            try:
+                await self.ledger.calls.record(session_id, self._call(prompt, started, text, e))
+            finally:
+                await self._failed(session_id, trigger, e.message, e.code)
+            return None, f"the merge into a nested summary failed: {e.message}"
+        except BaseException:
+            await self._failed(session_id, trigger, "internal error", "INTERNAL")
+            raise
+        return nested, None
 
     async def _preview(self, view: Rendered, session_id: str, trigger: CompactionTrigger,
                        plan: "Plan", instructions: str | None,
@@ -331,7 +391,9 @@ class Compactor:
             return None
         hashes = list(dict.fromkeys(h for n in view.nodes for h in media_hashes(n.blocks)))
         media = await self.ledger.nodes.media(hashes) if hashes else {}
-        return Conversation(tuple(view.nodes), plan.retained, media, options)
+        # Segmented: the stand-ins before the new turns stay; the summary covers from them on.
+        covered_from = plan.new_turns[0] if plan.previous is None and view.lead else None
+        return Conversation(tuple(view.nodes), plan.retained, media, options, covered_from)
 
     async def _failed(self, session_id: str, trigger: CompactionTrigger, reason: str,
                       code: str) -> None:

@@ -209,6 +209,9 @@ class Summary:
     absorbed_id: str | None = None  # the summary it relayed and extended
     compacted_head_id: str | None = None  # the head whose render was compacted
     retained_ids: tuple[str, ...] | None = None  # that head's chain below the segment
+    # Segmented: the summaries a nested summary merged, chain order (their segments tile its
+    # own); empty for every other summary.
+    nested_ids: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -284,6 +287,7 @@ def summary_from_row(row: Mapping[str, Any], covers_ids: Sequence[str]) -> Summa
         absorbed_id=row.get("absorbed_id"),
         compacted_head_id=row.get("compacted_head_id"),
         retained_ids=None if row.get("retained_ids") is None else tuple(row["retained_ids"]),
+        nested_ids=tuple(row.get("nested_ids") or ()),
     )
 
 

@@ -39,6 +39,8 @@ class Summary:
     strategy: str
     deleted: bool = False
     retired: bool = False
+    tokens: int = 0
+    nested: tuple[str, ...] = ()  # segmented: the summaries a nested summary merged
 
     @property
     def last(self) -> str:
@@ -231,6 +233,26 @@ class SummaryModel:
         assert tuple(chain[first:last + 1]) == s.covers, (
             f"{sid}'s coverage is not the chain segment after its splice {s.splice}")
         return chain[:first] + [sid] + self.kept(sid, head) + chain[last + 1:]
+
+    def merge_due(self, head: str, merge_at: int) -> tuple[str, ...]:
+        """Segmented, right after a compaction of `head`: the stand-ins merged into one nested
+        summary. When the stand-ins' tokens pass `merge_at`, the oldest that follow one
+        another in the render (no verbatim turn between them) are merged, from the first, at
+        least two and never the newest, until the others hold at most half of `merge_at`."""
+        listed = self.stand_ins(head)
+        ids = [n for n in listed if n in self.summaries]
+        total = sum(self.summaries[n].tokens for n in ids)
+        if total <= merge_at or len(ids) <= 2:
+            return ()
+        run, rest = [], total
+        for n in ids[:-1]:
+            if run and listed.index(n) != listed.index(run[-1]) + 1:
+                break
+            run.append(n)
+            rest -= self.summaries[n].tokens
+            if len(run) >= 2 and rest <= merge_at // 2:
+                break
+        return tuple(run) if len(run) >= 2 else ()
 
     # ---- what the API shows ------------------------------------------------------------
     def active(self) -> str | None:

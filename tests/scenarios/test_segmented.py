@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from tests.api_client import Client
+from tests.scenarios.summary_model import Summary
 from tests.scenarios.test_pins import PinDag
-from tests.scenarios.test_summary_strategies import Dag, question
+from tests.scenarios.test_summary_strategies import KEEP, SUMMARY, Dag, question
+from tests.service_process import ServiceProcess
 
 ANTHROPIC = ("query($s: ID!, $h: ID) { session(id: $s) { render(headId: $h) {"
              " a: request(format: ANTHROPIC_MESSAGES) } } }")
@@ -205,3 +210,138 @@ async def test_switching_to_segmented_reads_summaries_written_under_rolling(clie
     assert m.render(main[-1])[:3] == [m.root, rolling, segment]
     await d.set_strategy("branch")
     await d.check(head=main[-1])
+
+
+# --- nesting: merges into a nested summary (docs/segmented.md, "Nesting") -----------------
+
+MERGE_SHARE = "0.0006"  # of the default 200,000-token window: merges past 120 tokens
+MERGE_AT = 120
+
+
+@pytest.fixture(scope="module")
+def merging(service):
+    """A second service on the same tenant whose stand-ins merge after a few compactions."""
+    same = ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD", "CTXDAG_TENANT")
+    with ServiceProcess({**{k: service.env[k] for k in same},
+                         "CTXDAG_SEGMENT_MERGE_SHARE": MERGE_SHARE}) as process:
+        yield process
+
+
+class MergeDag(Dag):
+    """A Dag whose compactions may merge: each one's nested summary (or its absence) is
+    checked against the model's merge rule, and the model takes it in."""
+
+    async def compact(self, keep: int = KEEP, head: str | None = None) -> str | None:
+        m = self.model
+        at = head or m.head
+        before = self._before(at)
+        data = await self.client(
+            f"mutation($s: ID!, $k: Int, $h: ID) {{ compact(sessionId: $s, keepRecentTokens: $k,"
+            f" headId: $h) {{ status message mergeError summary {{ {SUMMARY} }}"
+            f" nested {{ {SUMMARY} nestedIds }} }} }}", s=self.id, k=keep, h=head)
+        result = data["compact"]
+        if m.cut(at, keep) is None:
+            assert (result["status"], result["summary"]) == ("SKIPPED", None), result
+            return None
+        assert result["status"] == "COMPACTED" and result["mergeError"] is None, result
+        sid = self._compacted(result["summary"], at, keep, *before)
+        await self._learn_tokens(sid)
+        due = m.merge_due(at, MERGE_AT)
+        nested = result["nested"]
+        assert (nested and nested["nestedIds"]) == (list(due) or None), (
+            f"compaction {self.show(sid)}: merged {nested and self.show(nested['nestedIds'])},"
+            f" the model merges {self.show(due)}")
+        if nested:
+            self._take_nested(nested, due)
+            await self._learn_tokens(nested["id"])
+        return sid
+
+    def _take_nested(self, n: dict, due: tuple[str, ...]) -> None:
+        m = self.model
+        covers = tuple(turn for x in due for turn in m.summaries[x].covers)
+        where = f"nested {n['id'][:8]} of {self.show(due)}"
+        assert n["coversIds"] == list(covers), where
+        assert (n["absorbedId"], n["retainedIds"], n["compactedHeadId"]) == (
+            None, [], covers[-1]), (where, n)
+        assert n["strategy"] == "segmented" and not n["retired"] and not n["deleted"], where
+        self.labels[n["id"]] = f"N{n['seq']}"
+        m.compacted(Summary(n["id"], n["seq"], m.summaries[due[0]].splice, covers, (), None,
+                            None, covers[-1], "segmented", nested=due))
+
+    async def _learn_tokens(self, sid: str) -> None:
+        self.model.summaries[sid].tokens = (await self.nodes([sid]))[sid]["tokens"]
+
+
+async def compact_until_merged(d: MergeDag, start: int) -> tuple[list[str], str]:
+    """Compactions on HEAD's chain, three turns between each, until one merges: the turns
+    written and the nested summary."""
+    written: list[str] = []
+    for k in range(12):
+        written += await d.chat(3, start=start + 10 * k)
+        before = set(d.model.summaries)
+        await d.compact()
+        new = [s for s in d.model.summaries if s not in before and d.model.summaries[s].nested]
+        await d.check()
+        if new:
+            return written, new[0]
+    raise AssertionError("twelve compactions and no merge")
+
+
+async def test_stand_ins_merge_into_a_nested_summary_and_uncompact_restores_them(
+        merging, checked):
+    """Segments pile up until their tokens pass the merge point; then the oldest merge into
+    one nested summary, the render is [ROOT, N, later stand-ins…, tail], every earlier
+    compaction kept the prefix, a fork inside a merged segment renders it verbatim, a summary
+    nested in a live one cannot be undone alone, and uncompacting the nested one brings its
+    segments back — across a restart."""
+    client = Client(merging.url)
+    d = await MergeDag.start(client, "segmented merge", "segmented")
+    checked.append(d.id)
+    m = d.model
+    main = await d.chat(4)
+    main += (await compact_until_merged(d, 10))[0]
+    nested = next(s for s in m.summaries.values() if s.nested)
+    render = (await d.check())["session"]["render"]["nodeIds"]
+    assert render[:2] == [m.root, nested.id], d.show(render)
+    assert all(x not in render for x in nested.nested)
+
+    errors = await client.errors("mutation($x: ID!) { uncompact(summaryId: $x) { summary { id } } }",
+                                 x=nested.nested[0])
+    assert errors[0]["extensions"]["code"] == "BAD_INPUT", errors
+    assert nested.id in errors[0]["message"], errors
+    await d.check()
+
+    # A fork off a turn inside the first merged segment renders that segment verbatim.
+    inner = next(n for n in m.summaries[nested.nested[0]].covers if m.turns[n].role == "user")
+    fork = list(await d.edit(inner, "Question 777, edited. ".ljust(100, "x")))
+    await d.check(head=fork[-1])
+    await d.checkout(main[-1])
+
+    merging.restart()
+    await d.check()
+    await d.uncompact(nested.id)
+    render = (await d.check())["session"]["render"]["nodeIds"]
+    assert [x for x in render if x in m.summaries][:len(nested.nested)] == list(nested.nested)
+    merging.restart()
+    await d.check()
+
+
+async def test_a_nested_summary_merges_again_and_a_deleted_branch_takes_it(merging, checked):
+    """Merges go on as segments pile up (a nested summary is merged into the next), and
+    deleting the branch that holds the covered turns takes every summary covering them."""
+    d = await MergeDag.start(Client(merging.url), "segmented merges twice", "segmented")
+    checked.append(d.id)
+    m = d.model
+    await d.chat(4)
+    _, first = await compact_until_merged(d, 10)
+    _, second = await compact_until_merged(d, 200)
+    assert second != first
+    assert first in m.summaries[second].nested
+    tip = m.head
+    fork_at = next(n for n in m.summaries[first].covers if m.turns[n].role == "user")
+    branch = list(await d.edit(fork_at, "Question 888, edited. ".ljust(100, "x")))
+    branch += await d.chat(2, start=300)
+    await d.check(head=branch[-1])
+    gone = await d.delete(tip)
+    assert {first, second} <= gone
+    await d.check()
