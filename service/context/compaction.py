@@ -105,6 +105,14 @@ class Plan:
     # The covered entries rendered after the new summary all the same (pinned turns with the
     # other halves of their tool pairs), ids.
     verbatim: frozenset[str] = frozenset()
+    # Segmented, `upTo` in turns rendered verbatim between two stand-ins (an undone segment):
+    # the summary covers that gap only, so its compacted head is its own last turn and it
+    # retains nothing (what follows is the later stand-ins' and the tail's).
+    gap: bool = False
+
+    @property
+    def compacted_head_id(self) -> str | None:
+        return self.new_turns[-1].id if self.gap else None
 
     def tokens_after(self, view: Rendered, written: SummaryText) -> int:
         gone = sum(n.tokens for n in self.covered if n.id not in self.verbatim)
@@ -212,6 +220,10 @@ class Compactor:
             and view.strategy != SummaryStrategy.SEGMENTED.value else None
         previous_covers = (await self.ledger.summaries.get(previous.id)).covers_ids \
             if previous and (coverage or up_to is not None) else ()
+        if up_to is not None and view.strategy == SummaryStrategy.SEGMENTED.value:
+            gap = await self._gap_plan(view, up_to)
+            if gap is not None:
+                return gap
         # A point that cannot be a cut is refused whatever the history's length.
         chosen = None if up_to is None else self._cut_at(view, up_to, previous, previous_covers)
         if len(history) < MIN_ENTRIES:
@@ -236,6 +248,42 @@ class Compactor:
                     tuple(previous_covers) + tuple(n.id for n in new_turns),
                     cut.split_turn, message,
                     frozenset(n.id for n in covered if n.id in verbatim))
+
+    async def _gap_plan(self, view: Rendered, up_to: str) -> "Plan | None":
+        """Segmented, `up_to` before the last stand-in: the plan covering the verbatim turns
+        between the stand-ins around it, through `up_to`; BadInput when `up_to` lies inside a
+        stand-in's segment; None when it is not before the last stand-in (the usual cut)."""
+        history, lead = view.history, view.lead
+        index = next((i for i, n in enumerate(history[:lead]) if n.id == up_to), None)
+        if index is None:
+            covering = (await self.ledger.summaries.covering_many([up_to])).get(up_to, [])
+            standing = [s for s in covering if s in view.stand_in_ids]
+            if standing:
+                raise BadInput(f"upTo {up_to} lies inside the segment of summary "
+                               f"{standing[0]}, which already stands in for it: choose a turn "
+                               "after the last summary, or one rendered verbatim between two")
+            return None
+        if history[index].role is Role.SUMMARY:
+            raise BadInput(f"upTo {up_to} is a summary: choose a turn")
+        before = max((i for i in range(index) if history[i].id in view.stand_in_ids),
+                     default=None)
+        segment = () if before is None else \
+            (await self.ledger.summaries.get(history[before].id)).covers_ids
+        start = 0 if before is None else before + 1
+        while start < index and history[start].id in segment:
+            start += 1  # the stand-in's own pinned turns follow it
+        if history[index].id in segment:
+            raise BadInput(f"upTo {up_to} lies inside the segment of summary "
+                           f"{history[before].id} (pinned, it renders after it): choose a "
+                           "turn after the last summary, or one rendered verbatim between two")
+        covered = tuple(history[start:index + 1])
+        open_ids = open_tool_uses(covered, len(covered))
+        if open_ids:
+            raise BadInput(f"upTo {up_to} would separate tool uses from their results "
+                           f"({validate.some(open_ids)}): choose the message that answers them")
+        verbatim = frozenset(n.id for n in covered if n.id in view.pinned_ids)
+        return Plan(covered, (), None, covered, tuple(n.id for n in covered), False, None,
+                    verbatim, gap=True)
 
     @staticmethod
     def _cut_at(view: Rendered, up_to: str, previous: Node | None,
@@ -281,7 +329,8 @@ class Compactor:
             summary = await self.ledger.summaries.persist(
                 session_id, [n.id for n in new_turns], written.text,
                 absorbed_id=previous.id if previous else None,
-                compacted_head_id=view.head_id, retained_ids=[n.id for n in retained],
+                compacted_head_id=plan.compacted_head_id or view.head_id,
+                retained_ids=[n.id for n in retained],
                 expected_version=view.summary_version, strategy=view.strategy,
                 metadata={"summarizer": written.summarizer, "model": written.model,
                           "trigger": trigger, "input_tokens": written.input_tokens,
@@ -328,9 +377,9 @@ class Compactor:
         merge_at = self.policy.segment_merge_at
         earlier = [n for n in view.history if n.id in view.stand_in_ids]
         if sum(n.tokens for n in earlier) + written.node.tokens <= merge_at:
-            return None, None
-        stand_ins = await self.ledger.summaries.get_many(view.stand_in_ids)
-        run = merge_run([*stand_ins, written], merge_at)
+            return None, None  # decided without a read
+        after = await render_context(self.ledger, session_id, view.head_id)
+        run = merge_run(await self.ledger.summaries.get_many(after.stand_in_ids), merge_at)
         if not run:
             return None, None
         await self.ledger.events.append(session_id, {"type": "compaction_started",
@@ -343,9 +392,7 @@ class Compactor:
             nested = await self.ledger.summaries.persist(
                 session_id, covered, text.text, absorbed_id=None,
                 compacted_head_id=covered[-1], retained_ids=[],
-                # The compaction just written moved the version by one; anything else since
-                # is a conflict.
-                expected_version=view.summary_version + 1, strategy=view.strategy,
+                expected_version=after.summary_version, strategy=view.strategy,
                 metadata={"summarizer": text.summarizer, "model": text.model,
                           "trigger": trigger, "merged": len(run),
                           "input_tokens": text.input_tokens, "output_tokens": text.output_tokens},
@@ -386,9 +433,9 @@ class Compactor:
                             options: RequestOptions | None) -> Conversation | None:
         """The conversation's request, for a summarizer that sends it (None for others, and
         for a head whose tool uses are open: no request ends in them)."""
-        if not getattr(self.summarizer, "reads_conversation", False) or \
+        if not getattr(self.summarizer, "reads_conversation", False) or plan.gap or \
                 open_tool_uses(view.nodes, len(view.nodes)):
-            return None
+            return None  # (a gap between stand-ins: no instruction of the request names it)
         hashes = list(dict.fromkeys(h for n in view.nodes for h in media_hashes(n.blocks)))
         media = await self.ledger.nodes.media(hashes) if hashes else {}
         # Segmented: the stand-ins before the new turns stay; the summary covers from them on.

@@ -3,9 +3,9 @@
 
 When the stand-ins' own tokens pass the budget's `segment_merge_at`, the oldest consecutive
 ones are merged: from the first, as many as bring the rest to at most half that point, at
-least two, never the newest (it was just written: its segment is the one the next calls read
-after the merged prefix), and never across turns rendered verbatim between two stand-ins (an
-uncompacted gap): a nested summary covers one contiguous segment.
+least two, never the last (nearest the head: usually the one just written, whose segment the
+next calls read after the merged prefix), and never across turns rendered verbatim between
+two stand-ins (an uncompacted gap): a nested summary covers one contiguous segment.
 """
 from __future__ import annotations
 

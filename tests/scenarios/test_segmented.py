@@ -345,3 +345,44 @@ async def test_a_nested_summary_merges_again_and_a_deleted_branch_takes_it(mergi
     gone = await d.delete(tip)
     assert {first, second} <= gone
     await d.check()
+
+
+async def test_up_to_compacts_an_undone_gap_and_names_the_segment_that_covers_a_turn(
+        client, checked):
+    """compact(upTo:) on a turn rendered verbatim between two stand-ins (an undone middle
+    segment) covers that gap through it, leaving the stand-ins around it as they are; on a
+    turn a stand-in covers it is BAD_INPUT naming that summary, and writes nothing."""
+    d = await Dag.start(client, "segmented upTo", "segmented")
+    checked.append(d.id)
+    m = d.model
+    main = await d.chat(4)
+    s1 = await d.compact()
+    main += await d.chat(3, start=10)
+    s2 = await d.compact()
+    main += await d.chat(3, start=20)
+    s3 = await d.compact()
+    await d.uncompact(s2)
+    gap = m.summaries[s2].covers
+    before = await anthropic(d)
+
+    inside = next(n for n in m.summaries[s1].covers if m.turns[n].role == "user")
+    errors = await client.errors("mutation($s: ID!, $u: ID) { compact(sessionId: $s, upTo: $u)"
+                                 " { status } }", s=d.id, u=inside)
+    assert errors[0]["extensions"]["code"] == "BAD_INPUT" and s1 in errors[0]["message"], errors
+    await d.check()
+
+    up_to = gap[1]  # the gap's first exchange: an assistant reply answering its question
+    assert m.turns[up_to].role == "assistant"
+    data = await client(f"mutation($s: ID!, $u: ID) {{ compact(sessionId: $s, upTo: $u) {{"
+                        f" status summary {{ {SUMMARY} }} }} }}", s=d.id, u=up_to)
+    s = data["compact"]["summary"]
+    assert data["compact"]["status"] == "COMPACTED" and s["coversIds"] == list(gap[:2]), data
+    assert (s["retainedIds"], s["compactedHeadId"], s["absorbedId"]) == ([], up_to, None), s
+    d.labels[s["id"]] = f"S{s['seq']}"
+    m.compacted(Summary(s["id"], s["seq"], m.summaries[s1].last, tuple(gap[:2]), (), None,
+                        None, up_to, "segmented"))
+    render = (await d.check(head=main[-1]))["session"]["render"]["nodeIds"]
+    assert render[:3] == [m.root, s1, s["id"]] and render[3:3 + len(gap) - 2] == list(gap[2:])
+    assert render[3 + len(gap) - 2] == s3
+    # The prompt through s1 keeps its bytes.
+    assert (await anthropic(d))[:2] == before[:2]
