@@ -254,6 +254,8 @@ class Compactor:
         between the stand-ins around it, through `up_to`; BadInput when `up_to` lies inside a
         stand-in's segment; None when it is not before the last stand-in (the usual cut)."""
         history, lead = view.history, view.lead
+        if any(n.id == up_to for n in history[lead:]):
+            return None
         index = next((i for i, n in enumerate(history[:lead]) if n.id == up_to), None)
         if index is None:
             covering = (await self.ledger.summaries.covering_many([up_to])).get(up_to, [])
