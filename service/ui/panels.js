@@ -32,14 +32,17 @@ export function renderHead(el, { render, headId, isHead, folds }) {
     h("div", { class: "ph-title" }, "From ", h("code", {}, shortId(headId)), isHead ? h("span", { class: "pill p-head" }, "HEAD") : null),
     h("div", { class: "ph-meta" },
       plural(render.nodeIds.length, "node"), " · ", `${tokens(render.tokens)} tokens`,
-      render.summaryId ? h("span", { class: "pill p-summary" }, `summary stands in for ${folds ?? "?"}`) : h("span", { class: "pill" }, "verbatim")));
+      render.standInIds.length ? h("span", { class: "pill p-summary" }, `${render.standInIds.length > 1
+        ? `${render.standInIds.length} summaries stand` : "summary stands"} in for ${folds ?? "?"}`)
+        : h("span", { class: "pill" }, "verbatim")));
 }
 
 export function renderList(el, render) {
   const names = toolNames(render.nodes);
   const open = new Set(render.openToolUseIds);
+  const standIns = new Set(render.standInIds);
   const items = render.nodes.map((node, i) => {
-    const summary = node.id === render.summaryId;
+    const summary = standIns.has(node.id);
     const plain = isPlain(node.blocks);
     return h("li", { class: `render-row r-${node.role.toLowerCase()}${summary ? " summary" : ""}${plain ? "" : " has-blocks"}`, "data-id": node.id },
       h("div", { class: "rr-head" },
