@@ -94,6 +94,7 @@ LIST_SIZES: dict[str, Paged | Given | Assumed | str] = {
     "CallReplay.removed": Assumed("reads of a call", PROMPT),
     "RenderedContext.nodeIds": Assumed("nodes of a render", PROMPT),
     "RenderedContext.nodes": Assumed("nodes of a render", PROMPT),
+    "RenderedContext.standInIds": Assumed("nodes of a render", PROMPT),
     "Summary.coversIds": Assumed("turns a summary covers", PROMPT),
     "Summary.retainedIds": Assumed("turns a summary retains", PROMPT),
     "Summary.nestedIds": Assumed("summaries a nested summary merges", FEW),

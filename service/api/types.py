@@ -177,6 +177,9 @@ class RenderedContext:
     summary_id: Optional[strawberry.ID] = strawberry.field(
         description="The summary standing in for its covered segment, if the rule applied.")
     tokens: int
+    stand_in_ids: list[strawberry.ID] = strawberry.field(description=(
+        "Every summary standing in, in prompt order: under segmented one per segment, "
+        "otherwise summaryId alone (or none); summaryId is the last."))
     open_tool_use_ids: list[str] = strawberry.field(description=(
         "Tool uses the head leaves unanswered: a runtime appends their results before it "
         "asks the model (`request` refuses until then)."))
@@ -199,6 +202,7 @@ def rendered_out(r: store.Rendered) -> RenderedContext:
     return RenderedContext(head_id=r.head_id, node_ids=list(r.node_ids),
                            nodes=[message_out(n) for n in r.nodes], summary_id=r.summary_id,
                            tokens=sum(n.tokens for n in r.nodes),
+                           stand_in_ids=list(r.stand_in_ids),
                            open_tool_use_ids=open_tool_uses(r.nodes), rendered=r)
 
 
