@@ -21,7 +21,7 @@ from service.llm.prompts import SUMMARY_SYSTEM
 from service.turns.requests import Options, anthropic_messages, options
 from service.turns.service import Turns, TurnResult
 from tests.stubs.anthropic_stub import (
-    StubResponse, estimate_input_tokens, prompt_too_long, reply, tool_call,
+    StubResponse, estimate_input_tokens, message_text, prompt_too_long, reply, tool_call,
 )
 
 from .agent import ROUNDS_PER_EXCHANGE, agent_round
@@ -81,8 +81,10 @@ class ScriptedModel:
         tokens = estimate_input_tokens(body)
         if tokens > self.window:
             return prompt_too_long(tokens, self.window)
-        last = (body.get("messages") or [{}])[-1].get("content")
-        if isinstance(last, list) and last and SUMMARY_SYSTEM in str(last[-1].get("text", "")):
+        # The summarizer's: its instruction appended last, or its own prompt's system.
+        asked = message_text({"system": body.get("system"),
+                              "messages": (body.get("messages") or [])[-1:]})
+        if any(SUMMARY_SYSTEM in text for text in asked):
             self.summaries += 1
             return reply(_summary(self.summaries, self.summary_tokens))
         if self.pending is None:

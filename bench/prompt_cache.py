@@ -303,6 +303,9 @@ async def _rows(b: Bench, strategy: str, runs: dict[tuple[str, str], Run]) -> No
         if (strategy, mode) not in runs:
             continue
         mode_calls = calls if mode == BREAKPOINTS else await _calls(b, runs[strategy, mode])
+        # The same conversation, compacted at the same messages, or the comparison is void.
+        same = [c["at"] for c in runs[strategy, mode].compactions] == \
+            [c["at"] for c in run.compactions]
         cost, tokens = _cost(mode_calls)
         after, _ = _cost(_after_compaction(mode_calls))
         summarizer, _ = _cost([c for c in mode_calls if c.purpose is Purpose.SUMMARIZE])
@@ -313,7 +316,8 @@ async def _rows(b: Bench, strategy: str, runs: dict[tuple[str, str], Run]) -> No
                    f"summarizer calls {summarizer or 0:.3f}×, "
                    f"first turn after a compaction {after or 0:.3f}×; "
                    f"{runs[strategy, mode].messages:,} messages, shared prefix "
-                   f"{_pct(_share(mode_calls))}",
+                   f"{_pct(_share(mode_calls))}"
+                   + ("" if same else "; DIFFERENT compactions from the run with breakpoints"),
               **tokens)
 
     marked = runs[strategy, MARKERS]
