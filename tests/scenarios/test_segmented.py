@@ -132,17 +132,22 @@ async def test_forks_render_only_the_segments_on_their_chain(client, checked):
     assert m.summaries[s3].deleted
 
 
+async def three_segments(d: Dag) -> tuple[list[str], tuple[str, str, str]]:
+    """Four turns compacted, then twice three more: HEAD's turns and the three summaries."""
+    main, summaries = await d.chat(4), []
+    for k in range(3):
+        if k:
+            main += await d.chat(3, start=10 * k)
+        summaries.append(await d.compact())
+    return main, tuple(summaries)
+
+
 async def test_uncompact_of_a_middle_segment_renders_its_turns_between_the_others(
         client, service, checked):
     d = await Dag.start(client, "segmented uncompact", "segmented")
     checked.append(d.id)
     m = d.model
-    main = await d.chat(4)
-    s1 = await d.compact()
-    main += await d.chat(3, start=10)
-    s2 = await d.compact()
-    main += await d.chat(3, start=20)
-    s3 = await d.compact()
+    main, (s1, s2, s3) = await three_segments(d)
     await d.check(head=main[-1])
     await d.uncompact(s2)
     state = await d.check(head=main[-1])
@@ -355,12 +360,7 @@ async def test_up_to_compacts_an_undone_gap_and_names_the_segment_that_covers_a_
     d = await Dag.start(client, "segmented upTo", "segmented")
     checked.append(d.id)
     m = d.model
-    main = await d.chat(4)
-    s1 = await d.compact()
-    main += await d.chat(3, start=10)
-    s2 = await d.compact()
-    main += await d.chat(3, start=20)
-    s3 = await d.compact()
+    main, (s1, s2, s3) = await three_segments(d)
     await d.uncompact(s2)
     gap = m.summaries[s2].covers
     before = await anthropic(d)
