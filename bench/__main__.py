@@ -27,6 +27,7 @@ from .loader import Chain
 from .peer import peer
 from .pins import pinned_render
 from .planning import planning
+from .prompt_cache import prompt_cache
 from .provenance import reading
 from .render import compacted, uncompacted
 from .replicas import replicas
@@ -35,7 +36,8 @@ from .storage import storage
 from .transcripts import transcript_import
 from .writes import append_at_head, persist, record_call, send_messages, write_floor
 
-SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14")
+SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15",
+            "16")
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -139,6 +141,7 @@ async def run(args: argparse.Namespace) -> int:
         await section("13", lambda: transcript_import(b))
         await section("14", lambda: pinned_render(b))
         await section("15", lambda: carry(b))
+        await section("16", lambda: prompt_cache(b))
         await section("11", lambda: replicas(b))  # `ctxdag serve` processes over HTTP
         await section("10", lambda: planning(b))  # last: it clears Neo4j's plan cache
         end_floor = await b.floor("end")

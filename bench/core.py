@@ -65,6 +65,20 @@ class Sizes:
     carry_history: tuple[int, ...] = (100, 1_000, 10_000)  # workload 15: history lengths
     carry_fork: int = 20  # workload 15: turns of the fork carried into HEAD
     carry_samples: int = 10  # workload 15: carry-overs timed per history length
+    # Workload 16: the agent conversation per strategy, its context window and kept tail,
+    # the stub's summary length, the history lengths its compacted render is timed at, the
+    # marker facts planted in its first messages, and whether it runs without breakpoints
+    # too (not at full size: those runs cost a third of the workload's time and measure what
+    # the prefix rule fixes, 1.00x; --quick runs them).
+    cache_messages: int = 2_000
+    cache_window: int = 40_000
+    cache_keep: int = 8_000
+    cache_summary_tokens: int = 1_000
+    cache_points: tuple[int, ...] = (500, 1_000, 2_000)
+    cache_render_samples: int = 50
+    cache_markers: int = 50
+    cache_marker_span: int = 100
+    cache_unmarked: bool = False
     # Storage is measured after a restart (a clean shutdown flushes the store) and the
     # peer's ctxdag side runs on a fresh Neo4j; a smoke run skips both (its figures mean
     # nothing, and each start of a JVM costs 10-20 s).
@@ -89,6 +103,8 @@ QUICK = Sizes(
     floor_samples=150, agent_messages=500, loop_samples=20, transcript_entries=2_000,
     pins_turns=(500, 1_000, 2_000),
     carry_history=(100, 1_000), carry_samples=5,
+    cache_messages=500, cache_window=12_000, cache_keep=2_400, cache_summary_tokens=300,
+    cache_points=(125, 250, 500), cache_render_samples=20, cache_unmarked=True,
 )
 
 # `--smoke`: every workload runs its code once on tiny sizes, so a test can tell that the
@@ -102,7 +118,9 @@ SMOKE = replace(
     peer_turns=60, peer_points=(30, 60), peer_window=5, peer_every=20, peer_keep=6,
     peer_read_samples=3, floor_samples=20, agent_messages=60, loop_samples=3, planning_rounds=1, isolated_stores=False,
     transcript_entries=200, pins_turns=(100, 200), carry_history=(60, 120), carry_fork=4,
-    carry_samples=2,
+    carry_samples=2, cache_messages=30, cache_window=5_000, cache_keep=1_000,
+    cache_summary_tokens=100, cache_points=(15, 30), cache_render_samples=3, cache_markers=10,
+    cache_marker_span=20,
 )
 
 

@@ -1,5 +1,5 @@
 // name: render_context
-// returns: one row {index, problem, head_id, summary_id, strategy, summary_version, kept_count, pinned_ids, nodes} per request whose session exists; nodes in prompt order
+// returns: one row {index, problem, head_id, summary_id, stand_in_ids, strategy, summary_version, kept_count, pinned_ids, nodes} per request whose session exists; nodes in prompt order
 // purpose: what the model reads from a head: the chain from ROOT, with the summary that applies to the head (per the session's strategy) standing in for its segment, followed by the segment's pinned turns
 // params: requests, tenant
 // $requests: [{session_id, head_id}] (head_id null: the session's HEAD).
@@ -44,13 +44,36 @@ OPTIONAL CALL (s, summary) {
   WITH held ORDER BY held.depth
   RETURN collect(held) AS kept
 }
-OPTIONAL CALL (summary, tail, kept) {
-  WITH * WHERE summary IS NOT NULL
+OPTIONAL CALL (summary, tail, kept, stand_ins) {
+  WITH * WHERE summary IS NOT NULL AND stand_ins IS NULL
   MATCH (summary)-[:PREDECESSOR]->(splice:Node)-[:PREDECESSOR*0..]->(x:Node)
   WITH DISTINCT summary, tail, kept, x
   ORDER BY x.depth
   WITH summary, tail, kept, collect(x) AS prefix
   RETURN prefix + [summary] + coalesce(kept, []) + tail AS compacted
+}
+// Segmented: every stand-in is followed by its own segment's pinned turns (the last one's are
+// `kept` above).
+OPTIONAL CALL (s, summary, stand_ins) {
+  WITH * WHERE summary IS NOT NULL AND stand_ins IS NOT NULL
+  UNWIND range(0, size(stand_ins) - 1) AS i
+  WITH s, i, stand_ins[i] AS n
+  OPTIONAL CALL (s, n) {
+    WITH * WHERE n.role = 'summary'
+    MATCH (s)-[:PINNED]->(p:Node)
+    WHERE EXISTS { (n)-[:ABSORBED*0..]->(:Node)-[:COVERS]->(p) }
+    CALL (p) {
+      // include: pair_halves
+    }
+    WITH DISTINCT n, held
+    WHERE EXISTS { (n)-[:ABSORBED*0..]->(:Node)-[:COVERS]->(held) }
+    WITH held ORDER BY held.depth
+    RETURN collect(held) AS pinned_after
+  }
+  WITH i, [n] + coalesce(pinned_after, []) AS run ORDER BY i
+  // Grouped by nothing, so an empty input still gives a row: the caller reads it only when a
+  // stand-in applies.
+  RETURN reduce(out = [], r IN collect(run) | out + r) AS segmented_render
 }
 OPTIONAL CALL (h, summary, chain, problem) {
   WITH * WHERE problem IS NULL AND summary IS NULL AND chain IS NULL
@@ -60,8 +83,10 @@ OPTIONAL CALL (h, summary, chain, problem) {
   RETURN collect(x) AS walked
 }
 RETURN index, problem, h.id AS head_id, summary.id AS summary_id,
+  [x IN coalesce(stand_ins, []) WHERE x.role = 'summary' | x.id] AS stand_in_ids,
   s.summary_strategy AS strategy, summary_version, size(coalesce(kept, [])) AS kept_count,
   COLLECT { MATCH (s)-[:PINNED]->(p:Node) RETURN p.id } AS pinned_ids,
-  [n IN coalesce(compacted, CASE WHEN summary IS NULL THEN coalesce(chain, walked) END, []) |
+  [n IN coalesce(compacted,
+      CASE WHEN summary IS NOT NULL AND stand_ins IS NOT NULL THEN segmented_render END, CASE WHEN summary IS NULL THEN coalesce(chain, walked) END, []) |
     // include: node_map
   ] AS nodes

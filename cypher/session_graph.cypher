@@ -2,8 +2,9 @@
 // returns: one row {session_id, nodes} per session of the tenant; nodes in seq order (deleted ones only when $include_deleted)
 // purpose: the capsule contract: every live node; each capsule's row carries its coverage plus the caller subtrees of covered turns, minus ids that no longer exist; relics are flagged and carry none
 // params: session_ids, tenant, include_deleted, preview_length
-// Capsules: under the rolling strategy the active summary (spec §6); under the branch
-// strategy every summary some live branch tip renders. Coverage restates COVERS only (a
+// Capsules: under the rolling strategy the active summary (spec §6); under the branch and
+// segmented strategies every summary some live branch tip renders (segmented: each of its
+// stand-ins, one capsule per segment). Coverage restates COVERS only (a
 // summary's own and, through ABSORBED, its absorbed summaries'): no seq arithmetic,
 // nothing that depends on HEAD.
 UNWIND $session_ids AS session_id
@@ -18,7 +19,10 @@ CALL (s, rolling) {
     WITH s, tip AS h
     // include: applicable_summary
   }
-  RETURN collect(DISTINCT summary.id) AS rendered
+  // Segmented: every stand-in of the tip's render is a capsule (one per segment).
+  UNWIND CASE WHEN stand_ins IS NULL THEN [summary.id]
+    ELSE [x IN stand_ins WHERE x.role = 'summary' | x.id] END AS capsule_id
+  RETURN collect(DISTINCT capsule_id) AS rendered
 }
 WITH s, head, rolling,
   CASE WHEN rolling THEN [x IN [active_id] WHERE x IS NOT NULL] ELSE rendered END AS capsule_ids

@@ -1,11 +1,13 @@
 // name: summary_persist
 // returns: one row {problem, invalid_reads, summary, covers_ids, events}; summary and covers_ids are null when problem is set; no row when the session does not exist
-// purpose: compaction's only write: one summary node spliced after the segment's predecessor, COVERS edges to the turns it newly covers, ABSORBED to the summary it relays, REPLACED to the active summary it replaces, the session's active summary moved; HEAD untouched
-// params: session_id, tenant, summary_id, content, tokens, metadata, now, new_ids, absorbed_id, expected_version, strategy, instructions, compacted_head_id, retained_ids, call, announce
+// purpose: compaction's only write: one summary node spliced after the segment's predecessor, COVERS edges to the turns it newly covers, ENDS_AT to its segment's last turn, ABSORBED to the summary it relays, REPLACED to the active summary it replaces, the session's active summary moved; HEAD untouched
+// params: session_id, tenant, summary_id, content, tokens, metadata, now, new_ids, absorbed_id, expected_version, strategy, instructions, compacted_head_id, retained_ids, nested_ids, call, announce
 // Coverage is always real turns: the absorbed summary's segment extended by $new_ids. Only
 // the new turns get COVERS edges (the absorbed summary holds the rest), so a persist
 // writes what it newly covers, not the whole history.
 // $retained_ids: the compacted head's chain below the segment, down to $compacted_head_id.
+// $nested_ids: a nested summary's merged summaries, chain order (segmented, docs/segmented.md):
+// live and unretired, their segments tiling $new_ids, which is then their union; else [].
 // $instructions (the focus instructions the summarizer was given) is set only when not
 // null, so a summary compacted without them has no such property.
 // summary_version is read after session_lock, so two compactions (or a compaction and an
@@ -32,8 +34,14 @@ CALL (s) {
     ok: r IS NOT NULL AND r.session_id = s.id AND r.role <> 'summary' AND r.deleted_at IS NULL
   }) AS retained
 }
+CALL (s) {
+  UNWIND $nested_ids AS nested_id
+  OPTIONAL MATCH (x:Node {id: nested_id, tenant: $tenant})
+  RETURN collect(CASE WHEN x IS NULL THEN {} ELSE x {.session_id, .role, .deleted_at,
+    .retired_at, .covers_first_id, .covers_last_id} END) AS nested
+}
 // include: call_reads_check
-WITH s, seq, active, absorbed, new_turns, retained, call_reads, invalid_reads,
+WITH s, seq, active, absorbed, new_turns, retained, nested, call_reads, invalid_reads,
   CASE
     WHEN coalesce(s.summary_version, 0) <> $expected_version THEN 'summary_changed'
     WHEN size(new_turns) = 0 THEN 'nothing_covered'
@@ -51,6 +59,11 @@ WITH s, seq, active, absorbed, new_turns, retained, call_reads, invalid_reads,
              WHERE retained[i].pred_id <> CASE i WHEN 0 THEN $new_ids[-1] ELSE $retained_ids[i - 1] END)
       OR $compacted_head_id <> coalesce($retained_ids[-1], $new_ids[-1])
       THEN 'retained_not_contiguous'
+    WHEN size(nested) > 0 AND (
+      any(x IN nested WHERE x.session_id IS NULL OR x.session_id <> s.id
+          OR x.role <> 'summary' OR x.deleted_at IS NOT NULL OR x.retired_at IS NOT NULL)
+      OR nested[0].covers_first_id <> $new_ids[0] OR nested[-1].covers_last_id <> $new_ids[-1])
+      THEN 'nested_invalid'
     WHEN size(invalid_reads) > 0 THEN 'read_invalid'
   END AS problem
 OPTIONAL CALL (s, seq, active, absorbed, new_turns, problem, call_reads) {
@@ -72,9 +85,13 @@ OPTIONAL CALL (s, seq, active, absorbed, new_turns, problem, call_reads) {
     covers_first_id: coalesce(absorbed.covers_first_id, covered[0].id),
     covers_last_id: covered[-1].id, instructions: $instructions,
     compacted_head_id: $compacted_head_id, retained_ids: $retained_ids,
-    replaced_id: active.id
+    replaced_id: active.id,
+    nested_ids: CASE WHEN size($nested_ids) > 0 THEN $nested_ids END
   })
   CREATE (summary)-[:PREDECESSOR]->(splice)
+  // The segment's end, for the segmented render's walk (fragment applicable_summary).
+  WITH s, active, absorbed, covered, summary, call_reads, covered[-1] AS last
+  CREATE (summary)-[:ENDS_AT]->(last)
   WITH s, active, absorbed, covered, summary, call_reads
   CALL (summary, covered) {
     UNWIND range(0, size(covered) - 1) AS i

@@ -1,5 +1,5 @@
 // name: summary_retire
-// returns: one row {problem, session_id, summary_id, restored_id, events}; no row when the summary does not exist
+// returns: one row {problem, session_id, summary_id, restored_id, nested_in, events}; no row when the summary does not exist
 // purpose: undoes a compaction: the summary stops applying anywhere (kept as a relic for provenance) and what applied before applies again; when it was the session's active summary, the pointer moves back to the one it replaced; HEAD untouched
 // params: summary_id, tenant, now
 // The active summary goes back along REPLACED (the active summary when each was written),
@@ -13,10 +13,17 @@ MATCH (s:Session {id: x.session_id, tenant: $tenant})
 // include: session_write_lock
 WITH s, x
 OPTIONAL MATCH (s)-[pointer:ACTIVE_SUMMARY]->(active:Node)
-WITH s, x, pointer, active,
+// A summary merged into a live nested one: the nested one stands in for its segment.
+WITH s, x, pointer, active, COLLECT {
+  MATCH (n:Node {session_id: s.id, role: 'summary'})
+  WHERE x.id IN n.nested_ids AND n.deleted_at IS NULL AND n.retired_at IS NULL
+  RETURN n.id
+}[0] AS nested_in
+WITH s, x, pointer, active, nested_in,
   CASE
     WHEN x.deleted_at IS NOT NULL THEN 'summary_deleted'
     WHEN x.retired_at IS NOT NULL THEN 'summary_retired'
+    WHEN nested_in IS NOT NULL THEN 'summary_nested'
   END AS problem
 OPTIONAL CALL (s, x, problem, pointer, active) {
   WITH * WHERE problem IS NULL
@@ -41,8 +48,9 @@ OPTIONAL CALL (s, x, problem, pointer, active) {
   }
   RETURN CASE WHEN active = x THEN restored ELSE active END AS now_active
 }
-WITH s, x, problem, now_active, CASE WHEN problem IS NULL
+WITH s, x, problem, nested_in, now_active, CASE WHEN problem IS NULL
   THEN [{type: 'summary_retired', summary_id: x.id, restored_summary_id: now_active.id}]
   ELSE [] END AS announced
 // include: events_write
-RETURN problem, s.id AS session_id, x.id AS summary_id, now_active.id AS restored_id, events
+RETURN problem, s.id AS session_id, x.id AS summary_id, now_active.id AS restored_id,
+  nested_in, events

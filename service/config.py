@@ -97,6 +97,8 @@ class Settings:
     context_window: int
     keep_recent_tokens: int
     auto_compact_ratio: float
+    # Segmented: the stand-ins' share of the window past which the oldest are merged.
+    segment_merge_share: float
     # The model provider: Anthropic when ANTHROPIC_API_KEY is set, else None (offline).
     anthropic: AnthropicSettings | None
     # The API: bearer tokens mapped to tenants (none: single-tenant, loopback only). Never
@@ -170,6 +172,8 @@ class Settings:
             context_window=context_window,
             keep_recent_tokens=keep_recent_tokens,
             auto_compact_ratio=auto_compact_ratio,
+            segment_merge_share=_float(env, "CTXDAG_SEGMENT_MERGE_SHARE", 0.25, 0, 1,
+                                       exclusive_minimum=True),
             anthropic=anthropic,
             api_tokens=_api_tokens(env),
             operation_timeout_seconds=_float(env, "CTXDAG_OPERATION_TIMEOUT_SECONDS", 300.0, 0,

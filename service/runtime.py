@@ -66,7 +66,7 @@ class Runtime:
         ledger = ledger_for(database, settings, events)
         provider, summarizer, estimator = _model_parts(settings.anthropic, settings.cache_ttl)
         policy = BudgetPolicy(settings.context_window, settings.keep_recent_tokens,
-                              settings.auto_compact_ratio)
+                              settings.auto_compact_ratio, settings.segment_merge_share)
         compactor = Compactor(ledger, summarizer, policy, estimator)
         turns = Turns(ledger, compactor, provider)
         return cls(settings, database, ledger, events, policy, summarizer, estimator, compactor,

@@ -42,13 +42,15 @@ class LiveService:
     event loop and a Neo4j driver of its own, so synchronous selenium code can drive it.
 
     `tokens`: bearer token -> tenant (the page then needs one); none: loopback mode, every
-    request belongs to `tenant`.
+    request belongs to `tenant`. `env`: further settings (a model provider's, say).
     """
 
     def __init__(self, neo4j_uri: str, user: str = "neo4j", password: str = "",
-                 tokens: dict[str, str] | None = None, tenant: str | None = None) -> None:
+                 tokens: dict[str, str] | None = None, tenant: str | None = None,
+                 env: dict[str, str] | None = None) -> None:
         self.neo4j = (neo4j_uri, user, password)
         self.tokens = tokens or {}
+        self.env = env or {}
         self.tenant = tenant or f"ui-{uuid.uuid4().hex[:10]}"
         self.url = ""
         self._server: Any = None
@@ -92,7 +94,7 @@ class LiveService:
         from service.config import Settings
         from service.store import Database, open_driver
 
-        env = {"CTXDAG_TENANT": self.tenant}
+        env = {"CTXDAG_TENANT": self.tenant, **self.env}
         if self.tokens:
             env["CTXDAG_API_TOKENS"] = ",".join(f"{t}={n}" for t, n in self.tokens.items())
         settings = Settings.from_env(env)

@@ -27,7 +27,7 @@ class ServiceProcess:
     def output(self) -> str:
         return self.log.read_text(errors="replace")
 
-    def start(self, timeout: float = 90) -> "ServiceProcess":
+    def start(self, timeout: float = 180) -> "ServiceProcess":
         with self.log.open("a") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "service.cli", "serve", "--port", str(self.port)],

@@ -3,8 +3,14 @@
 // summary: the summary standing in for its segment, or null (the chain renders verbatim).
 // tail:    with a summary, the turns below its segment down to `h`, in chain order.
 // chain:   when the whole chain from ROOT to `h` had to be walked, that chain (index = depth).
+// stand_ins: under segmented only, what `h` renders before pins, ROOT first: the chain with
+//           each segment that a summary stands in for replaced by that summary (docs/segmented.md);
+//           summary is then the last stand-in and tail the turns after it.
 // Which summaries count is the session's strategy (README, "Summary strategies"):
 // rolling — the active summary alone, when its segment's last turn is on `h`'s chain;
+// segmented — up from `h`, every live, unretired summary whose segment ends at a turn the
+//           walk reaches (the newest of those ending there) stands in for its segment, and
+//           the walk goes on from its splice: disjoint segments, nearest the head first;
 // branch  — every live, unretired summary whose segment's last turn is on `h`'s chain and
 //           whose compacted chain holds every turn of `h`'s chain below that segment that
 //           existed when it was written; the deepest segment wins, then the newest summary.
@@ -54,7 +60,35 @@ OPTIONAL CALL (h, floor) {
   }
   RETURN x AS stop, a AS below
 }
-WITH s, h, strategy, rolling_summary, rolling_tail, stop, below, COLLECT {
+// Segmented: one walk up from `h` to ROOT, through the tail and the stand-ins only. From a
+// node that ends a counting segment (its ENDS_AT edges) the next step is to its summary (the
+// newest ending there), from any other node (a summary too) to its predecessor; so the walk
+// is one path whose length, and whose reads, are the render's, never the covered history's.
+OPTIONAL CALL (h, strategy) {
+  WITH * WHERE strategy = 'segmented'
+  MATCH (h) ((a:Node)-[r:PREDECESSOR|ENDS_AT
+      WHERE (type(r) = 'PREDECESSOR' AND startNode(r) = a)
+         OR (type(r) = 'ENDS_AT' AND endNode(r) = a)]-(b:Node)
+    WHERE (type(r) = 'PREDECESSOR' AND NOT EXISTS {
+             (a)<-[:ENDS_AT]-(c:Node) WHERE c.deleted_at IS NULL AND c.retired_at IS NULL })
+       OR (type(r) = 'ENDS_AT' AND b.deleted_at IS NULL AND b.retired_at IS NULL
+           AND NOT EXISTS {
+             (a)<-[:ENDS_AT]-(c:Node)
+             WHERE c.deleted_at IS NULL AND c.retired_at IS NULL AND c.seq > b.seq }))* (top:Node)
+  WHERE NOT EXISTS { (top)-[:PREDECESSOR]->(:Node) }
+  WITH reverse(a + [top]) AS walk
+  // A segment's last turn is walked only to reach its summary: the summary renders, it not.
+  WITH [i IN range(0, size(walk) - 1) WHERE i = 0 OR walk[i - 1].role <> 'summary' | walk[i]]
+    AS stand_ins
+  WITH stand_ins,
+    [i IN range(0, size(stand_ins) - 1) WHERE stand_ins[i].role = 'summary'] AS at
+  RETURN stand_ins,
+    CASE WHEN size(at) > 0 THEN stand_ins[at[-1]] END AS segmented_summary,
+    CASE WHEN size(at) > 0 THEN stand_ins[at[-1] + 1..] END AS segmented_tail,
+    CASE WHEN size(at) = 0 THEN stand_ins END AS segmented_chain
+}
+WITH s, h, strategy, rolling_summary, rolling_tail, stop, below, stand_ins, segmented_summary,
+  segmented_tail, segmented_chain, COLLECT {
   MATCH (stop)<-[:COVERS]-(c:Node)
   WHERE c.covers_last_id = stop.id AND c.deleted_at IS NULL AND c.retired_at IS NULL
     AND (c.retained_ids IS NULL OR all(n IN below WHERE n.seq > c.seq OR n.id IN c.retained_ids))
@@ -80,10 +114,12 @@ OPTIONAL CALL (s, h, stop, nearest) {
   }[0] AS weighed
 }
 RETURN
-  CASE strategy WHEN 'rolling' THEN rolling_summary ELSE coalesce(nearest, weighed) END AS summary,
+  CASE strategy WHEN 'rolling' THEN rolling_summary WHEN 'segmented' THEN segmented_summary
+    ELSE coalesce(nearest, weighed) END AS summary,
   CASE
     WHEN strategy = 'rolling' THEN rolling_tail
+    WHEN strategy = 'segmented' THEN segmented_tail
     WHEN nearest IS NOT NULL THEN reverse(below)
     WHEN weighed IS NOT NULL THEN whole[weighed.depth + weighed.covers_count..]
   END AS tail,
-  whole AS chain
+  coalesce(whole, segmented_chain) AS chain, stand_ins

@@ -130,6 +130,29 @@ RETURN CASE WHEN NOT coalesce(counted, false)
     + ', or its covers_count, covers_first_id or covers_last_id do not describe it'
   END AS violation
 UNION ALL
+// A summary's one ENDS_AT edge names its segment's last turn (the segmented walk's step).
+MATCH (x:Node {session_id: s.id, role: 'summary'})
+WITH x, [(x)-[:ENDS_AT]->(e) | e] AS ends
+WHERE size(ends) <> 1 OR ends[0].id <> x.covers_last_id
+RETURN 'ENDS_AT: ' + x.id + ' has ' + toString(size(ends)) + ' ENDS_AT relationships for '
+  + 'covers_last_id ' + x.covers_last_id + ', not one to that node' AS violation
+UNION ALL
+// A nested summary (segmented) merged earlier summaries of its session whose segments, in
+// order, make up its own.
+MATCH (x:Node {session_id: s.id, role: 'summary'})
+WHERE x.nested_ids IS NOT NULL
+WITH x, [nid IN x.nested_ids | COLLECT {
+  MATCH (n:Node {id: nid})
+  WHERE n.session_id = x.session_id AND n.role = 'summary' AND n.seq < x.seq
+  RETURN n
+}[0]] AS nested
+WHERE size(nested) < 2 OR any(n IN nested WHERE n IS NULL)
+  OR nested[0].covers_first_id <> x.covers_first_id
+  OR nested[-1].covers_last_id <> x.covers_last_id
+  OR reduce(total = 0, n IN nested | total + n.covers_count) <> x.covers_count
+RETURN 'summary: nested ' + x.id + "'s nested_ids are not earlier summaries of this session "
+  + 'whose segments make up its own' AS violation
+UNION ALL
 // retained_ids (absent on summaries written before they were recorded): the compacted
 // head's chain strictly below covers_last_id, down to compacted_head_id.
 // (A value that is not a list of strings is a property problem, named by records.py.)

@@ -29,7 +29,14 @@ CALL (s) {
   MATCH (x:Node {id: carried.node_id})
   CREATE (n)-[:CARRIES_OVER {order: carried.order}]->(x)
 }
-// A summary's ABSORBED and REPLACED edges stand for its absorbed_id and replaced_id.
+// A summary's ENDS_AT, ABSORBED and REPLACED edges stand for its covers_last_id, absorbed_id
+// and replaced_id.
+CALL (s) {
+  UNWIND $nodes AS row
+  WITH row WHERE row.properties.role = 'summary'
+  MATCH (n:Node {id: row.properties.id}), (last:Node {id: row.properties.covers_last_id})
+  CREATE (n)-[:ENDS_AT]->(last)
+}
 CALL (s) {
   UNWIND $nodes AS row
   WITH row WHERE row.properties.absorbed_id IS NOT NULL

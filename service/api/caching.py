@@ -2,6 +2,7 @@
 and where it broke, and the totals of a session or a branch."""
 from __future__ import annotations
 
+import asyncio
 from typing import Optional
 
 import strawberry
@@ -58,9 +59,12 @@ async def cache_break_of(info: Info, call_id: str) -> Optional[CacheBreak]:
         return None
     previous = await loaders.calls.load(call.previous_call_id)
     at = call.shared_prefix_reads or 0
-    ids = [i for i in ((call.read_ids or ())[at:at + 1] + (previous.read_ids or ())[at:at + 1])]
-    nodes = {n.id: n for n in await loaders.nodes.load_many(ids)}
-    found = calls.cache_break(previous, call, nodes)
+    ids = [*(call.read_ids or ())[at:at + 1], *(previous.read_ids or ())[at:at + 1]]
+    # Both loaded together: the calls' breaks cost one statement each, however many calls.
+    found_nodes, covering = await asyncio.gather(loaders.nodes.load_many(ids),
+                                                 loaders.covering.load_many(ids))
+    found = calls.cache_break(previous, call, {n.id: n for n in found_nodes},
+                              dict(zip(ids, covering)))
     if found is None:
         return None
     return CacheBreak(position=found.position, node_id=found.node_id,

@@ -28,8 +28,10 @@ from .types import (
     compaction_out, connection_out, message_out, session_out, summary_out, turn_out,
 )
 
-STRATEGY_HELP = ('"rolling" (default: the active summary alone, one at a time) or "branch" '
-                 '(each head renders the deepest summary compacted on its own path)')
+STRATEGY_HELP = ('"rolling" (default: the active summary alone, one at a time), "branch" '
+                 '(each head renders the deepest summary compacted on its own path) or '
+                 '"segmented" (a summary per disjoint segment of the head\'s chain, each '
+                 'compaction adding one: the prompt before the newest stays as it was)')
 
 
 @strawberry.type

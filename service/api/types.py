@@ -177,6 +177,9 @@ class RenderedContext:
     summary_id: Optional[strawberry.ID] = strawberry.field(
         description="The summary standing in for its covered segment, if the rule applied.")
     tokens: int
+    stand_in_ids: list[strawberry.ID] = strawberry.field(description=(
+        "Every summary standing in, in prompt order: under segmented one per segment, "
+        "otherwise summaryId alone (or none); summaryId is the last."))
     open_tool_use_ids: list[str] = strawberry.field(description=(
         "Tool uses the head leaves unanswered: a runtime appends their results before it "
         "asks the model (`request` refuses until then)."))
@@ -199,6 +202,7 @@ def rendered_out(r: store.Rendered) -> RenderedContext:
     return RenderedContext(head_id=r.head_id, node_ids=list(r.node_ids),
                            nodes=[message_out(n) for n in r.nodes], summary_id=r.summary_id,
                            tokens=sum(n.tokens for n in r.nodes),
+                           stand_in_ids=list(r.stand_in_ids),
                            open_tool_use_ids=open_tool_uses(r.nodes), rendered=r)
 
 
@@ -225,6 +229,9 @@ class Summary:
         description="The head whose render was compacted.")
     retained_ids: Optional[list[strawberry.ID]] = strawberry.field(
         description="That head's chain below the covered segment, in chain order.")
+    nested_ids: list[strawberry.ID] = strawberry.field(description=(
+        "A nested summary (segmented strategy): the summaries it merged, in chain order; "
+        "their segments make up its own. Empty for every other summary."))
     stored_superseded: strawberry.Private[bool]
 
     @strawberry.field(description=(
@@ -235,7 +242,7 @@ class Summary:
         if session.summary_strategy == store.SummaryStrategy.ROLLING.value:
             return self.stored_superseded
         branches = await info.context.loaders.branches.load(str(self.session_id))
-        return all(b.summary_id != str(self.id) for b in branches)
+        return all(str(self.id) not in b.stand_in_ids for b in branches)
 
     @strawberry.field(description="The session's active summary (the latest compaction that "
                                   "still applies).")
@@ -251,7 +258,8 @@ def summary_out(s: store.Summary) -> Summary:
                    metadata=dict(s.node.metadata), instructions=s.instructions,
                    seq=s.node.seq, retired=s.retired, deleted=s.node.deleted,
                    absorbed_id=s.absorbed_id, compacted_head_id=s.compacted_head_id,
-                   retained_ids=None if s.retained_ids is None else list(s.retained_ids))
+                   retained_ids=None if s.retained_ids is None else list(s.retained_ids),
+                   nested_ids=list(s.nested_ids))
 
 
 PREVIEW_CHARACTERS = 120
@@ -685,6 +693,12 @@ class Compaction:
         "reports none, as the offline one)."))
     summarizer_output_tokens: Optional[int] = strawberry.field(default=None, description=(
         "The summarizer call's output tokens, as the summarizer reports them."))
+    nested: Optional[Summary] = strawberry.field(default=None, description=(
+        "Segmented strategy: the nested summary this compaction's merge wrote, when the "
+        "stand-ins passed CTXDAG_SEGMENT_MERGE_SHARE of the context window (null: no merge "
+        "was due, or it failed)."))
+    merge_error: Optional[str] = strawberry.field(default=None, description=(
+        "Why a due merge failed; the compaction itself is written."))
 
 
 @strawberry.type(description="An undone compaction.")
@@ -720,7 +734,9 @@ def compaction_out(c: CompactionResult) -> Compaction:
                       covered_ids=list(c.covered_ids), retained_ids=list(c.retained_ids),
                       summary_text=c.summary_text,
                       summarizer_input_tokens=c.summarizer_input_tokens,
-                      summarizer_output_tokens=c.summarizer_output_tokens)
+                      summarizer_output_tokens=c.summarizer_output_tokens,
+                      nested=summary_out(c.nested) if c.nested else None,
+                      merge_error=c.merge_error)
 
 
 @strawberry.type(description="A turn: its opening node, the reply, and the call behind it.")

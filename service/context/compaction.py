@@ -20,6 +20,11 @@ never moves HEAD. Once `compaction_started` is stored, exactly one of
 `compaction_finished` (stored with the summary, in its transaction) or
 `compaction_failed` follows, whatever fails — the summarizer, the write, or recording the
 failed summarizer call — unless the database takes no write at all any more.
+
+Under the segmented strategy a compaction whose stand-ins then pass the budget's merge point
+is followed, in the same run, by a merge (context/nesting.py): one nested summary of the
+oldest stand-ins, written with its own summarizer call and its own started/finished (or
+failed) events. A failed merge leaves the compaction as written; the result says why.
 """
 from __future__ import annotations
 
@@ -30,7 +35,8 @@ from enum import Enum
 from typing import Awaitable, Callable, Literal, Sequence, TypeVar
 
 from ..errors import BadInput, ContextOverflow, CtxdagError
-from ..store import CallRecord, Ledger, Node, Purpose, Rendered, Role, Summary
+from ..store import (CallRecord, Ledger, Node, Purpose, Rendered, Role, Summary,
+                     SummaryStrategy)
 from ..store import validate
 from ..store.blocks import media_hashes
 from ..store.ids import utcnow
@@ -38,6 +44,7 @@ from ..store.models import tools_json
 from ..tokens import estimate_tokens
 from .budget import BudgetPolicy
 from .cut import MIN_ENTRIES, Cut, cut_after, find_cut, open_tool_uses, verbatim_ids
+from .nesting import merge_run
 from .render import render_context
 from .summarizers import Conversation, RequestOptions, Summarizer, SummaryText
 from .tokens import TokenEstimator
@@ -78,6 +85,10 @@ class CompactionResult:
     summary_text: str | None = None
     summarizer_input_tokens: int | None = None  # the summarizer call's cost, as it reports it
     summarizer_output_tokens: int | None = None
+    # Segmented: the nested summary the compaction's merge wrote (None: no merge ran, or it
+    # failed: then `merge_error` says why).
+    nested: Summary | None = None
+    merge_error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +105,14 @@ class Plan:
     # The covered entries rendered after the new summary all the same (pinned turns with the
     # other halves of their tool pairs), ids.
     verbatim: frozenset[str] = frozenset()
+    # Segmented, `upTo` in turns rendered verbatim between two stand-ins (an undone segment):
+    # the summary covers that gap only, so its compacted head is its own last turn and it
+    # retains nothing (what follows is the later stand-ins' and the tail's).
+    gap: bool = False
+
+    @property
+    def compacted_head_id(self) -> str | None:
+        return self.new_turns[-1].id if self.gap else None
 
     def tokens_after(self, view: Rendered, written: SummaryText) -> int:
         gone = sum(n.tokens for n in self.covered if n.id not in self.verbatim)
@@ -195,9 +214,16 @@ class Compactor:
         if keep < 0:
             raise BadInput("keep_recent_tokens must not be negative")
         history, lead, verbatim = view.history, view.lead, verbatim_ids(view)
-        previous = history[0] if history and history[0].role is Role.SUMMARY else None
+        # Segmented relays nothing: the new summary stands beside the earlier ones, written
+        # from the newly covered turns alone (docs/segmented.md).
+        previous = history[0] if history and history[0].role is Role.SUMMARY \
+            and view.strategy != SummaryStrategy.SEGMENTED.value else None
         previous_covers = (await self.ledger.summaries.get(previous.id)).covers_ids \
             if previous and (coverage or up_to is not None) else ()
+        if up_to is not None and view.strategy == SummaryStrategy.SEGMENTED.value:
+            gap = await self._gap_plan(view, up_to)
+            if gap is not None:
+                return gap
         # A point that cannot be a cut is refused whatever the history's length.
         chosen = None if up_to is None else self._cut_at(view, up_to, previous, previous_covers)
         if len(history) < MIN_ENTRIES:
@@ -222,6 +248,44 @@ class Compactor:
                     tuple(previous_covers) + tuple(n.id for n in new_turns),
                     cut.split_turn, message,
                     frozenset(n.id for n in covered if n.id in verbatim))
+
+    async def _gap_plan(self, view: Rendered, up_to: str) -> "Plan | None":
+        """Segmented, `up_to` before the last stand-in: the plan covering the verbatim turns
+        between the stand-ins around it, through `up_to`; BadInput when `up_to` lies inside a
+        stand-in's segment; None when it is not before the last stand-in (the usual cut)."""
+        history, lead = view.history, view.lead
+        if any(n.id == up_to for n in history[lead:]):
+            return None
+        index = next((i for i, n in enumerate(history[:lead]) if n.id == up_to), None)
+        if index is None:
+            covering = (await self.ledger.summaries.covering_many([up_to])).get(up_to, [])
+            standing = [s for s in covering if s in view.stand_in_ids]
+            if standing:
+                raise BadInput(f"upTo {up_to} lies inside the segment of summary "
+                               f"{standing[0]}, which already stands in for it: choose a turn "
+                               "after the last summary, or one rendered verbatim between two")
+            return None
+        if history[index].role is Role.SUMMARY:
+            raise BadInput(f"upTo {up_to} is a summary: choose a turn")
+        before = max((i for i in range(index) if history[i].id in view.stand_in_ids),
+                     default=None)
+        segment = () if before is None else \
+            (await self.ledger.summaries.get(history[before].id)).covers_ids
+        start = 0 if before is None else before + 1
+        while start < index and history[start].id in segment:
+            start += 1  # the stand-in's own pinned turns follow it
+        if history[index].id in segment:
+            raise BadInput(f"upTo {up_to} lies inside the segment of summary "
+                           f"{history[before].id} (pinned, it renders after it): choose a "
+                           "turn after the last summary, or one rendered verbatim between two")
+        covered = tuple(history[start:index + 1])
+        open_ids = open_tool_uses(covered, len(covered))
+        if open_ids:
+            raise BadInput(f"upTo {up_to} would separate tool uses from their results "
+                           f"({validate.some(open_ids)}): choose the message that answers them")
+        verbatim = frozenset(n.id for n in covered if n.id in view.pinned_ids)
+        return Plan(covered, (), None, covered, tuple(n.id for n in covered), False, None,
+                    verbatim, gap=True)
 
     @staticmethod
     def _cut_at(view: Rendered, up_to: str, previous: Node | None,
@@ -267,7 +331,8 @@ class Compactor:
             summary = await self.ledger.summaries.persist(
                 session_id, [n.id for n in new_turns], written.text,
                 absorbed_id=previous.id if previous else None,
-                compacted_head_id=view.head_id, retained_ids=[n.id for n in retained],
+                compacted_head_id=plan.compacted_head_id or view.head_id,
+                retained_ids=[n.id for n in retained],
                 expected_version=view.summary_version, strategy=view.strategy,
                 metadata={"summarizer": written.summarizer, "model": written.model,
                           "trigger": trigger, "input_tokens": written.input_tokens,
@@ -295,10 +360,58 @@ class Compactor:
         except BaseException:
             await self._failed(session_id, trigger, "internal error", "INTERNAL")
             raise
+        nested, merge_error = (await self._merge(view, session_id, trigger, summary,
+                                                 tokens_after)
+                               if view.strategy == SummaryStrategy.SEGMENTED.value
+                               else (None, None))
         return CompactionResult(CompactionStatus.COMPACTED, session_id, trigger, summary,
                                 len(summary.covers_ids), view.tokens, tokens_after,
                                 split_turn=plan.split_turn, message=plan.message,
-                                **{**plan.outcome(written), "covered_ids": summary.covers_ids})
+                                **{**plan.outcome(written), "covered_ids": summary.covers_ids},
+                                nested=nested, merge_error=merge_error)
+
+    async def _merge(self, view: Rendered, session_id: str, trigger: CompactionTrigger,
+                     written: Summary, tokens_before: int
+                     ) -> tuple[Summary | None, str | None]:
+        """After segmented compaction `written` of `view`: when the stand-ins pass the merge
+        point, merges the oldest into a nested summary; (nested, None), (None, why it
+        failed), or (None, None) when no merge was due."""
+        merge_at = self.policy.segment_merge_at
+        earlier = [n for n in view.history if n.id in view.stand_in_ids]
+        if sum(n.tokens for n in earlier) + written.node.tokens <= merge_at:
+            return None, None  # decided without a read
+        after = await render_context(self.ledger, session_id, view.head_id)
+        run = merge_run(await self.ledger.summaries.get_many(after.stand_in_ids), merge_at)
+        if not run:
+            return None, None
+        await self.ledger.events.append(session_id, {"type": "compaction_started",
+                                                     "trigger": trigger})
+        prompt = [s.node for s in run]
+        started, text = utcnow(), None
+        try:
+            text = await self.summarizer.merge(prompt)
+            covered = [turn for s in run for turn in s.covers_ids]
+            nested = await self.ledger.summaries.persist(
+                session_id, covered, text.text, absorbed_id=None,
+                compacted_head_id=covered[-1], retained_ids=[],
+                expected_version=after.summary_version, strategy=view.strategy,
+                metadata={"summarizer": text.summarizer, "model": text.model,
+                          "trigger": trigger, "merged": len(run),
+                          "input_tokens": text.input_tokens, "output_tokens": text.output_tokens},
+                call=self._call(prompt, started, text), nested_ids=[s.id for s in run],
+                announce={"trigger": trigger, "tokens_before": tokens_before,
+                          "tokens_after": tokens_before - sum(n.tokens for n in prompt)
+                          + estimate_tokens(text.text)})
+        except CtxdagError as e:
+            try:
+                await self.ledger.calls.record(session_id, self._call(prompt, started, text, e))
+            finally:
+                await self._failed(session_id, trigger, e.message, e.code)
+            return None, f"the merge into a nested summary failed: {e.message}"
+        except BaseException:
+            await self._failed(session_id, trigger, "internal error", "INTERNAL")
+            raise
+        return nested, None
 
     async def _preview(self, view: Rendered, session_id: str, trigger: CompactionTrigger,
                        plan: "Plan", instructions: str | None,
@@ -322,12 +435,14 @@ class Compactor:
                             options: RequestOptions | None) -> Conversation | None:
         """The conversation's request, for a summarizer that sends it (None for others, and
         for a head whose tool uses are open: no request ends in them)."""
-        if not getattr(self.summarizer, "reads_conversation", False) or \
+        if not getattr(self.summarizer, "reads_conversation", False) or plan.gap or \
                 open_tool_uses(view.nodes, len(view.nodes)):
-            return None
+            return None  # (a gap between stand-ins: no instruction of the request names it)
         hashes = list(dict.fromkeys(h for n in view.nodes for h in media_hashes(n.blocks)))
         media = await self.ledger.nodes.media(hashes) if hashes else {}
-        return Conversation(tuple(view.nodes), plan.retained, media, options)
+        # Segmented: the stand-ins before the new turns stay; the summary covers from them on.
+        covered_from = plan.new_turns[0] if plan.previous is None and view.lead else None
+        return Conversation(tuple(view.nodes), plan.retained, media, options, covered_from)
 
     async def _failed(self, session_id: str, trigger: CompactionTrigger, reason: str,
                       code: str) -> None:

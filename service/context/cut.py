@@ -13,11 +13,14 @@ MIN_ENTRIES = 4
 def verbatim_ids(view: Rendered) -> frozenset[str]:
     """The entries of `view.history` that stay verbatim whatever the cut: the covered turns
     kept after the summary, and every pinned turn with the other half of its tool pairs
-    (the render keeps them whole: a pair's halves are neighbours in any render)."""
+    (the render keeps them whole: a pair's halves are neighbours in any render). Under
+    segmented, only what follows the last stand-in: the entries before it are no part of
+    any cut."""
     history = view.history
-    out = {n.id for n in history[1:view.lead]}
+    first = view.last_stand_in
+    out = {n.id for n in history[first + 1:view.lead]}
     for i, node in enumerate(history):
-        if node.id not in view.pinned_ids:
+        if i < first or node.id not in view.pinned_ids:
             continue
         out.add(node.id)
         if i + 1 < len(history) and _pair(node, history[i + 1]):

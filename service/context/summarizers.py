@@ -44,6 +44,9 @@ class Conversation:
     retained: tuple[Node, ...]  # its last nodes, kept verbatim below the summary
     media: Mapping[str, str]
     options: RequestOptions | None = None  # the request options of the conversation's calls
+    # Segmented: the first newly covered node, when summaries before it stay as they are (the
+    # summary covers from there); None: from the conversation's beginning.
+    covered_from: Node | None = None
 
 
 class Summarizer(Protocol):
@@ -65,6 +68,12 @@ class Summarizer(Protocol):
         those of the previous summary's segment that were rendered after it.
         `conversation`: given to a summarizer that `reads_conversation`.
         """
+        ...
+
+    async def merge(self, summaries: Sequence[Node]) -> SummaryText:
+        """One summary of the consecutive segments `summaries` (summary nodes, chain order)
+        stand in for: a nested summary under the segmented strategy (docs/segmented.md,
+        "Nesting"). It replaces them in the prompt, so nothing of theirs may be lost."""
         ...
 
     async def summarize_branch(self, turns: Sequence[Node], *,
@@ -120,6 +129,18 @@ class OfflineExtractiveSummarizer:
         if verbatim:
             body.append(f"({len(verbatim)} pinned turn{'s' if len(verbatim) > 1 else ''} "
                         f"stay{'' if len(verbatim) > 1 else 's'} verbatim after this summary.)")
+        return SummaryText("\n".join(body + lines), self.name)
+
+    async def merge(self, summaries: Sequence[Node]) -> SummaryText:
+        """Relays every line of `summaries`, oldest first, folding the oldest past max_lines."""
+        folded, lines = 0, []
+        for summary in summaries:
+            more_folded, more = _previous_lines(summary.content)
+            folded, lines = folded + more_folded, lines + more
+        if len(lines) > self.max_lines:
+            folded += len(lines) - self.max_lines
+            lines = lines[-self.max_lines:]
+        body = [HEADER] + ([f"({folded} earlier turns folded away.)"] if folded else [])
         return SummaryText("\n".join(body + lines), self.name)
 
     async def summarize_branch(self, turns: Sequence[Node], *,

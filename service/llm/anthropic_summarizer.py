@@ -13,7 +13,7 @@ from ..store.models import Node
 from ..turns.messages import to_messages
 from ..turns.requests import Options, ToolChoice, anthropic_messages
 from .anthropic import AnthropicSettings, complete, count_tokens
-from .prompts import branch_summary_prompt, summary_instruction, summary_prompt
+from .prompts import branch_summary_prompt, merge_prompt, summary_instruction, summary_prompt
 
 
 class AnthropicSummarizer:
@@ -55,6 +55,11 @@ class AnthropicSummarizer:
                                  verbatim)
         return await self._ask(body)
 
+    async def merge(self, summaries: Sequence[Node]) -> SummaryText:
+        system, messages = merge_prompt(summaries)
+        return await self._ask({"model": self.settings.summary_model, "system": system,
+                                "messages": messages, "max_tokens": self.settings.max_tokens})
+
     async def summarize_branch(self, turns: Sequence[Node], *,
                                instructions: str | None = None) -> SummaryText:
         system, messages = branch_summary_prompt(turns, instructions)
@@ -92,7 +97,8 @@ class AnthropicSummarizer:
             conversation.nodes, conversation.media, options,
             appended=summary_instruction(summarized_before, conversation.retained,
                                          instructions, pinned=[
-                                             n for n in conversation.nodes if n.id in verbatim]))
+                                             n for n in conversation.nodes if n.id in verbatim],
+                                         covered_from=conversation.covered_from))
 
 
 class AnthropicTokenCounter:

@@ -151,24 +151,54 @@ def branch_summary_prompt(turns: Sequence[Node], instructions: str | None = None
 
 def summary_instruction(summarized_before: bool, retained: Sequence[Node],
                         instructions: str | None = None,
-                        pinned: Sequence[Node] = ()) -> str:
+                        pinned: Sequence[Node] = (),
+                        covered_from: Node | None = None) -> str:
     """The user text appended to the conversation's own request (so the request up to it
     reads the conversation's cache): what to summarize of the conversation above, under
     the headings of SUMMARY_SYSTEM. `retained`: the nodes kept verbatim after the summary,
     named by the opening of the first; `pinned`: covered messages the user pinned, which
-    stay verbatim right after the summary too, named by their openings."""
+    stay verbatim right after the summary too, named by their openings. `covered_from`
+    (segmented): the first message to summarize; the summaries before it stay as they are."""
     span = "the conversation above, from its beginning"
+    if covered_from is not None:
+        span = ("the conversation above from the message that begins "
+                f"\u201c{_opening(covered_from, 200)}\u201d (the summaries of earlier turns "
+                "before it stay as they are: leave them out)")
     if summarized_before:
         span += (" (its opening summary of still earlier turns included: absorb that summary "
                  "fully, nothing already summarized may be lost)")
     if retained:
-        opening = " ".join((retained[0].content or "").split())[:200]
+        opening = _opening(retained[0], 200)
         span += (f", up to the message that begins \u201c{opening}\u201d: that message and "
                  "everything after it stay verbatim after your summary, so leave them out")
     return (
         "Stop here: this message is not a turn of the conversation, and your answer is not "
         "a reply to it. Write text only, and call no tool.\n\n"
         f"{SUMMARY_SYSTEM}\n\nSummarize {span}." + _pinned(pinned) + _focus(instructions))
+
+
+MERGE_SYSTEM = SUMMARY_SYSTEM.replace(
+    "You summarize an earlier part of a conversation between a user and an AI assistant. "
+    "Your summary replaces those turns: the assistant will continue the conversation "
+    "seeing only your summary and the turns after it, so anything you leave out is lost.",
+    "You merge consecutive summaries of the earlier parts of a conversation between a user "
+    "and an AI assistant into one summary. Yours replaces them: the assistant will continue "
+    "the conversation seeing only your summary, the later summaries and the turns after "
+    "them, so anything of theirs you leave out is lost.")
+
+
+def merge_prompt(summaries: Sequence[Node]) -> tuple[str, list[dict]]:
+    """(system, messages) asking for one summary of consecutive `summaries`, oldest first."""
+    parts = "\n".join(f"<summary index=\"{i}\">\n{s.content}\n</summary>"
+                      for i, s in enumerate(summaries, 1))
+    text = (f"These are {len(summaries)} consecutive summaries, oldest first:\n{parts}\n\n"
+            "Write one summary covering all of them. Where a later one changed or settled "
+            "what an earlier one says, keep the later state.")
+    return MERGE_SYSTEM, [{"role": "user", "content": text}]
+
+
+def _opening(node: Node, length: int) -> str:
+    return " ".join((node.content or "").split())[:length]
 
 
 def _pinned(pinned: Sequence[Node]) -> str:

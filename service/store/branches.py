@@ -27,4 +27,6 @@ class Branches:
             self._db, "branch_list", session_ids, param="session_ids", what="session",
             group="session_id", tenant=self._tenant,
             build=lambda r: Branch(node_from_row(r["tip"]), r["length"], r["is_head"],
-                                   r["holds_head"], r["summary_id"], r["name"]))
+                                   r["holds_head"], r["summary_id"], r["name"],
+                                   tuple(r["stand_in_ids"]) or (
+                                       (r["summary_id"],) if r["summary_id"] else ())))

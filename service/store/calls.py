@@ -54,12 +54,13 @@ def diff_reads(first: Sequence[str], second: Sequence[str]) -> ReadsDiff:
 class BreakCause(str, Enum):
     """Which write made a prompt differ from its previous call's where it does."""
 
-    COMPACTION = "COMPACTION"  # a summary stands where the previous prompt had other nodes
-    UNCOMPACTION = "UNCOMPACTION"  # the previous prompt's summary no longer stands there
+    COMPACTION = "COMPACTION"  # a summary the previous prompt did not hold stands there
+    UNCOMPACTION = "UNCOMPACTION"  # the previous prompt's summary there is in it no more
+    PIN = "PIN"  # a covered turn the previous prompt did not hold renders after its summary
+    UNPIN = "UNPIN"  # the previous prompt's covered turn there (pinned then) is in it no more
     EDIT = "EDIT"  # a sibling of the previous prompt's node: an edit, retry or fork
     TOOLS = "TOOLS"  # offered other tools: nothing after them is shared
     BRANCH = "BRANCH"  # another chain (a checkout, a side branch) or a shorter prompt
-    # Pins (issue 25) add their cause here: a pinned node carried into the prompt.
 
 
 @dataclass(frozen=True)
@@ -70,10 +71,12 @@ class CacheBreak:
     cause: BreakCause
 
 
-def cache_break(previous: Call, call: Call, nodes: Mapping[str, Node]) -> CacheBreak | None:
+def cache_break(previous: Call, call: Call, nodes: Mapping[str, Node],
+                covering: Mapping[str, Sequence[str]]) -> CacheBreak | None:
     """Where `call`'s prompt stopped sharing `previous`'s (its previous_call_id), and which
     write broke it; None when it holds the whole previous prompt. `nodes`: the two nodes at
-    the break, by id (read_ids of both calls loaded)."""
+    the break, by id (read_ids of both calls loaded); `covering`: the ids of the summaries
+    whose segments hold each of them (Summaries.covering_many)."""
     before, after = previous.read_ids or (), call.read_ids or ()
     shared = call.shared_prefix_reads
     if shared is None or (shared == len(before) and shared <= len(after)):
@@ -81,19 +84,37 @@ def cache_break(previous: Call, call: Call, nodes: Mapping[str, Node]) -> CacheB
     node_id = after[shared] if shared < len(after) else None
     previous_id = before[shared] if shared < len(before) else None
     return CacheBreak(shared, node_id, previous_id, _cause(
-        previous, call, nodes.get(node_id or ""), nodes.get(previous_id or "")))
+        previous, call, nodes.get(node_id or ""), nodes.get(previous_id or ""), covering))
 
 
-def _cause(previous: Call, call: Call, node: Node | None, was: Node | None) -> BreakCause:
+def _cause(previous: Call, call: Call, node: Node | None, was: Node | None,
+           covering: Mapping[str, Sequence[str]]) -> BreakCause:
+    """What a prompt holds that the other does not decides: the call's node there, new to
+    its prompt, was written in (a summary, or a covered turn a pin carries in); else the
+    previous call's node there, gone from this prompt, was taken out. Only a pin renders a
+    turn in a prompt that also holds a summary covering it (with the other half of its tool
+    pair), so this reads the prompts and the summaries' segments, not today's pins."""
     if previous.tools_sha256 != call.tools_sha256:
         return BreakCause.TOOLS
-    if node is not None and node.role is Role.SUMMARY:
-        return BreakCause.COMPACTION
-    if was is not None and was.role is Role.SUMMARY:
-        return BreakCause.UNCOMPACTION
+    before, after = previous.read_ids or (), call.read_ids or ()
+    if node is not None and node.id not in before:
+        if node.role is Role.SUMMARY:
+            return BreakCause.COMPACTION
+        if _pinned_in(node, after, covering):
+            return BreakCause.PIN
+    if was is not None and was.id not in after:
+        if was.role is Role.SUMMARY:
+            return BreakCause.UNCOMPACTION
+        if _pinned_in(was, before, covering):
+            return BreakCause.UNPIN
     if node is not None and was is not None and node.predecessor_id == was.predecessor_id:
         return BreakCause.EDIT
     return BreakCause.BRANCH
+
+
+def _pinned_in(node: Node, reads: Sequence[str], covering: Mapping[str, Sequence[str]]) -> bool:
+    """Whether the prompt (`reads`) holds a summary whose segment holds the turn `node`."""
+    return not set(covering.get(node.id, ())).isdisjoint(reads)
 
 
 @dataclass(frozen=True)

@@ -127,6 +127,8 @@ class Branch:
     holds_head: bool  # HEAD lies on this branch's chain (after a rewind it may sit mid-chain)
     summary_id: str | None = None  # the summary the tip's render uses
     name: str | None = None  # the branch's name (NAMES), None when unnamed
+    # Every summary the tip's render uses, in prompt order (segmented: one per segment).
+    stand_in_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -207,6 +209,9 @@ class Summary:
     absorbed_id: str | None = None  # the summary it relayed and extended
     compacted_head_id: str | None = None  # the head whose render was compacted
     retained_ids: tuple[str, ...] | None = None  # that head's chain below the segment
+    # Segmented: the summaries a nested summary merged, chain order (their segments tile its
+    # own); empty for every other summary.
+    nested_ids: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -222,6 +227,7 @@ class SummaryStrategy(str, Enum):
 
     ROLLING = "rolling"  # the active summary alone (one at a time)
     BRANCH = "branch"  # each head: the deepest summary compacted on its own path
+    SEGMENTED = "segmented"  # each head: a stand-in per disjoint segment of its chain
 
 
 @dataclass(frozen=True)
@@ -237,12 +243,23 @@ class Rendered:
     # of their tool pairs): nodes[2:2 + kept_count] when a summary applies.
     kept_count: int = 0
     pinned_ids: frozenset[str] = frozenset()  # the session's pinned nodes (any branch)
+    # Every summary standing in, in prompt order (segmented: one per segment; otherwise the
+    # summary alone, or none); summary_id is the last of them.
+    stand_in_ids: tuple[str, ...] = ()
 
     @property
     def lead(self) -> int:
-        """Where the uncovered turns start in `history`: after the summary and the covered
-        turns kept verbatim after it (0 when no summary applies)."""
-        return 1 + self.kept_count if self.summary_id is not None else 0
+        """Where the uncovered turns start in `history`: after the (last) summary and the
+        covered turns kept verbatim after it (0 when no summary applies)."""
+        return self.last_stand_in + 1 + self.kept_count if self.summary_id is not None else 0
+
+    @property
+    def last_stand_in(self) -> int:
+        """The index in `history` of the summary standing in last (0 when none applies:
+        under rolling and branch the summary is always history[0])."""
+        if self.summary_id is None:
+            return 0
+        return next(i for i, n in enumerate(self.history) if n.id == self.summary_id)
 
     @property
     def node_ids(self) -> tuple[str, ...]:
@@ -270,6 +287,7 @@ def summary_from_row(row: Mapping[str, Any], covers_ids: Sequence[str]) -> Summa
         absorbed_id=row.get("absorbed_id"),
         compacted_head_id=row.get("compacted_head_id"),
         retained_ids=None if row.get("retained_ids") is None else tuple(row["retained_ids"]),
+        nested_ids=tuple(row.get("nested_ids") or ()),
     )
 
 

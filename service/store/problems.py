@@ -118,6 +118,11 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
                                     "segment down to the compacted head"),
     "summary_deleted": _bad("summary {summary_id} was deleted with its branch"),
     "summary_retired": _conflict("summary {summary_id} was already uncompacted"),
+    "summary_nested": _bad("summary {summary_id} is merged into nested summary {nested_in}, "
+                           "which stands in for its segment: uncompact {nested_in} first"),
+    "nested_invalid": _conflict("the summaries merged into a nested summary of session "
+                                "{session_id} changed (uncompacted or deleted) while they were "
+                                "merged; compact again"),
     "coverage_not_extended": _bad("the new coverage must extend the absorbed summary's "
                                   "segment {absorbed_id}"),
     "from_not_found": _not_found("node", "from_id"),

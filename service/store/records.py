@@ -229,6 +229,8 @@ NODE_BY_ROLE: dict[str, dict[str, tuple[bool, Rule]]] = {
         "retained_ids": (OPTIONAL, _identifiers),
         "replaced_id": (OPTIONAL, _identifier),
         "retired_at": (OPTIONAL, _datetime),
+        # A nested summary's merged summaries, chain order (segmented; docs/segmented.md).
+        "nested_ids": (OPTIONAL, _identifiers),
     },
     Role.CARRY.value: {
         **NODE,
@@ -354,9 +356,9 @@ def pin_problems(pins: Sequence[Record], nodes: Mapping[str, Record],
 # Properties that name another node of the same session (a list property names several),
 # and those of them that must name a summary.
 NODE_REFERENCES = ("fork_of", "absorbed_id", "replaced_id", "compacted_head_id", "retained_ids",
-                   "carried_from_id")
+                   "carried_from_id", "nested_ids")
 CALL_REFERENCES = ("head_id",)
-SUMMARY_REFERENCES = ("absorbed_id", "replaced_id")
+SUMMARY_REFERENCES = ("absorbed_id", "replaced_id", "nested_ids")
 
 
 def label(kind: str, record: Record) -> str:
@@ -406,8 +408,9 @@ def reference_problems(nodes: Sequence[Record], calls: Sequence[Record]) -> list
                     found.append(f"{label(kind, record)}: {key} {_ids(missing)} "
                                  f"{'is not a node' if len(missing) == 1 else 'are not nodes'} "
                                  "of this session")
-                elif key in SUMMARY_REFERENCES and named and named[0] not in summary_ids:
-                    found.append(f"{label(kind, record)}: {key} {validate.shown(named[0])} "
+                elif key in SUMMARY_REFERENCES and any(i not in summary_ids for i in named):
+                    other = next(i for i in named if i not in summary_ids)
+                    found.append(f"{label(kind, record)}: {key} {validate.shown(other)} "
                                  "is not a summary of this session")
     call_ids = {c["id"] for c in calls if isinstance(c.get("id"), str)}
     for call in calls:

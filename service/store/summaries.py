@@ -42,6 +42,7 @@ class Summaries:
         call: CallRecord | None = None,
         instructions: str | None = None,
         announce: Mapping[str, Any] | None = None,
+        nested_ids: Sequence[str] = (),
     ) -> Summary:
         """Writes the summary node and makes it the session's active summary.
 
@@ -56,6 +57,8 @@ class Summaries:
         transaction. `instructions` are the focus instructions the summarizer was
         given, stored on the node (absent when None). `announce`: the compaction_finished
         event's trigger and token counts, stored with the summary (None: no event).
+        `nested_ids`: for a nested summary (segmented), the summaries it merges, chain order;
+        `new_ids` is then the union of their segments (docs/segmented.md, "Nesting").
         Returns the summary, with the ids it covers.
         """
         validate.identifier(session_id, "session id")
@@ -68,6 +71,8 @@ class Summaries:
         validate.identifier(compacted_head_id, "compacted head id")
         for node_id in retained_ids:
             validate.identifier(node_id, "retained id")
+        for node_id in nested_ids:
+            validate.identifier(node_id, "nested summary id")
         strategy = validate.summary_strategy(strategy)
         metadata_json = validate.json_object(metadata, self._limits, "metadata")
         instructions = validate.instructions(instructions)
@@ -82,7 +87,7 @@ class Summaries:
             now=utcnow(), new_ids=list(new_ids), absorbed_id=absorbed_id,
             expected_version=expected_version, strategy=strategy,
             compacted_head_id=compacted_head_id, retained_ids=list(retained_ids),
-            instructions=instructions,
+            instructions=instructions, nested_ids=list(nested_ids),
             call=None if call is None else call.as_param(),
             announce=None if announce is None else dict(announce),
         )
@@ -98,7 +103,8 @@ class Summaries:
         def check(rows) -> None:
             if not rows:
                 raise NotFound("summary", summary_id)
-            raise_for_problem(rows[0]["problem"], {"summary_id": summary_id})
+            raise_for_problem(rows[0]["problem"], {"summary_id": summary_id,
+                                                   "nested_in": rows[0]["nested_in"]})
 
         rows = await self._db.write("summary_retire", check, summary_id=summary_id,
                                     tenant=self._tenant, now=utcnow())

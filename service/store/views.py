@@ -73,7 +73,9 @@ class Views:
                                         tuple(node_from_row(n) for n in row["nodes"]),
                                         row["summary_id"], row["strategy"] or "rolling",
                                         row["summary_version"], row["kept_count"],
-                                        frozenset(row["pinned_ids"])))
+                                        frozenset(row["pinned_ids"]),
+                                        tuple(row["stand_in_ids"]) or (
+                                            (row["summary_id"],) if row["summary_id"] else ())))
         return results
 
     async def graph_many(self, session_ids: Sequence[str], include_deleted: bool = False

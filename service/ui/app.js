@@ -253,10 +253,10 @@ async function refreshRender() {
   if (generation !== state.generation || head !== state.renderHeadId) return;
   state.renderKey = key;
   render.nodes = render.nodes.map((n) => ({ ...n, blocks: state.blocksById.get(n.id) }));
-  const summary = render.summaryId && state.rowsById.get(render.summaryId);
+  const covers = render.standInIds.map((id) => state.rowsById.get(id)?.coversIds);
   panels.renderHead($("render-head"), {
     render, headId: render.headId, isHead: render.headId === state.session?.headId,
-    folds: summary?.coversIds ? plural(summary.coversIds.length, "row") : null,
+    folds: covers.every(Boolean) ? plural(covers.reduce((n, ids) => n + ids.length, 0), "row") : null,
   });
   panels.renderList($("render-panel"), render);
   if (state.highlightSource === "render") graph.highlight(render.nodeIds);

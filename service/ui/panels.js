@@ -32,14 +32,17 @@ export function renderHead(el, { render, headId, isHead, folds }) {
     h("div", { class: "ph-title" }, "From ", h("code", {}, shortId(headId)), isHead ? h("span", { class: "pill p-head" }, "HEAD") : null),
     h("div", { class: "ph-meta" },
       plural(render.nodeIds.length, "node"), " · ", `${tokens(render.tokens)} tokens`,
-      render.summaryId ? h("span", { class: "pill p-summary" }, `summary stands in for ${folds ?? "?"}`) : h("span", { class: "pill" }, "verbatim")));
+      render.standInIds.length ? h("span", { class: "pill p-summary" }, `${render.standInIds.length > 1
+        ? `${render.standInIds.length} summaries stand` : "summary stands"} in for ${folds ?? "?"}`)
+        : h("span", { class: "pill" }, "verbatim")));
 }
 
 export function renderList(el, render) {
   const names = toolNames(render.nodes);
   const open = new Set(render.openToolUseIds);
+  const standIns = new Set(render.standInIds);
   const items = render.nodes.map((node, i) => {
-    const summary = node.id === render.summaryId;
+    const summary = standIns.has(node.id);
     const plain = isPlain(node.blocks);
     return h("li", { class: `render-row r-${node.role.toLowerCase()}${summary ? " summary" : ""}${plain ? "" : " has-blocks"}`, "data-id": node.id },
       h("div", { class: "rr-head" },
@@ -77,8 +80,15 @@ export function callItem(call, active) {
       call.error ? h("span", { class: "error" }, trim(call.error, 60)) : null));
 }
 
-const BROKE_BY = { COMPACTION: "a compaction", UNCOMPACTION: "an uncompaction", EDIT: "an edit, retry or fork",
-  TOOLS: "other tools", BRANCH: "another branch" };  // a pin (issue 25) adds its cause here
+const BROKE_BY = { COMPACTION: "a compaction", UNCOMPACTION: "an uncompaction", PIN: "a pin", UNPIN: "an unpin",
+  EDIT: "an edit, retry or fork", TOOLS: "other tools", BRANCH: "another branch" };
+// Writes that took the previous prompt's node out: that node is the one they concern.
+const TOOK_OUT = new Set(["UNCOMPACTION", "UNPIN"]);
+
+/** The node a cache break concerns: the one written in, or for a removal the one taken out. */
+function brokeOn(broke) {
+  return (TOOK_OUT.has(broke.cause) ? broke.previousNodeId : broke.nodeId) || broke.nodeId || broke.previousNodeId;
+}
 
 /** A call's shared prefix with the previous call, and where its cache broke (and by what). */
 function cacheNote(call) {
@@ -86,7 +96,7 @@ function cacheNote(call) {
   const share = `prefix ${Math.round((100 * call.sharedPrefixTokens) / call.promptTokens)}%`;
   const broke = call.cacheBreak;
   if (!broke) return h("span", { class: "c-cache", title: `${tokens(call.sharedPrefixTokens)} of ${tokens(call.promptTokens)} shared with the previous call` }, share);
-  return h("span", { class: "c-cache broke", title: `the prompt differs from the previous call's at read ${broke.position}` },
+  return h("span", { class: "c-cache broke", "data-cause": broke.cause, title: `the prompt differs from the previous call's at read ${broke.position}` },
     `${share} · broken by ${BROKE_BY[broke.cause] || broke.cause.toLowerCase()}`);
 }
 
@@ -173,9 +183,10 @@ export function detailCall(el, call, { shownCount }) {
       field("cache", `${tokens(call.cacheReadInputTokens)} read · ${tokens(call.cacheCreationInputTokens)} written`),
       field("shared prefix", call.sharedPrefixTokens == null ? "–"
         : `${tokens(call.sharedPrefixTokens)} of ${tokens(call.promptTokens)} (${plural(call.sharedPrefixReads, "read")})`)),
-    call.cacheBreak ? h("p", { class: "d-note" }, `The cache broke at read ${call.cacheBreak.position}: `,
-      h("span", { class: "pill", "data-goto": call.cacheBreak.nodeId || call.cacheBreak.previousNodeId },
-        `${BROKE_BY[call.cacheBreak.cause] || call.cacheBreak.cause} (${shortId(call.cacheBreak.nodeId || call.cacheBreak.previousNodeId)})`),
+    call.cacheBreak ? h("p", { class: "d-note cache-break", "data-cause": call.cacheBreak.cause },
+      `The cache broke at read ${call.cacheBreak.position}: `,
+      h("span", { class: "pill", "data-goto": brokeOn(call.cacheBreak) },
+        `${BROKE_BY[call.cacheBreak.cause] || call.cacheBreak.cause} (${shortId(brokeOn(call.cacheBreak))})`),
       ".") : null,
     call.error ? h("p", { class: "error" }, call.error) : null,
     h("p", { class: "d-note" }, `Read ${plural(call.readIds.length, "node")}, highlighted in the drawing`,

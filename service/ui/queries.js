@@ -48,7 +48,7 @@ export const SESSION_VIEW = `query SessionView($id: ID!) {
 export const RENDER = `query Render($id: ID!, $head: ID) {
   session(id: $id) {
     render(headId: $head) {
-      headId nodeIds summaryId tokens openToolUseIds
+      headId nodeIds summaryId standInIds tokens openToolUseIds
       nodes { id role content tokens predecessorId toolUseIds }
     }
   }

@@ -331,7 +331,7 @@ BAD_VALUES = {
                                     "read_count is 10001; a recorded call may read at most"),
     "unknown summary strategy": ("session", {"summary_strategy": "sideways"},
                                  "summary_strategy must be one of 'rolling', 'branch', "
-                                 "not 'sideways'"),
+                                 "'segmented', not 'sideways'"),
     "negative summary_version": ("session", {"summary_version": -1},
                                  "summary_version must be an integer from 0"),
     "summary_version as text": ("session", {"summary_version": "3"},
@@ -603,7 +603,8 @@ BAD_SUMMARY_VALUES = {
     "covers_new_count missing": ("s2", {"covers_new_count": None},
                                  "covers_new_count is missing"),
     "unknown strategy": ("s2", {"strategy": "sideways"},
-                         "strategy must be one of 'rolling', 'branch', not 'sideways'"),
+                         "strategy must be one of 'rolling', 'branch', 'segmented', "
+                         "not 'sideways'"),
     "retained_ids not a list": ("s2", {"retained_ids": "{t0}"},
                                 "retained_ids must be a list of ids"),
     "retained_ids with an empty id": ("s2", {"retained_ids": [""]},
@@ -776,8 +777,8 @@ async def test_a_legacy_export_is_imported_in_the_new_shape(
     assert (await imported.summaries.get(s2)).covers_ids == tuple(n.id for n in t[:8])
     rows = await run_cypher(db, SUMMARY_GRAPH, sid=session.id)
     assert [[e[0] for e in row["edges"]] for row in rows] == [
-        ["COVERS"] * 4 + ["PREDECESSOR"],
-        ["ABSORBED"] + ["COVERS"] * 4 + ["PREDECESSOR", "REPLACED"]]
+        ["COVERS"] * 4 + ["ENDS_AT", "PREDECESSOR"],
+        ["ABSORBED"] + ["COVERS"] * 4 + ["ENDS_AT", "PREDECESSOR", "REPLACED"]]
 
 
 # --- content blocks: tool pairs and media (README, "Content blocks and tool calls") -------

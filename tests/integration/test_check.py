@@ -175,6 +175,15 @@ SUMMARY_CORRUPTIONS = {
         ["MATCH (x:Node {id: $s1}), (t:Node {id: $t0}) CREATE (x)-[:ABSORBED]->(t)"],
         ["ABSORBED: {s1} has 1 ABSORBED relationships for absorbed_id none, "
          "not one to that node"]),
+    "ENDS_AT missing": (
+        ["MATCH (:Node {id: $s2})-[r:ENDS_AT]->() DELETE r"],
+        ["ENDS_AT: {s2} has 0 ENDS_AT relationships for covers_last_id {last}, "
+         "not one to that node"]),
+    "ENDS_AT to another node": (
+        ["MATCH (x:Node {id: $s2})-[r:ENDS_AT]->() DELETE r "
+         "WITH x MATCH (t:Node {id: $t0}) CREATE (x)-[:ENDS_AT]->(t)"],
+        ["ENDS_AT: {s2} has 1 ENDS_AT relationships for covers_last_id {last}, "
+         "not one to that node"]),
     "REPLACED missing": (
         ["MATCH (:Node {id: $s2})-[r:REPLACED]->() DELETE r"],
         ["REPLACED: {s2} has 0 REPLACED relationships for replaced_id {s1}, "
@@ -277,7 +286,8 @@ async def test_check_names_each_broken_summary_invariant(
         await run_cypher(db, statement, **{k: v for k, v in
                                            {"s1": s1, "s2": s2, "t0": t[0].id}.items()
                                            if f"${k}" in statement})
-    expected = [line.format(s1=s1, s2=s2, t0=t[0].id) for line in says]
+    last = (await ledger.summaries.get(s2)).covers_ids[-1]
+    expected = [line.format(s1=s1, s2=s2, t0=t[0].id, last=last) for line in says]
     assert await ledger.violations(session.id) == expected
     assert await broken_sessions(db, Limits(), tenant) == {session.id: expected}
 

@@ -60,11 +60,13 @@ ORDER BY n.seq
 """
 
 async def migrate(db):
-    """Migration 003's statements, as apply_schema runs them (over the whole store)."""
-    migration = next(m for m in load_migrations() if m.name == "summary_coverage")
-    assert migration.version == 3
-    for statement in migration.statements:
-        await db.driver.execute_query(statement)
+    """Migration 003's statements, as apply_schema runs them (over the whole store), and
+    009's, which an upgrade from then applies too (the summaries' ENDS_AT edges)."""
+    migrations = {m.name: m for m in load_migrations()}
+    assert (migrations["summary_coverage"].version, migrations["summary_ends"].version) == (3, 9)
+    for migration in (migrations["summary_coverage"], migrations["summary_ends"]):
+        for statement in migration.statements:
+            await db.driver.execute_query(statement)
 
 
 async def legacy_summary(db, session_id, covered, absorbed_id=None):

@@ -39,8 +39,9 @@ async def calls_of(ledger, session_id):
 async def break_of(ledger, call):
     previous = await ledger.calls.get(call.previous_call_id)
     ids = [*call.read_ids, *previous.read_ids]
-    nodes = {n.id: n for n in await ledger.nodes.get_many(list(dict.fromkeys(ids)))}
-    return cache_break(previous, call, nodes)
+    ids = list(dict.fromkeys(ids))
+    nodes = {n.id: n for n in await ledger.nodes.get_many(ids)}
+    return cache_break(previous, call, nodes, await ledger.summaries.covering_many(ids))
 
 
 async def test_each_turn_reads_the_previous_prefix_and_the_tokens_add_up(runtime, stub):

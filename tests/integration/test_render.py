@@ -1,6 +1,8 @@
 """Spec §3: segment replacement, decided by stored data alone."""
 import pytest
 
+from service.context.render import render_context
+
 from tests.integration.helpers import KEEP_FOUR, chat, head_id, rendered, turns
 
 
@@ -142,6 +144,24 @@ async def test_a_compacted_render_costs_the_same_at_ten_times_the_history(ledger
         result = await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)
         assert result.covered_count == count - 4
         assert len(await rendered(ledger, session.id)) == 6
+        costs.append(await render_db_hits(ledger, session.id))
+    small, large = costs
+    assert large <= small * 1.1 + 20, costs
+
+
+async def test_a_segmented_render_costs_the_same_at_ten_times_the_covered_history(ledger,
+                                                                                  compactor):
+    """The segmented walk steps from a segment's end to its summary over ENDS_AT: it never
+    reads a stand-in's COVERS edges, so three segments of 10× the turns cost the same."""
+    costs = []
+    for count in (40, 400):
+        session = await ledger.sessions.create("cost", "sys", summary_strategy="segmented")
+        for _ in range(3):
+            await chat(ledger, session, *turns(count // 3))
+            result = await compactor.compact(session.id, keep_recent_tokens=KEEP_FOUR)
+            assert result.status.value == "COMPACTED", result.message
+        view = await render_context(ledger, session.id)
+        assert len(view.stand_in_ids) == 3 and len(view.nodes) <= 1 + 3 + 4
         costs.append(await render_db_hits(ledger, session.id))
     small, large = costs
     assert large <= small * 1.1 + 20, costs

@@ -234,6 +234,68 @@ def test_the_viewer_draws_every_capsule_of_the_branch_strategy(viewer, service):
     assert all(members(viewer, c) for c in capsules)
 
 
+def test_the_viewer_draws_a_capsule_per_segment_of_the_segmented_strategy(viewer, service):
+    """Under `segmented`, three compactions write three summaries over disjoint segments of
+    one chain, all standing in: three capsules, each folding its own segment's rows alone
+    (the third written while the page is open); the render panel marks every stand-in."""
+    session = service.gql("mutation { createSession(title: \"Segmented capsules\", systemPrompt:"
+                          " \"You are terse.\", summaryStrategy: \"segmented\") { id } }")
+    session = session["createSession"]["id"]
+    segments = []
+
+    def segment(k: int) -> None:
+        for i in range(4):
+            service.gql(SEND, s=session, c=f"Question {k}.{i}: " + "tell me more. " * 12)
+        compaction = service.gql(COMPACT, s=session, k=150)["compact"]
+        assert compaction["status"] == "COMPACTED", compaction
+        segments.append(compaction["summary"])
+
+    segment(0)
+    segment(1)
+    viewer.open(session, token=service.token)
+    viewer.wait(lambda: {s["id"] for s in segments} <= set(viewer.drawn()), what="two capsules")
+    viewer.console()
+    wait_live(viewer)
+    segment(2)
+    capsules = [s["id"] for s in segments]
+    viewer.wait(lambda: viewer.drawn().get(capsules[2]) == "capsule", what="the third capsule")
+
+    head = service.gql("query($s: ID!) { session(id: $s) { headId render { nodeIds } } }",
+                       s=session)["session"]
+    assert head["render"]["nodeIds"][1:4] == capsules  # [ROOT, S1, S2, S3, tail]
+    rows = graph_of(service, session)["rows"]
+    assert [i for i, r in rows.items() if r["coversIds"]] == capsules
+    for summary in segments:
+        assert rows[summary["id"]]["coversIds"] == summary["coversIds"]
+        assert folded_into(rows, summary["id"]) == summary["coversIds"]
+    # The segments hang one below the other: each one's first row from the capsule before.
+    for before, summary in zip(capsules, segments[1:]):
+        assert rows[summary["coversIds"][0]]["drawnFromId"] == before
+    assert [viewer.drawn()[c] for c in capsules] == ["capsule"] * 3
+    assert_drawn_as_the_contract_says(viewer, rows, expanded=set())
+    # Each capsule opens on its own segment's rows, in chain order, the others staying shut.
+    for capsule, summary in zip(capsules, segments):
+        viewer.click_node(capsule)
+        viewer.wait(lambda: "expanded" in viewer.classes(capsule), what="the capsule to open")
+        assert members(viewer, capsule) == summary["coversIds"]
+        assert_drawn_as_the_contract_says(viewer, rows, expanded={capsule})
+        viewer.click_node(capsule)
+        viewer.wait(lambda: "expanded" not in viewer.classes(capsule), what="the capsule to fold")
+    for capsule in capsules:
+        viewer.click_node(capsule)
+        viewer.wait(lambda: "expanded" in viewer.classes(capsule), what="the capsule to open")
+    assert_drawn_as_the_contract_says(viewer, rows, expanded=set(capsules))
+
+    # The head's render: each of the three stand-ins is marked as one.
+    viewer.click_node(head["headId"])
+    want = [{"id": i, "summary": i in capsules} for i in head["render"]["nodeIds"]]
+    viewer.wait(lambda: viewer.render_rows() == want, what="the render with its three stand-ins")
+    folds = sum(len(s["coversIds"]) for s in segments)
+    assert f"3 summaries stand in for {folds} rows" in viewer.js(
+        "return document.getElementById('render-head').textContent")
+    assert viewer.console("SEVERE") == []
+
+
 def test_a_thousand_node_session_draws(viewer, service, request):
     """One graph request and one SVG: a 1,000-node session (a long chain with forks and a
     spawned task) draws, then a compaction's capsule with ~900 rows opens. The timings are

@@ -1,4 +1,4 @@
-"""An independent model of the two summary strategies ('rolling' and 'branch').
+"""An independent model of the summary strategies ('rolling', 'branch' and 'segmented').
 
 Written from the data model the change is specified by (which summary a head renders,
 the capsule contract, where compaction cuts, deleteBranch, uncompact), in plain Python over
@@ -39,6 +39,8 @@ class Summary:
     strategy: str
     deleted: bool = False
     retired: bool = False
+    tokens: int = 0
+    nested: tuple[str, ...] = ()  # segmented: the summaries a nested summary merged
 
     @property
     def last(self) -> str:
@@ -127,7 +129,32 @@ class SummaryModel:
         below = chain[chain.index(s.last) + 1:]
         return all(n in s.retained or self.seq_of(n) > s.seq for n in below)
 
+    def stand_ins(self, head: str) -> list[str]:
+        """Segmented: `head`'s chain, ROOT first, with every segment a summary stands in for
+        replaced by that summary. Up from the head: at a turn that ends the segment of live,
+        unretired summaries, the newest of them stands in and the walk goes on from its
+        splice; any other turn stands for itself."""
+        chain = self.chain(head)
+        out, i = [], len(chain) - 1
+        while i >= 0:
+            ending = [s for s in self.summaries.values()
+                      if self.candidate(s.id) and s.last == chain[i]]
+            if not ending:
+                out.append(chain[i])
+                i -= 1
+                continue
+            s = max(ending, key=lambda s: s.seq)
+            first = chain.index(s.splice) + 1
+            assert tuple(chain[first:i + 1]) == s.covers, (
+                f"{s.id}'s coverage is not the chain segment after its splice {s.splice}")
+            out.append(s.id)
+            i = first - 1
+        return out[::-1]
+
     def applicable(self, head: str) -> str | None:
+        if self.strategy == "segmented":  # the last stand-in: the one nearest the head
+            return next((n for n in reversed(self.stand_ins(head)) if n in self.summaries),
+                        None)
         if self.strategy == "rolling":
             return self.pointer if self.candidate(self.pointer) and \
                 self.applies(self.pointer, head) else None
@@ -152,9 +179,12 @@ class SummaryModel:
         view = self.render(head)[1:]
         if len(view) < 4:
             return None
-        summary = view[0] if view[0] in self.summaries else None
+        # Rolling and branch: the one summary leads the view. Segmented: the cut starts after
+        # the last stand-in and its pinned turns; what renders before stays as it is.
+        last = max((i for i, n in enumerate(view) if n in self.summaries), default=0)
+        summary = view[last] if view[last] in self.summaries else None
         kept_after = self.kept(summary, head) if summary else []
-        turns = view[1 + len(kept_after):] if summary else view
+        turns = view[last + 1 + len(kept_after):] if summary else view
         verbatim = set(kept_after) | {n for n in turns if n in self.pinned_with_pairs(turns)}
         start, kept = len(turns), sum(self.turns[n].tokens for n in verbatim)
         while start > 0:
@@ -191,6 +221,9 @@ class SummaryModel:
         return [n for n in covers if n in held]
 
     def render(self, head: str) -> list[str]:
+        if self.strategy == "segmented":
+            return [x for n in self.stand_ins(head)
+                    for x in ([n] + self.kept(n, head) if n in self.summaries else [n])]
         chain = self.chain(head)
         sid = self.applicable(head)
         if sid is None:
@@ -201,6 +234,26 @@ class SummaryModel:
             f"{sid}'s coverage is not the chain segment after its splice {s.splice}")
         return chain[:first] + [sid] + self.kept(sid, head) + chain[last + 1:]
 
+    def merge_due(self, head: str, merge_at: int) -> tuple[str, ...]:
+        """Segmented, right after a compaction of `head`: the stand-ins merged into one nested
+        summary. When the stand-ins' tokens pass `merge_at`, the oldest that follow one
+        another in the render (no verbatim turn between them) are merged, from the first, at
+        least two and never the newest, until the others hold at most half of `merge_at`."""
+        listed = self.stand_ins(head)
+        ids = [n for n in listed if n in self.summaries]
+        total = sum(self.summaries[n].tokens for n in ids)
+        if total <= merge_at or len(ids) <= 2:
+            return ()
+        run, rest = [], total
+        for n in ids[:-1]:
+            if run and listed.index(n) != listed.index(run[-1]) + 1:
+                break
+            run.append(n)
+            rest -= self.summaries[n].tokens
+            if len(run) >= 2 and rest <= merge_at // 2:
+                break
+        return tuple(run) if len(run) >= 2 else ()
+
     # ---- what the API shows ------------------------------------------------------------
     def active(self) -> str | None:
         """The active summary as the API names it."""
@@ -209,6 +262,8 @@ class SummaryModel:
     def capsules(self) -> set[str]:
         if self.strategy == "rolling":
             return {self.pointer} if self.candidate(self.pointer) else set()
+        if self.strategy == "segmented":
+            return {n for tip in self.tips() for n in self.stand_ins(tip) if n in self.summaries}
         return {sid for sid in map(self.applicable, self.tips()) if sid is not None}
 
     def callers(self, node: str) -> set[str]:

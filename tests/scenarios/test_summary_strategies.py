@@ -190,7 +190,9 @@ class Dag:
         """What a compaction at `at` sees: the render, its summary, the newest seq."""
         m = self.model
         newest = max([t.seq for t in m.turns.values()] + [s.seq for s in m.summaries.values()])
-        return m.render(at), m.applicable(at), newest
+        # Segmented relays no summary: the new one stands beside the earlier ones.
+        relayed = None if m.strategy == "segmented" else m.applicable(at)
+        return m.render(at), relayed, newest
 
     async def compact(self, keep: int = KEEP, head: str | None = None) -> str | None:
         """The new summary's id; None when the compaction was SKIPPED, as the model said."""
@@ -231,6 +233,10 @@ class Dag:
         assert splice is not None and chain[chain.index(splice) + 1:][:len(covers)] == covers, (
             f"{where}: coversIds {self.show(covers)} is not a segment of {self.show(chain)}")
         history = before[1:]  # the rendered view after ROOT: [absorbed?] + turns
+        if m.strategy == "segmented":  # the turns after the last stand-in and its pins
+            last = m.applicable(at)
+            if last is not None:
+                history = before[before.index(last) + 1 + len(m.kept(last, at)):]
         old: list[str] = []
         if absorbed is not None:
             assert history[0] == absorbed
@@ -885,7 +891,7 @@ async def test_an_unknown_strategy_is_refused(client):
     assert errors[0]["extensions"]["code"] == "BAD_INPUT", errors
     d = await Dag.start(client, "refuse", "branch")
     errors = await client.errors("mutation($s: ID!) { updateSession(sessionId: $s,"
-                                 " summaryStrategy: \"segmented\") { id } }", s=d.id)
+                                 " summaryStrategy: \"nested\") { id } }", s=d.id)
     assert errors[0]["extensions"]["code"] == "BAD_INPUT", errors
     await d.check()
 

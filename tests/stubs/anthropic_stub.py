@@ -6,7 +6,9 @@ port) answering the two endpoints ctxdag uses:
 - `POST /v1/messages` — scripted responses (`enqueue`) consumed in order, then
   `default(request_body)` (an echo of the last user message unless replaced);
 - `POST /v1/messages/count_tokens` — scripted (`enqueue_count_tokens`), otherwise
-  `{"input_tokens": N}` with N = characters of system + all message text // 4, min 1.
+  `{"input_tokens": N}` with N = the characters the request's blocks hold // 4, min 1
+  (`counted_chars`: the system prompt, text and thinking, a tool call's name and input,
+  a tool result's texts; tool definitions are not counted).
 
 Prompt caching follows the documented prefix rule (`PromptCache`): a successful message
 reports `cache_read_input_tokens` (the longest prefix an earlier request wrote, ending
@@ -18,7 +20,8 @@ Responses have the API's real shapes and headers (`request-id`; error bodies
 `{"type": "error", "error": {"type": ..., "message": ...}}`). Error responses carry
 `retry-after-ms` (10 by default), which the SDK honors, so its retries take
 milliseconds. Every request is recorded (path, lowercased headers, parsed JSON body),
-including the SDK's `x-stainless-retry-count`. Nothing is logged.
+including the SDK's `x-stainless-retry-count` (unless `keep_requests=False`). Nothing is
+logged.
 
 With `api_key=` set, a request without that key gets the API's 401 (SDK 2.x sends
 `authorization: Bearer <key>`; `x-api-key` is accepted too); otherwise any key passes.
@@ -88,9 +91,36 @@ def message_text(body: Mapping[str, Any]) -> list[str]:
     return texts
 
 
+def counted_chars(block: Any) -> int:
+    """The characters of a content block the stub counts as input: a text's or thinking's
+    text, a tool call's name and input (as JSON), a tool result's texts (a string content
+    being its one text). Images and documents count nothing."""
+    if isinstance(block, str):
+        return len(block)
+    if not isinstance(block, Mapping):
+        return 0
+    kind = block.get("type")
+    if kind == "text":
+        return len(block.get("text") or "")
+    if kind == "thinking":
+        return len(block.get("thinking") or "")
+    if kind == "tool_use":
+        return len(str(block.get("name") or "")) + len(json.dumps(block.get("input")))
+    if kind == "tool_result":
+        content = block.get("content")
+        parts = [content] if isinstance(content, str) else content or []
+        return sum(counted_chars(part) for part in parts)
+    return 0
+
+
 def estimate_input_tokens(body: Mapping[str, Any]) -> int:
-    """The stub's deterministic token count: total characters // 4, at least 1."""
-    return max(1, sum(len(t) for t in message_text(body)) // 4)
+    """The stub's deterministic token count: every block's `counted_chars` // 4, at least 1."""
+    system = body.get("system")
+    blocks: list[Any] = [system] if isinstance(system, str) else list(system or [])
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        blocks += [content] if isinstance(content, str) else list(content or [])
+    return max(1, sum(counted_chars(b) for b in blocks) // 4)
 
 
 def reply(text: str, input_tokens: int | None = None, output_tokens: int | None = None, *,
@@ -185,7 +215,7 @@ class PromptCache:
     block by block (a message's string content is its one text block; `cache_control`
     marks are not content). Each breakpoint writes the prefix ending at it; a request
     reads the longest prefix written before that ends at or before its last breakpoint,
-    and creates the rest up to that breakpoint. Tokens are the stub's: text characters
+    and creates the rest up to that breakpoint. Tokens are the stub's: counted characters
     // 4 (estimate_input_tokens). No minimum length and no expiry."""
 
     def __init__(self) -> None:
@@ -196,8 +226,7 @@ class PromptCache:
         digest = hashlib.sha256(str(body.get("model")).encode()).hexdigest()
         hashes, chars, marks, total = [], [], [], 0
         for unit, marked in _units(body):
-            text = unit.get("text", "") if unit.get("type") == "text" else ""
-            total += len(text) if isinstance(text, str) else 0
+            total += 0 if "tool" in unit else counted_chars(unit)
             digest = hashlib.sha256((digest + json.dumps(unit, sort_keys=True)).encode()
                                     ).hexdigest()
             hashes.append(digest)
@@ -240,10 +269,13 @@ def _units(body: Mapping[str, Any]) -> list[tuple[dict, bool]]:
 
 class AnthropicStub:
     def __init__(self, *, default: Callable[[dict], StubResponse | str] = echo,
-                 retry_after_ms: int | None = 10, api_key: str | None = None) -> None:
+                 retry_after_ms: int | None = 10, api_key: str | None = None,
+                 keep_requests: bool = True) -> None:
         """`default(body)` answers unscripted messages; `api_key`, when set, is required
-        (as `authorization: Bearer …` or `x-api-key`), otherwise any key is accepted."""
+        (as `authorization: Bearer …` or `x-api-key`), otherwise any key is accepted.
+        `keep_requests=False` records no request (a long run would hold every body)."""
         self.default = default
+        self.keep_requests = keep_requests
         self.api_key = api_key
         self.retry_after_ms = retry_after_ms
         self.requests: list[RecordedRequest] = []
@@ -332,8 +364,9 @@ class AnthropicStub:
 
     def _answer(self, method: str, path: str, headers: dict[str, str],
                 body: Any) -> StubResponse:
-        with self._lock:
-            self.requests.append(RecordedRequest(method, path, headers, body))
+        if self.keep_requests:
+            with self._lock:
+                self.requests.append(RecordedRequest(method, path, headers, body))
         if method != "POST" or path not in (MESSAGES_PATH, COUNT_TOKENS_PATH):
             return error(404, "not_found_error", f"{method} {path} is not served by the stub")
         if self.api_key is not None and self.api_key not in (

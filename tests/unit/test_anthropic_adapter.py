@@ -5,6 +5,7 @@ server on 127.0.0.1, so the SDK's own request building, retries and error classe
 """
 from __future__ import annotations
 
+import json
 import socket
 from datetime import datetime, timezone
 
@@ -24,8 +25,8 @@ from service.llm.prompts import SUMMARY_SYSTEM, summary_prompt
 from service.store import Node, Role
 from service.turns.messages import to_messages
 from tests.stubs.anthropic_stub import (
-    COUNT_TOKENS_PATH, MESSAGES_PATH, AnthropicStub, StubResponse, error, estimate_input_tokens,
-    overloaded, prompt_too_long, reply,
+    COUNT_TOKENS_PATH, MESSAGES_PATH, AnthropicStub, PromptCache, StubResponse, error,
+    estimate_input_tokens, overloaded, prompt_too_long, reply,
 )
 
 KEY = "sk-ant-test-key"
@@ -275,6 +276,34 @@ async def test_count_tokens(stub, connect):
     stub.enqueue_count_tokens(prompt_too_long())
     with pytest.raises(ContextOverflow):
         await count_tokens(client, model="m", system="", messages=messages)
+
+
+TOOL_TURNS = [
+    {"role": "user", "content": "x" * 40},
+    {"role": "assistant", "content": [
+        {"type": "thinking", "thinking": "t" * 40, "signature": "sig"},
+        {"type": "tool_use", "id": "toolu_1", "name": "grep", "input": {"p": "y" * 30}}]},
+    {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_1",
+         "content": [{"type": "text", "text": "z" * 80}]},
+        {"type": "tool_result", "tool_use_id": "toolu_2", "content": "w" * 20}]},
+]
+# text, thinking, the call's name and input as JSON, the results' texts
+TOOL_TURNS_CHARS = 40 + 40 + len("grep") + len(json.dumps({"p": "y" * 30})) + 80 + 20
+
+
+async def test_the_stub_counts_every_block_a_model_reads(stub, connect):
+    """Thinking, tool calls and tool results are input too: an agent conversation's prompt is
+    mostly tool results, and compaction's budget and the cache tokens must see them."""
+    client, _ = connect()
+    n = await count_tokens(client, model="m", system="", messages=TOOL_TURNS)
+    assert n == TOOL_TURNS_CHARS // 4
+    marked = [*TOOL_TURNS[:-1], {**TOOL_TURNS[-1], "content": [
+        *TOOL_TURNS[-1]["content"][:-1],
+        {**TOOL_TURNS[-1]["content"][-1], "cache_control": {"type": "ephemeral"}}]}]
+    cache = PromptCache()
+    assert cache.account({"model": "m", "messages": marked}) == (0, TOOL_TURNS_CHARS // 4, 0)
+    assert cache.account({"model": "m", "messages": marked}) == (TOOL_TURNS_CHARS // 4, 0, 0)
 
 
 async def test_token_counter_counts_the_rendered_prompt(stub, connect):

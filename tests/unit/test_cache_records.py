@@ -58,21 +58,54 @@ def test_each_write_that_breaks_a_prefix_is_named():
                                node("nod_s", Role.SUMMARY), node("nod_x", predecessor="nod_q"))}
     before = call("cal_1", ("nod_r", "nod_a", "nod_b"))
     assert cache_break(before, call("cal_2", ("nod_r", "nod_a", "nod_b", "nod_x"), 3),
-                       nodes) is None  # the whole previous prompt, and more
+                       nodes, {}) is None  # the whole previous prompt, and more
     # A call stored before the accounting has no shared prefix to break.
-    assert cache_break(before, call("cal_2", ("nod_r", "nod_a"), None), nodes) is None
-    edited = cache_break(before, call("cal_2", ("nod_r", "nod_a", "nod_e"), 2), nodes)
+    assert cache_break(before, call("cal_2", ("nod_r", "nod_a"), None), nodes, {}) is None
+    edited = cache_break(before, call("cal_2", ("nod_r", "nod_a", "nod_e"), 2), nodes, {})
     assert (edited.position, edited.node_id, edited.previous_node_id, edited.cause) == (
         2, "nod_e", "nod_b", BreakCause.EDIT)
-    compacted = cache_break(before, call("cal_2", ("nod_r", "nod_s", "nod_b"), 1), nodes)
+    compacted = cache_break(before, call("cal_2", ("nod_r", "nod_s", "nod_b"), 1), nodes, {})
     assert compacted.cause is BreakCause.COMPACTION
     undone = cache_break(call("cal_1", ("nod_r", "nod_s", "nod_b")),
-                         call("cal_2", ("nod_r", "nod_a", "nod_b"), 1), nodes)
+                         call("cal_2", ("nod_r", "nod_a", "nod_b"), 1), nodes, {})
     assert undone.cause is BreakCause.UNCOMPACTION
-    elsewhere = cache_break(before, call("cal_2", ("nod_r", "nod_a", "nod_x"), 2), nodes)
+    elsewhere = cache_break(before, call("cal_2", ("nod_r", "nod_a", "nod_x"), 2), nodes, {})
     assert elsewhere.cause is BreakCause.BRANCH
-    shorter = cache_break(before, call("cal_2", ("nod_r", "nod_a"), 2), nodes)
+    shorter = cache_break(before, call("cal_2", ("nod_r", "nod_a"), 2), nodes, {})
     assert (shorter.node_id, shorter.previous_node_id, shorter.cause) == (
         None, "nod_b", BreakCause.BRANCH)
-    tools = cache_break(before, call("cal_2", ("nod_r", "nod_a", "nod_b"), 0, "ab" * 32), nodes)
+    tools = cache_break(before, call("cal_2", ("nod_r", "nod_a", "nod_b"), 0, "ab" * 32),
+                        nodes, {})
     assert (tools.position, tools.cause) == (0, BreakCause.TOOLS)
+
+
+def test_a_pin_and_an_unpin_are_told_from_the_prompts_and_the_segments():
+    """A covered turn in a prompt that holds its summary is there because of a pin: new there,
+    the break is a PIN; gone from there, an UNPIN (before a later stand-in too, segmented)."""
+    nodes = {n.id: n for n in (node("nod_r", Role.SYSTEM, None), node("nod_s", Role.SUMMARY),
+                               node("nod_p", predecessor="nod_r"),
+                               node("nod_q", predecessor="nod_p"),
+                               node("nod_t", predecessor="nod_z"),
+                               node("nod_s2", Role.SUMMARY, predecessor="nod_z"))}
+    covering = {"nod_p": ["nod_s"], "nod_q": ["nod_s"]}
+    plain = call("cal_1", ("nod_r", "nod_s", "nod_t"))
+    pinned = call("cal_2", ("nod_r", "nod_s", "nod_p", "nod_t"), 2)
+    found = cache_break(plain, pinned, nodes, covering)
+    assert (found.position, found.node_id, found.previous_node_id, found.cause) == (
+        2, "nod_p", "nod_t", BreakCause.PIN)
+    both = call("cal_3", ("nod_r", "nod_s", "nod_p", "nod_q", "nod_t"), 3)
+    assert cache_break(pinned, both, nodes, covering).cause is BreakCause.PIN
+    # Unpinning the first of two: the node there (the second) was in the previous prompt.
+    second = call("cal_4", ("nod_r", "nod_s", "nod_q", "nod_t"), 2)
+    assert cache_break(both, second, nodes, covering).cause is BreakCause.UNPIN
+    assert cache_break(pinned, call("cal_5", ("nod_r", "nod_s", "nod_t"), 2), nodes,
+                       covering).cause is BreakCause.UNPIN
+    # Segmented: the pin goes after its own segment's stand-in, before the next one.
+    segments = call("cal_6", ("nod_r", "nod_s", "nod_s2", "nod_t"))
+    after_own = call("cal_7", ("nod_r", "nod_s", "nod_p", "nod_s2", "nod_t"), 2)
+    assert cache_break(segments, after_own, nodes, covering).cause is BreakCause.PIN
+    assert cache_break(after_own, call("cal_8", segments.read_ids, 2), nodes,
+                       covering).cause is BreakCause.UNPIN
+    # Covered, but the prompt holds no summary of it (the summary undone): not a pin.
+    undone = call("cal_9", ("nod_r", "nod_p", "nod_q", "nod_t"), 1)
+    assert cache_break(both, undone, nodes, covering).cause is BreakCause.UNCOMPACTION
