@@ -332,8 +332,9 @@ async def test_stand_ins_merge_into_a_nested_summary_and_uncompact_restores_them
 
 
 async def test_a_nested_summary_merges_again_and_a_deleted_branch_takes_it(merging, checked):
-    """Merges go on as segments pile up (a nested summary is merged into the next), and
-    deleting the branch that holds the covered turns takes every summary covering them."""
+    """Merges go on as segments pile up (a nested summary is merged into the next), rolling
+    and branch render a merged session as the model says, and deleting the branch that holds
+    the covered turns takes every summary covering them."""
     d = await MergeDag.start(Client(merging.url), "segmented merges twice", "segmented")
     checked.append(d.id)
     m = d.model
@@ -342,6 +343,10 @@ async def test_a_nested_summary_merges_again_and_a_deleted_branch_takes_it(mergi
     _, second = await compact_until_merged(d, 200)
     assert second != first
     assert first in m.summaries[second].nested
+    # The other strategies read a nested summary as the summary of its turns it is.
+    for strategy in ("rolling", "branch", "segmented"):
+        await d.set_strategy(strategy)
+        await d.check()
     tip = m.head
     fork_at = next(n for n in m.summaries[first].covers if m.turns[n].role == "user")
     branch = list(await d.edit(fork_at, "Question 888, edited. ".ljust(100, "x")))
