@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from service.store import Database, Ledger
-from service.store.ids import new_id, utcnow
+from service.model.ids import new_id, utcnow
 from service.store.queries import Query, load_queries
 from service.tokens import estimate_tokens
 

@@ -54,7 +54,7 @@ from service.context.summarizers import OfflineExtractiveSummarizer
 from service.store import Database, Node, Role, open_driver
 from service.turns.providers import ModelReply, Prompt
 from service.turns.service import Turns
-from service.store.ids import utcnow
+from service.model.ids import utcnow
 from service.tokens import estimate_tokens
 
 from .content import assistant_text, user_text

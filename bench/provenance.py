@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 
 from service.store import CallRecord, Purpose
-from service.store.ids import utcnow
+from service.model.ids import utcnow
 
 from .core import Bench
 from .profile import profile_of

@@ -12,7 +12,7 @@ import time
 from service.context.render import render_context
 from service.context.summarizers import OfflineExtractiveSummarizer
 from service.store import CallRecord, Purpose, Rendered
-from service.store.ids import utcnow
+from service.model.ids import utcnow
 
 from .content import message
 from .core import Bench

@@ -8,7 +8,7 @@ import time
 from service.context.summarizers import OfflineExtractiveSummarizer
 from service.errors import CtxdagError
 from service.store import CallRecord, Purpose
-from service.store.ids import new_id, utcnow
+from service.model.ids import new_id, utcnow
 from service.store.problems import single_row
 from service.tokens import estimate_tokens
 

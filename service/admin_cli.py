@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import BadInput
-from .store import validate
+from .model import validate
 from .store.backup import export_session, import_session
 from .store.invariants import check_each
 from .store.transcripts import store_transcript

@@ -2,7 +2,7 @@
 `ContentBlockInput` (@oneOf) a client writes with, and provider requests of a render.
 
 Thin, like the rest of api/: an input is turned into the blocks' JSON shape and checked
-by service/store/blocks.py (the one place with the rules); an output restates a stored
+by service/model/blocks.py (the one place with the rules); an output restates a stored
 block; a request is service/turns/requests.py's.
 """
 from __future__ import annotations
@@ -15,7 +15,8 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from ..store import Rendered, blocks
+from ..model import blocks
+from ..store import Rendered
 from ..turns import requests
 
 
@@ -192,7 +193,7 @@ class ContentBlockInput:
 
 
 def blocks_in(given: Optional[list[ContentBlockInput]]) -> Optional[list[dict[str, Any]]]:
-    """The input in the blocks' JSON shape, for service/store/blocks.py to check."""
+    """The input in the blocks' JSON shape, for service/model/blocks.py to check."""
     if given is None:
         return None
     return [_block_in(item) for item in given]

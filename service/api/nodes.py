@@ -1,5 +1,5 @@
 """Relay's object identification: every id names one object, and its prefix says which
-kind (service/store/ids.py), so `node(id)` needs no type beside the id."""
+kind (service/model/ids.py), so `node(id)` needs no type beside the id."""
 from __future__ import annotations
 
 from typing import Any, Callable

@@ -11,7 +11,7 @@ from strawberry.types.graphql import OperationType
 
 from ..errors import BadInput, Conflict
 from ..store.paging import window
-from ..store.validate import MAX_BRANCH_NAME_LENGTH, MAX_INSTRUCTIONS_LENGTH, MAX_LABEL_LENGTH
+from ..model.validate import MAX_BRANCH_NAME_LENGTH, MAX_INSTRUCTIONS_LENGTH, MAX_LABEL_LENGTH
 from .blocks import (
     ContentBlockInput, ToolChoiceInput, ToolInput, ToolResultBlockInput, blocks_in, options_in,
 )

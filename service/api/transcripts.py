@@ -6,7 +6,7 @@ import strawberry
 from strawberry.types import Info
 
 from .. import transcripts
-from ..store.validate import optional_name
+from ..model.validate import optional_name
 from .types import Session, session_out
 
 TranscriptFormat = strawberry.enum(transcripts.Format, name="TranscriptFormat",

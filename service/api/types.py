@@ -8,6 +8,7 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from .. import store
+from ..model import blocks as block_rules
 from ..context import compaction
 from ..context.compaction import CompactionResult
 from ..store.calls import diff_reads
@@ -68,7 +69,7 @@ class Message(Node):
         "The tool uses this message opens (ids of its toolUse blocks): the next message must "
         "answer every one of them."))
     def tool_use_ids(self) -> list[str]:
-        return store.blocks.tool_use_ids(self.stored_blocks)
+        return block_rules.tool_use_ids(self.stored_blocks)
 
     @strawberry.field(description="Live nodes whose predecessor is this one.")
     async def children(self, info: Info) -> list["Message"]:
@@ -306,7 +307,7 @@ class GraphNode:
 
     @strawberry.field(description="The tool uses this row opens; the next row answers them.")
     def tool_use_ids(self) -> list[str]:
-        return store.blocks.tool_use_ids(self.stored_blocks)
+        return block_rules.tool_use_ids(self.stored_blocks)
 
     @strawberry.field(description=(
         "The node's label (`label`/`unlabel`), null when none: data about the node, held "

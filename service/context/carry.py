@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from ..errors import CtxdagError
 from ..store import CallRecord, Carried, Ledger, Purpose
-from ..store import validate
-from ..store.ids import utcnow
+from ..model import validate
+from ..model.ids import utcnow
 from .summarizers import Summarizer, SummaryText
 
 

@@ -37,10 +37,10 @@ from typing import Awaitable, Callable, Literal, Sequence, TypeVar
 from ..errors import BadInput, ContextOverflow, CtxdagError
 from ..store import (CallRecord, Ledger, Node, Purpose, Rendered, Role, Summary,
                      SummaryStrategy)
-from ..store import validate
-from ..store.blocks import media_hashes
-from ..store.ids import utcnow
-from ..store.models import tools_json
+from ..model import validate
+from ..model.blocks import media_hashes
+from ..model.ids import utcnow
+from ..model.models import tools_json
 from ..tokens import estimate_tokens
 from .budget import BudgetPolicy
 from .cut import MIN_ENTRIES, Cut, cut_after, find_cut, open_tool_uses, verbatim_ids

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import AbstractSet, Sequence
 
 from ..store import Node, Rendered, Role
-from ..store.blocks import answered_ids, tool_use_ids
+from ..model.blocks import answered_ids, tool_use_ids
 
 MIN_ENTRIES = 4
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import AbstractSet, Any, Mapping, Protocol, Sequence
 
 from ..store import Node, Role
-from ..store.blocks import Text, ToolResult, ToolUse
+from ..model.blocks import Text, ToolResult, ToolUse
 
 
 @dataclass(frozen=True)

@@ -201,7 +201,7 @@ class Completion:
     cache_read_input_tokens: int | None = None
 
 
-# The reply blocks the ledger stores (service/store/blocks.py), by the SDK's block type;
+# The reply blocks the ledger stores (service/model/blocks.py), by the SDK's block type;
 # any other kind (a server tool's use or result) is named in the reply's metadata instead.
 _KEPT = {
     "text": lambda b: {"type": "text", "text": b.text} if b.text else None,

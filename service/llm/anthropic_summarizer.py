@@ -9,7 +9,7 @@ import anthropic
 from ..config import DEFAULT_CACHE_TTL
 from ..context.summarizers import Conversation, SummaryText
 from ..errors import ModelError
-from ..store.models import Node
+from ..model.models import Node
 from ..turns.messages import to_messages
 from ..turns.requests import Options, ToolChoice, anthropic_messages
 from .anthropic import AnthropicSettings, complete, count_tokens

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import AbstractSet, Sequence
 
-from ..store.blocks import RedactedThinking, Thinking, ToolResult, ToolUse, text_of
-from ..store.models import Node, Role
+from ..model.blocks import RedactedThinking, Thinking, ToolResult, ToolUse, text_of
+from ..model.models import Node, Role
 
 SUMMARY_SECTIONS = (
     "Goal",

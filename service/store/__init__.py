@@ -1,12 +1,12 @@
 """The ledger in Neo4j. The only package that talks to the database."""
 from .db import Database, open_driver
 from .ledger import Ledger
-from .models import (
+from ..model.models import (
     Appended, Branch, Call, CallRecord, Carried, DeletedBranch, HeadMove, Node, Purpose, Rendered,
     Role, Session, Summary, SummaryStrategy,
 )
 from .paging import Page, Window
-from .validate import Limits
+from ..model.validate import Limits
 
 __all__ = [
     "Appended", "Branch", "Call", "CallRecord", "Carried", "Database", "Purpose", "DeletedBranch", "HeadMove", "Ledger", "Limits", "Node",

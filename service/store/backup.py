@@ -26,7 +26,7 @@ booleans, and lists of them (a summary's retained_ids); a timestamp is an object
 an ISO-8601 string, nanoseconds and offset (and zone, in brackets) included:
 {"datetime": "2025-01-02T03:04:05.123456789+00:00"}.
 
-Content blocks (service/store/blocks.py) travel as the node properties that hold them:
+Content blocks (service/model/blocks.py) travel as the node properties that hold them:
 `blocks` (the stored JSON text, media named by hash), `tool_use_ids` and `answered_ids`.
 A node's ToolUse nodes and USES edges, its ANSWERS edges (to the tool uses of its
 predecessor, is_error from its tool_result blocks) and CARRIES edges are not listed: an
@@ -80,12 +80,13 @@ from typing import Any, Callable, Mapping
 from neo4j.time import DateTime
 
 from ..errors import BadInput, Conflict, NotFound
-from . import records, validate
+from . import records
+from ..model import validate
 from .db import Database, Rows
-from .ids import utcnow
-from .models import Purpose
+from ..model.ids import utcnow
+from ..model.models import Purpose
 from .problems import raise_for_problem
-from .validate import Limits
+from ..model.validate import Limits
 
 FORMAT = "ctxdag-session"
 VERSION = 4

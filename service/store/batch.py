@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence, TypeVar
 
 from ..errors import NotFound
-from . import validate
+from ..model import validate
 from .db import Database
 
 T = TypeVar("T")

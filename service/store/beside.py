@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..errors import NotFound
-from . import validate
+from ..model import validate
 from .db import Database, Rows
 from .events import Events
-from .ids import utcnow
+from ..model.ids import utcnow
 from .problems import raise_for_problem
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from . import validate
+from ..model import validate
 from .beside import Beside
 
 

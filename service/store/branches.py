@@ -7,7 +7,7 @@ from typing import Sequence
 from ..errors import NotFound
 from .batch import grouped
 from .db import Database
-from .models import Branch, node_from_row
+from ..model.models import Branch, node_from_row
 
 
 class Branches:

@@ -13,13 +13,13 @@ from datetime import datetime
 from enum import Enum
 from typing import Mapping, Sequence
 
-from . import validate
+from ..model import validate
 from .batch import by_ids, the_one
 from .db import Database
-from .models import Call, CallRecord, Node, Role, call_from_row, node_from_row
+from ..model.models import Call, CallRecord, Node, Role, call_from_row, node_from_row, validate_call
 from .paging import Page, Window, page_of
 from .problems import single_row
-from .validate import Limits
+from ..model.validate import Limits
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ class Calls:
         statement returns.
         """
         validate.identifier(session_id, "session id")
-        validate.call_record(record, self._limits)
+        validate_call(record, self._limits)
         rows = await self._db.write("call_record",
                                     single_row(session_id, {"session_id": session_id}),
                                     session_id=session_id, tenant=self._tenant,

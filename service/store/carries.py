@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from . import validate
+from ..model import validate
 from .batch import grouped
 from .db import Database
-from .models import Node, node_from_row
+from ..model.models import Node, node_from_row
 from .problems import single_row
 
 

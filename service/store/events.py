@@ -14,12 +14,12 @@ from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import CtxdagError, NotFound
-from . import validate
+from ..model import validate
 from .db import Database
-from .ids import utcnow
-from .models import native
+from ..model.ids import utcnow
+from ..model.models import native
 from .problems import single_row
-from .validate import Limits
+from ..model.validate import Limits
 
 log = logging.getLogger("ctxdag.events")
 

@@ -20,16 +20,16 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from . import validate
-from .blocks import message_blocks
+from ..model import validate
+from ..model.blocks import message_blocks
 from .db import Database
 from .events import Events
-from .ids import new_id, utcnow
-from .models import (
-    Appended, CallRecord, Carried, DeletedBranch, HeadMove, Role, node_from_row,
+from ..model.ids import new_id, utcnow
+from ..model.models import (
+    Appended, CallRecord, Carried, DeletedBranch, HeadMove, Role, node_from_row, validate_call,
 )
 from .problems import single_row
-from .validate import Limits
+from ..model.validate import Limits
 
 
 class HeadMoves:
@@ -55,7 +55,7 @@ class HeadMoves:
 
         HEAD moves onto the new node only when its predecessor is HEAD and
         `advance_head` holds (a spawned sub-agent turn writes with it off). The message
-        is `content` (plain text) or `blocks` (service/store/blocks.py), never both.
+        is `content` (plain text) or `blocks` (service/model/blocks.py), never both.
         `side_branch` marks a spawned branch (and, by inheritance, everything under
         it): such nodes never count as user branches. `call`, when given, is the
         model call that produced this node, recorded in the same transaction.
@@ -119,7 +119,7 @@ class HeadMoves:
         message = message_blocks(Role.CARRY, content, None, self._limits)
         meta = validate.json_object(metadata, self._limits, "metadata")
         if call is not None:
-            validate.call_record(call, self._limits)
+            validate_call(call, self._limits)
         rows = await self._db.write(
             "carry_write", single_row(session_id, ids), tenant=self._tenant,
             node_id=new_id("nod"), role=Role.CARRY.value, metadata=meta, now=utcnow(),
@@ -158,7 +158,7 @@ class HeadMoves:
         message = message_blocks(role, content, blocks, self._limits)
         meta = validate.json_object(metadata, self._limits, "metadata")
         if call is not None:
-            validate.call_record(call, self._limits)
+            validate_call(call, self._limits)
         rows = await self._db.write(
             statement, single_row(ids.get("session_id"), {**ids, **message.problem_ids}),
             tenant=self._tenant, node_id=new_id("nod"), role=role.value, metadata=meta,

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any, AsyncIterator, Mapping
 
-from . import records, validate
+from . import records
+from ..model import validate
 from .db import Database
-from .validate import Limits
+from ..model.validate import Limits
 
 
 async def violations(db: Database, tenant: str, session_id: str, limits: Limits) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from . import validate
+from ..model import validate
 from .beside import Beside
 
 

@@ -16,7 +16,7 @@ from .nodes import Nodes
 from .pins import Pins
 from .sessions import Sessions
 from .summaries import Summaries
-from .validate import Limits
+from ..model.validate import Limits
 from .views import Views
 
 

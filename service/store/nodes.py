@@ -5,7 +5,7 @@ from typing import Sequence
 
 from .batch import by_ids, grouped, the_one
 from .db import Database
-from .models import Node, node_from_row
+from ..model.models import Node, node_from_row
 
 
 class Nodes:

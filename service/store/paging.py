@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, Callable, Generic, Sequence, TypeVar
 
 from ..errors import BadInput
-from . import validate
+from ..model import validate
 
 T = TypeVar("T")
 

@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 
 from ..errors import BadInput, Conflict, CtxdagError, NotFound
 from .db import RowCheck, Rows
-from .validate import some
+from ..model.validate import some
 
 
 def _not_found(kind: str, key: str) -> Callable[[Mapping[str, Any]], CtxdagError]:

@@ -21,9 +21,9 @@ from typing import Any, Callable, Mapping, Sequence
 from neo4j.time import DateTime
 
 from ..errors import BadInput
-from . import blocks, validate
-from .models import Purpose, Role
-from .validate import Limits
+from ..model import blocks, validate
+from ..model.models import Purpose, Role
+from ..model.validate import Limits
 
 Record = Mapping[str, Any]
 Rule = Callable[[Any, Record, Limits, str], object]  # raises BadInput

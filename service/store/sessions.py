@@ -5,15 +5,15 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import Conflict
 from ..tokens import estimate_tokens
-from . import validate
+from ..model import validate
 from .batch import by_ids, the_one
 from .db import Database
 from .events import Events
-from .ids import new_id, utcnow
-from .models import Session, SummaryStrategy, session_from_row
+from ..model.ids import new_id, utcnow
+from ..model.models import Session, SummaryStrategy, session_from_row
 from .paging import Page, page_of, window
 from .problems import Stale, single_row
-from .validate import Limits
+from ..model.validate import Limits
 
 _META_RETRIES = 5
 

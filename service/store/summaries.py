@@ -6,14 +6,14 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import BadInput, NotFound
 from ..tokens import estimate_tokens
-from . import validate
+from ..model import validate
 from .batch import by_ids, grouped, the_one
 from .db import Database
 from .events import Events
-from .ids import new_id, utcnow
-from .models import CallRecord, Summary, SummaryStrategy, summary_from_row
+from ..model.ids import new_id, utcnow
+from ..model.models import CallRecord, Summary, SummaryStrategy, summary_from_row, validate_call
 from .problems import raise_for_problem, single_row
-from .validate import Limits
+from ..model.validate import Limits
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class Summaries:
         metadata_json = validate.json_object(metadata, self._limits, "metadata")
         instructions = validate.instructions(instructions)
         if call is not None:
-            validate.call_record(call, self._limits)
+            validate_call(call, self._limits)
         ids = {"session_id": session_id, "absorbed_id": absorbed_id}
         rows = await self._db.write(
             "summary_persist", single_row(session_id, ids), session_id=session_id,

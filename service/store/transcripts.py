@@ -21,10 +21,10 @@ from ..errors import BadInput, Conflict
 from .backup import checked_rows, import_session
 from .db import Database, Rows
 from .events import Events
-from .ids import utcnow
+from ..model.ids import utcnow
 from .problems import raise_for_problem
 from .records import NODE_REFERENCES
-from .validate import Limits
+from ..model.validate import Limits
 
 
 # The one key of a transcript's document beyond a backup's: the nodes whose label the
@@ -121,7 +121,7 @@ def _gained(document: dict[str, Any], stored: set[str]) -> dict[str, Any]:
     kept = [row if row["properties"]["id"] not in stored else _referent(row)
             for row in document["nodes"]
             if row["properties"]["id"] in named or row["properties"]["id"] not in stored]
-    # A node names a medium by its hash in its blocks (service/store/blocks.py).
+    # A node names a medium by its hash in its blocks (service/model/blocks.py).
     blocks = [row["properties"].get("blocks") or "" for row in kept]
     backup = {key: value for key, value in document.items() if key != UNLABELED}
     return {**backup, "nodes": kept,

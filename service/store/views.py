@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..errors import CtxdagError, NotFound
-from . import validate
+from ..model import validate
 from .db import Database
-from .models import Rendered, node_from_row
+from ..model.models import Rendered, node_from_row
 from .problems import error_for
 
 
@@ -35,7 +35,7 @@ class GraphRow:
 
     @property
     def blocks(self) -> tuple:
-        from .blocks import loads
+        from ..model.blocks import loads
 
         return loads(self.blocks_json, self.preview)
 

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from ..store.ledger import Ledger
 from ..store.transcripts import Stored, store_transcript
-from ..store.validate import Limits
+from ..model.validate import Limits
 from . import claude_code, codex, pi, subagents
 from .document import document
 from .jsonl import objects

@@ -26,10 +26,10 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import BadInput
-from ..store import blocks as block_rules
+from ..model import blocks as block_rules
 from ..store.backup import FORMAT, VERSION
 from ..store.transcripts import UNLABELED
-from ..store.validate import Limits
+from ..model.validate import Limits
 from ..tokens import estimate_tokens
 from .model import (
     ROOT_KEY, Compaction, Transcript, Turn, bad_line, cancelled_result, node_id, session_id,

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ..errors import BadInput
-from ..store import validate
+from ..model import validate
 from .model import bad_line
 
 

@@ -33,7 +33,7 @@ class Turn:
     key: str  # the source entry it is named by (of several merged: the last)
     parent: str  # the key of its predecessor turn, ROOT_KEY at the start
     role: str  # user | assistant | tool
-    blocks: tuple[dict[str, Any], ...]  # Anthropic-shaped (service/store/blocks.py)
+    blocks: tuple[dict[str, Any], ...]  # Anthropic-shaped (service/model/blocks.py)
     at: datetime
     line: int  # the file line of its first entry
     entries: tuple[str, ...]  # every source entry id it holds

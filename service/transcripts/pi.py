@@ -26,7 +26,7 @@ from .building import ROOT as _ROOT, Building as _Building, key_of, keys_of, ope
     text_block, tool_use, turns_of
 from .jsonl import objects
 from ..errors import BadInput
-from ..store import validate
+from ..model import validate
 from .model import Compaction, Label, Transcript, bad_line, no_turns, timestamp, tool_use_id
 
 TOOL = "pi"

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from ..store import validate
+from ..model import validate
 from .claude_code import parse
 from .model import ROOT_KEY, Transcript, Turn, tool_use_id
 

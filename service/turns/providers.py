@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence
 
 from ..store import Node, Role
-from ..store.blocks import Text, ToolResult, ToolUse, answered_ids
-from ..store.ids import new_id
+from ..model.blocks import Text, ToolResult, ToolUse, answered_ids
+from ..model.ids import new_id
 from ..tokens import estimate_tokens
 from .requests import Options, Tool
 

@@ -33,13 +33,13 @@ from typing import Any, Mapping, Sequence
 from ..config import DEFAULT_CACHE_TTL
 from ..errors import BadInput
 from ..store import Node, Role
-from ..store.blocks import (
+from ..model.blocks import (
     Block, Document, Image, MediaRef, RedactedThinking, Text, Thinking, ToolResult, ToolUse,
     UrlSource, block_json, text_of, tool_use_ids,
 )
-from ..store import validate
-from ..store.blocks import TOOL_NAME
-from ..store.validate import some
+from ..model import validate
+from ..model.blocks import TOOL_NAME
+from ..model.validate import some
 
 SUMMARY_OPEN = "<summary of the earlier conversation>"
 SUMMARY_CLOSE = "</summary>"

@@ -16,11 +16,12 @@ from typing import Any, Mapping, Sequence
 from ..context.compaction import CompactionResult, CompactionStatus, Compactor
 from ..context.render import RenderMemory, render_context
 from ..errors import BadInput, CtxdagError, ModelError
-from ..store import Appended, Call, CallRecord, Ledger, Node, Purpose, Rendered, Role, validate
-from ..store.ids import utcnow
-from ..store.blocks import media_hashes, message_blocks, tool_use_ids
+from ..model import validate
+from ..store import Appended, Call, CallRecord, Ledger, Node, Purpose, Rendered, Role
+from ..model.ids import utcnow
+from ..model.blocks import media_hashes, message_blocks, tool_use_ids
 from .providers import ModelProvider, Prompt
-from ..store.models import tools_json
+from ..model.models import tools_json
 from .requests import Options
 from .writer import TurnWriter
 

@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import BadInput
 from ..store import Appended, Call, CallRecord, Ledger, Role
-from ..store.blocks import tool_use_ids
+from ..model.blocks import tool_use_ids
 
 CANCELLED = "cancelled: the user sent a new message instead of waiting for this result"
 

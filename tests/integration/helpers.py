@@ -233,8 +233,8 @@ async def agent_session(ledger, compactor) -> tuple[Session, dict[str, str]]:
         "toolu_d", text="Once more, the other file."))).node
     answered = await append("tool", blocks=tool_results("toolu_d"))
     from service.store import CallRecord, Purpose
-    from service.store.ids import utcnow
-    from service.store.models import tools_json
+    from service.model.ids import utcnow
+    from service.model.models import tools_json
     from service.turns.requests import Tool
 
     offered = tools_json([Tool("read_file", "Reads a file.", {"type": "object"})])

@@ -4,7 +4,7 @@ answered, and every request the service sent is exactly `RenderedContext.request
 from __future__ import annotations
 
 from service.store import Role
-from service.store.blocks import Thinking, ToolUse
+from service.model.blocks import Thinking, ToolUse
 from service.turns.requests import Options, Tool, anthropic_messages
 from tests.provider_requests import assert_valid_anthropic
 from tests.stubs.anthropic_stub import MESSAGES_PATH, reply, tool_call

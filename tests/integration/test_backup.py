@@ -14,7 +14,7 @@ from service.store.backup import (
     FORMAT, INFORMATION_KEYS, VERSION, export_session, import_session,
 )
 from service.tokens import estimate_tokens
-from service.store.ids import utcnow
+from service.model.ids import utcnow
 from tests.integration.helpers import (
     DELETE_SESSION, KEEP_FOUR, agent_session, assert_sound, broken_sessions, chat, run_command,
     run_cypher, runtime_for, session_calls, snapshot, turns as texts, two_compactions,

@@ -5,7 +5,7 @@ import pytest
 
 from service.errors import BadInput, CtxdagError, NotFound
 from service.store import CallRecord, Ledger, Limits, Purpose
-from service.store.ids import utcnow
+from service.model.ids import utcnow
 from tests.integration.helpers import chat, session_calls, snapshot
 
 TENANT_RECORDS = """

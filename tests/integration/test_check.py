@@ -6,7 +6,8 @@ import json
 import pytest
 
 from service.errors import NotFound
-from service.store import Limits, blocks
+from service.model import blocks
+from service.store import Limits
 from service.tokens import estimate_tokens
 from tests.integration.helpers import (
     DELETE_SESSION, KEEP_FOUR, agent_session, broken_sessions, chat, run_command, run_cypher,

@@ -6,7 +6,7 @@ wrote them: every summary held COVERS edges to its whole segment (orders
 compacted_head_id or retained_ids.
 """
 from service.store import Limits
-from service.store.ids import new_id
+from service.model.ids import new_id
 from service.store.queries import load_migrations
 from service.tokens import estimate_tokens
 from tests.integration.helpers import (

@@ -149,7 +149,7 @@ async def test_reads_named_by_element_id_must_be_the_nodes_named_by_id(ledger):
 
     from service.errors import BadInput
     from service.store import CallRecord
-    from service.store.ids import utcnow
+    from service.model.ids import utcnow
 
     session = await ledger.sessions.create("eid", "sys")
     await chat(ledger, session, *texts(4))

@@ -9,7 +9,7 @@ import pytest
 
 from service.errors import BadInput
 from service.store import Ledger, Limits, Role
-from service.store.blocks import MediaRef, Text, ToolUse, media_hashes
+from service.model.blocks import MediaRef, Text, ToolUse, media_hashes
 from service.turns.requests import anthropic_messages, openai_chat
 from tests.integration.helpers import assert_sound, head_id
 from tests.provider_requests import assert_valid_anthropic, assert_valid_openai

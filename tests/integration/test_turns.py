@@ -278,7 +278,7 @@ async def test_concurrent_turns_on_one_session_lose_nothing(ledger, turns):
 
 async def test_recording_a_call_is_one_round_trip_whatever_its_reads(ledger):
     from service.store import CallRecord
-    from service.store.ids import utcnow
+    from service.model.ids import utcnow
 
     session = await ledger.sessions.create()
     nodes = await chat(ledger, session, *[f"turn {i}" for i in range(30)])

@@ -9,11 +9,11 @@ import zlib
 import pytest
 
 from service.errors import BadInput
-from service.store import blocks
-from service.store.blocks import (
+from service.model import blocks
+from service.model.blocks import (
     Document, Image, MediaRef, Text, Thinking, ToolResult, ToolUse, UrlSource,
 )
-from service.store.validate import Limits
+from service.model.validate import Limits
 
 
 class _Limits:

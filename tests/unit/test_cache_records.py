@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 from service.store import Limits, Node, Role
 from service.store.calls import BreakCause, cache_break
-from service.store.models import Call, Purpose
+from service.model.models import Call, Purpose
 from service.store.records import CALL, record_problems, reference_problems
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)

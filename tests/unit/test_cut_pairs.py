@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from service.context.cut import Cut, find_cut
-from service.store.blocks import tool_use_ids
+from service.model.blocks import tool_use_ids
 from tests.unit.test_requests import node, results, use
 
 

@@ -86,3 +86,32 @@ def test_llm_depends_on_turns_never_the_reverse():
 def test_a_cycle_is_found():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def _module_imports(folder: Path) -> dict[str, set[str]]:
+    """Every module of a package folder and the absolute names it imports."""
+    found: dict[str, set[str]] = {}
+    for path in folder.glob("*.py"):
+        names = found.setdefault(path.stem, set())
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names.update(_imported(path, node))
+    return found
+
+
+def test_the_pure_model_stands_below_the_store_and_imports_no_database():
+    graph = dependencies()
+    assert graph["model"] <= {"errors", "tokens"}, graph["model"]
+    assert "model" in graph["store"]
+    imported = _module_imports(SERVICE / "model")
+    assert not [m for m, names in imported.items()
+                if any(n.split(".")[0] == "neo4j" for n in names)]
+
+
+def test_no_import_cycle_between_the_modules_of_the_model_or_the_store():
+    for package in ("model", "store"):
+        imported = _module_imports(SERVICE / package)
+        prefix = f"service.{package}."
+        inner = {module: {name.removeprefix(prefix).split(".")[0] for name in names
+                          if name.startswith(prefix)} for module, names in imported.items()}
+        assert cycles(inner) == [], package

@@ -9,7 +9,8 @@ from itertools import count
 import pytest
 
 from service.errors import BadInput
-from service.store import Node, Role, blocks
+from service.model import blocks
+from service.store import Node, Role
 from service.turns.requests import (
     CONTINUES, Options, Tool, ToolChoice, anthropic_messages, open_tool_uses, openai_chat,
 )

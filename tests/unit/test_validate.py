@@ -2,7 +2,7 @@ import pytest
 
 from service.errors import BadInput
 from service.store import Limits, Role
-from service.store import validate
+from service.model import validate
 
 
 def test_content_limit_counts_utf8_bytes():

@@ -15,7 +15,7 @@ from enum import Enum
 from typing import Any, Iterable, Mapping, Sequence, TypeVar
 
 from ..errors import BadInput
-from .models import CallRecord, Purpose, Role, SummaryStrategy, native
+from .kinds import Purpose, Role, SummaryStrategy, native
 
 E = TypeVar("E", bound=Enum)
 
@@ -329,27 +329,6 @@ def read_count(value: object, limits: Limits, purpose: Purpose, what: str) -> in
 
 def error_message(value: object, limits: Limits, what: str = "error message") -> str | None:
     return None if value is None else content(value, limits, what, allow_empty=True)
-
-
-def call_record(record: CallRecord, limits: Limits) -> None:
-    """Every field of a model call before it is written."""
-    identifier(record.id, "call id")
-    purpose = enum_value(Purpose, record.purpose, "call purpose")
-    name(record.provider, "provider")
-    optional_name(record.model, "model")
-    read_ids(record.read_ids, limits, purpose)
-    if record.read_element_ids is not None:
-        if len(record.read_element_ids) != len(record.read_ids):
-            raise BadInput("a call's read element ids must match its read ids one for one")
-        for element_id in record.read_element_ids:
-            optional_identifier(element_id, "each read element id")
-    optional_identifier(record.head_id, "head id")
-    optional_count(record.input_tokens, "input_tokens")
-    optional_count(record.output_tokens, "output_tokens")
-    optional_count(record.cache_creation_input_tokens, "cache_creation_input_tokens")
-    optional_count(record.cache_read_input_tokens, "cache_read_input_tokens")
-    optional_name(record.error_code, "error code")
-    error_message(record.error_message, limits)
 
 
 def enum_value(kind: type[E], value: object, what: str) -> E:

@@ -6,26 +6,19 @@ import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from datetime import datetime, timedelta, timezone
-from enum import Enum
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from ..errors import BadInput
 from ..tokens import estimate_tokens
 from .ids import new_id
+from .kinds import Purpose, Role, SummaryStrategy, native
+from .validate import (
+    Limits, enum_value, error_message, identifier, name, optional_count, optional_identifier,
+    optional_name, read_ids,
+)
 
 if TYPE_CHECKING:
     from .blocks import Block
-
-
-class Role(str, Enum):
-    SYSTEM = "system"
-    USER = "user"
-    ASSISTANT = "assistant"
-    TOOL = "tool"
-    SUMMARY = "summary"
-    # A branch summary: the stand-in, on the branch it was carried into, for a branch's
-    # turns that are not on this chain (README, "Branch summaries"). A turn of its chain,
-    # never a compaction summary.
-    CARRY = "carry"
 
 
 @dataclass(frozen=True)
@@ -75,7 +68,7 @@ class Node:
     fork_of: str | None = None  # the node this one was retried or edited from
     # Neo4j's element id, as read: lets a call recorded from a render find its reads directly.
     element_id: str | None = field(default=None, compare=False, repr=False)
-    # The stored `blocks` text (service/store/blocks.py); None for a plain-text message.
+    # The stored `blocks` text (service/model/blocks.py); None for a plain-text message.
     blocks_json: str | None = field(default=None, repr=False)
 
     @property
@@ -138,10 +131,6 @@ class DeletedBranch:
     fork_point_id: str
     deleted_ids: tuple[str, ...]
     head: HeadMove
-
-
-def native(value: Any) -> Any:
-    return value.to_native() if hasattr(value, "to_native") else value
 
 
 def _instant(value: Any) -> datetime:
@@ -222,14 +211,6 @@ class Summary:
         return self.node.content
 
 
-class SummaryStrategy(str, Enum):
-    """Which summaries a session's renders consider (README, "Summary strategies")."""
-
-    ROLLING = "rolling"  # the active summary alone (one at a time)
-    BRANCH = "branch"  # each head: the deepest summary compacted on its own path
-    SEGMENTED = "segmented"  # each head: a stand-in per disjoint segment of its chain
-
-
 @dataclass(frozen=True)
 class Rendered:
     """The node list a head renders to, in prompt order."""
@@ -289,13 +270,6 @@ def summary_from_row(row: Mapping[str, Any], covers_ids: Sequence[str]) -> Summa
         retained_ids=None if row.get("retained_ids") is None else tuple(row["retained_ids"]),
         nested_ids=tuple(row.get("nested_ids") or ()),
     )
-
-
-class Purpose(str, Enum):
-    CHAT = "chat"
-    SUMMARIZE = "summarize"
-    TASK = "task"
-    EXTERNAL = "external"
 
 
 def tools_json(tools: Sequence[Any]) -> str | None:
@@ -362,6 +336,27 @@ class CallRecord:
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
         }
+
+
+def validate_call(record: CallRecord, limits: Limits) -> None:
+    """Every field of a model call before it is written."""
+    identifier(record.id, "call id")
+    purpose = enum_value(Purpose, record.purpose, "call purpose")
+    name(record.provider, "provider")
+    optional_name(record.model, "model")
+    read_ids(record.read_ids, limits, purpose)
+    if record.read_element_ids is not None:
+        if len(record.read_element_ids) != len(record.read_ids):
+            raise BadInput("a call's read element ids must match its read ids one for one")
+        for element_id in record.read_element_ids:
+            optional_identifier(element_id, "each read element id")
+    optional_identifier(record.head_id, "head id")
+    optional_count(record.input_tokens, "input_tokens")
+    optional_count(record.output_tokens, "output_tokens")
+    optional_count(record.cache_creation_input_tokens, "cache_creation_input_tokens")
+    optional_count(record.cache_read_input_tokens, "cache_read_input_tokens")
+    optional_name(record.error_code, "error code")
+    error_message(record.error_message, limits)
 
 
 @dataclass(frozen=True)
