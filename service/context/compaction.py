@@ -57,7 +57,8 @@ log = logging.getLogger("ctxdag.compaction")
 LOCAL_COMMAND_HINT = "nothing to compact yet"
 SPLIT_TURN = ("no user turn opens a tail that fits, so the cut is inside the current turn: "
               "the retained tail opens on an assistant message after a complete tool pair")
-SPLIT_AT = "the cut chosen by upTo is inside a turn: the retained tail opens on no user turn"
+SPLIT_AT = ("the cut chosen by upTo is inside a turn: what follows it (the retained tail, or the "
+            "reply still to come to the head) opens on no user turn")
 
 
 class CompactionStatus(str, Enum):
@@ -214,10 +215,15 @@ class Compactor:
         if keep < 0:
             raise BadInput("keep_recent_tokens must not be negative")
         history, lead, verbatim = view.history, view.lead, verbatim_ids(view)
-        # Segmented relays nothing: the new summary stands beside the earlier ones, written
-        # from the newly covered turns alone (docs/segmented.md).
-        previous = history[0] if history and history[0].role is Role.SUMMARY \
+        # The summary the render shows is relayed and absorbed, wherever it stands (after a
+        # switch from segmented, turns an earlier segment held render before it). Segmented
+        # relays nothing: the new summary stands beside the earlier ones, written from the
+        # newly covered turns alone (docs/segmented.md).
+        previous = history[view.last_stand_in] if view.summary_id is not None \
             and view.strategy != SummaryStrategy.SEGMENTED.value else None
+        # Where what this compaction covers starts: the relayed summary, else the first turn
+        # after the last stand-in and its pins; what renders before stays as it is.
+        start = view.last_stand_in if previous is not None else lead
         previous_covers = (await self.ledger.summaries.get(previous.id)).covers_ids \
             if previous and (coverage or up_to is not None) else ()
         if up_to is not None and view.strategy == SummaryStrategy.SEGMENTED.value:
@@ -237,8 +243,8 @@ class Compactor:
             return self._skipped(session_id, trigger, view,
                                  "nothing to compact: every cut would separate a tool use "
                                  "from its result")
-        covered, retained = history[:cut.index], history[cut.index:]
-        new_turns = tuple(covered[lead:])  # after the summary and the turns pinned after it
+        covered, retained = history[start:cut.index], history[cut.index:]
+        new_turns = tuple(history[lead:cut.index])  # after the summary and its pinned turns
         if not new_turns:
             return self._skipped(session_id, trigger, view,
                                  f"nothing to compact: the retained turns already fit in "
@@ -440,8 +446,8 @@ class Compactor:
             return None  # (a gap between stand-ins: no instruction of the request names it)
         hashes = list(dict.fromkeys(h for n in view.nodes for h in media_hashes(n.blocks)))
         media = await self.ledger.nodes.media(hashes) if hashes else {}
-        # Segmented: the stand-ins before the new turns stay; the summary covers from them on.
-        covered_from = plan.new_turns[0] if plan.previous is None and view.lead else None
+        # What renders before the covered entries stays (segmented: the earlier stand-ins).
+        covered_from = plan.covered[0] if plan.covered[0] is not view.history[0] else None
         return Conversation(tuple(view.nodes), plan.retained, media, options, covered_from)
 
     async def _failed(self, session_id: str, trigger: CompactionTrigger, reason: str,

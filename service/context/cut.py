@@ -131,13 +131,18 @@ def cut_after(history: Sequence[Node], node_id: str, lead: int | None = None) ->
     """The cut that covers the turns through `node_id` (`compact(upTo:)`), or None when
     `node_id` is not one of the uncovered turns of `history` (from `lead` on). A cut there
     must keep every tool use with its result: `open_tool_uses` names what it would
-    separate."""
+    separate.
+
+    The cut splits a turn when the turn goes on after it: the retained tail opens on no
+    user turn, or, at the head, the head leaves its turn unfinished (a user turn or a tool
+    message, whose reply, when it comes, follows the summary without them)."""
     turns = range(_first_turn(history) if lead is None else lead, len(history))
     index = next((i for i in turns if history[i].id == node_id), None)
     if index is None:
         return None
     rest = history[index + 1:]
-    return Cut(index + 1, split_turn=bool(rest) and not opens_turn(rest[0]))
+    split = not opens_turn(rest[0]) if rest else history[index].role is not Role.ASSISTANT
+    return Cut(index + 1, split_turn=split)
 
 
 def open_tool_uses(history: Sequence[Node], index: int) -> list[str]:

@@ -157,13 +157,14 @@ def summary_instruction(summarized_before: bool, retained: Sequence[Node],
     reads the conversation's cache): what to summarize of the conversation above, under
     the headings of SUMMARY_SYSTEM. `retained`: the nodes kept verbatim after the summary,
     named by the opening of the first; `pinned`: covered messages the user pinned, which
-    stay verbatim right after the summary too, named by their openings. `covered_from`
-    (segmented): the first message to summarize; the summaries before it stay as they are."""
+    stay verbatim right after the summary too, named by their openings. `covered_from`:
+    the first message to summarize when the render holds more before it (segmented: earlier
+    stand-ins), which stays as it is."""
     span = "the conversation above, from its beginning"
     if covered_from is not None:
         span = ("the conversation above from the message that begins "
-                f"\u201c{_opening(covered_from, 200)}\u201d (the summaries of earlier turns "
-                "before it stay as they are: leave them out)")
+                f"\u201c{_opening(covered_from, 200)}\u201d (what comes before it stays as it "
+                "is: leave it out)")
     if summarized_before:
         span += (" (its opening summary of still earlier turns included: absorb that summary "
                  "fully, nothing already summarized may be lost)")

@@ -236,8 +236,9 @@ class Rendered:
 
     @property
     def last_stand_in(self) -> int:
-        """The index in `history` of the summary standing in last (0 when none applies:
-        under rolling and branch the summary is always history[0])."""
+        """The index in `history` of the summary standing in last (0 when none applies).
+        Under rolling and branch it is 0 too, unless turns an earlier segment held render
+        before it (a session switched from segmented)."""
         if self.summary_id is None:
             return 0
         return next(i for i, n in enumerate(self.history) if n.id == self.summary_id)

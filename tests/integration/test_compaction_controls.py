@@ -156,6 +156,25 @@ async def test_up_to_the_user_turn_reports_a_split_turn(api, strategy):
 
 
 @pytest.mark.parametrize("strategy", ["rolling", "branch"])
+async def test_up_to_the_head_splits_its_turn_unless_a_reply_ends_it(api, strategy):
+    """upTo the head: nothing is retained. A head user turn is split all the same (its
+    reply, when it comes, follows the summary without it); a head reply ends its turn."""
+    client = api.client
+    sid, _ = await new_session(client, strategy)
+    turns = await chat(client, sid, "One.", "Two.", "Three.")
+    replied = await compact(client, sid, up_to=turns[-1], dry_run=True)
+    assert (replied["status"], replied["splitTurn"], replied["message"]) == \
+        ("PREVIEWED", False, None)
+    asked = (await client("mutation($s: ID!) { appendMessage(sessionId: $s, role: USER,"
+                          " content: \"Four?\") { id } }", s=sid))["appendMessage"]["id"]
+    result = await compact(client, sid, up_to=asked)
+    assert (result["status"], result["splitTurn"], result["retainedIds"]) == \
+        ("COMPACTED", True, [])
+    assert "reply still to come" in result["message"]
+    assert result["coveredIds"] == [*turns, asked]
+    await assert_sound(api, sid)
+
+@pytest.mark.parametrize("strategy", ["rolling", "branch"])
 async def test_up_to_on_an_interior_checkout(api, strategy):
     """HEAD checked out inside the chain, then grown into a fork: upTo cuts that head's
     render; a point on the other branch is not on its chain; the other branch keeps its

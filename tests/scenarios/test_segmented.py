@@ -217,6 +217,30 @@ async def test_switching_to_segmented_reads_summaries_written_under_rolling(clie
     await d.check(head=main[-1])
 
 
+
+@pytest.mark.parametrize("strategy", ["rolling", "branch"])
+async def test_switching_from_segmented_absorbs_the_summary_the_render_shows(
+        client, checked, strategy):
+    """Two segments, then rolling (or branch): the render shows the last stand-in after the
+    first segment's turns, and the next compaction relays and absorbs that summary, so the
+    render shrinks and none of its turns come back verbatim."""
+    d = await Dag.start(client, f"segmented then {strategy}", "segmented")
+    checked.append(d.id)
+    m = d.model
+    main = await d.chat(4)
+    await d.compact()
+    main += await d.chat(3, start=10)
+    second = await d.compact()
+    main += await d.chat(2, start=20)
+    await d.set_strategy(strategy)
+    before = (await d.check(head=main[-1]))["session"]["render"]
+    assert second in before["nodeIds"] and before["nodeIds"][1] != second, before
+    third = await d.compact(keep=40)
+    assert third is not None and m.summaries[third].absorbed == second
+    after = (await d.check(head=main[-1]))["session"]["render"]
+    assert not set(m.summaries[second].covers) & set(after["nodeIds"]), after
+    assert len(after["nodeIds"]) < len(before["nodeIds"])
+
 # --- nesting: merges into a nested summary (docs/segmented.md, "Nesting") -----------------
 
 MERGE_SHARE = "0.0006"  # of the default 200,000-token window: merges past 120 tokens

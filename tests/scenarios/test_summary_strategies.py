@@ -238,8 +238,9 @@ class Dag:
             if last is not None:
                 history = before[before.index(last) + 1 + len(m.kept(last, at)):]
         old: list[str] = []
-        if absorbed is not None:
-            assert history[0] == absorbed
+        if absorbed is not None:  # it leads the view, unless an earlier segment's turns do
+            assert absorbed in history, (where, self.show(history))
+            history = history[history.index(absorbed):]
             old = list(m.summaries[absorbed].covers)  # its pinned turns follow it, covered
             history = [n for n in history[1:] if n not in old]
         assert covers[:len(old)] == old and len(covers) > len(old), (
