@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # print a box saying how it maps the folders; it is information only, not a warning.
 EDITABLE := PYTHONWARNINGS='ignore:Editable installation' $(BIN)/pip install --quiet -e
 
-.PHONY: setup run test schema demo neo4j-up neo4j-down neo4j-status clean
+.PHONY: setup run test check schema demo neo4j-up neo4j-down neo4j-status clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,11 @@ schema: $(STAMP)
 test: $(STAMP)
 	.ci/browser
 	$(BIN)/python -m pytest
+
+# The fast tier for a developer's loop: unit tests and one integration test per area
+# (tests/fast_tier.py); the whole suite stays `make test`, which CI runs.
+check: $(STAMP)
+	$(BIN)/python -m pytest -m fast -q
 
 neo4j-up: $(STAMP)
 	$(BIN)/ctxdag neo4j up

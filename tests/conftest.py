@@ -11,7 +11,22 @@ import pytest
 import pytest_asyncio
 
 from service.store import Database, Ledger, Limits, open_driver
+from tests.fast_tier import is_fast, missing
 from tests.neo4j_source import Neo4jServer, start_neo4j
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "fast: the fast tier, `make check` (tests/fast_tier.py)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if is_fast(item.nodeid):
+            item.add_marker(pytest.mark.fast)
+    whole_suite = config.args_source is pytest.Config.ArgsSource.TESTPATHS
+    if config.getoption("markexpr") == "fast" and whole_suite and \
+            (lost := missing([item.nodeid for item in items])):
+        raise pytest.UsageError(f"tests/fast_tier.py names tests that do not exist: {lost}")
 
 
 def _say(config: pytest.Config, line: str) -> None:
