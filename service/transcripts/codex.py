@@ -10,6 +10,9 @@ line ("line7"). How they map (README, "Importing agent transcripts"):
   too, marked `contextual`), a developer or system one a user turn marked with its role;
   consecutive assistant-side items (messages, reasoning, tool calls) are one assistant
   message; the outputs answering its calls (paired by `call_id`) are one tool message;
+- what is recorded between calls and their outputs (developer messages, the user's
+  steering, …) is held until the results are in, and follows them; the calling message
+  keeps its own items before the first output; a turn that ends first releases it;
 - `reasoning` has no place among the ledger's blocks (its summary is not signed
   thinking, its `encrypted_content` is OpenAI's, no Anthropic redacted_thinking): it is
   kept verbatim in the assistant message's metadata, `reasoning`;
@@ -65,8 +68,27 @@ class _Reader:
         self.meta: dict[str, Any] = {}
         self.model: str | None = None
         self.at: datetime | None = None
+        # Lines recorded between calls and their outputs, placed after the results.
+        self.held: list[tuple[int, dict[str, Any]]] = []
+        self.released = False  # the turns being added are held ones
+        self.given_up: int | None = None  # a calling message no later output answers
 
     def take(self, line: int, entry: dict[str, Any]) -> None:
+        """One line; a line recorded while the calling message waits for its outputs waits
+        with it (README: what the ledger's pair rule makes of it)."""
+        if not self.held and not self._awaited():
+            self._apply(line, entry)
+        elif self._answers_awaited(entry) or (not self.held and self._calling(entry)):
+            self._apply(line, entry)
+            if not self._awaited():
+                self._release()
+        elif _ends_waiting(entry):
+            self._give_up()
+            self._apply(line, entry)
+        else:
+            self.held.append((line, entry))
+
+    def _apply(self, line: int, entry: dict[str, Any]) -> None:
         payload = entry.get("payload")
         if not isinstance(payload, dict):
             raise bad_line(self.file, line, f"a {entry['type']} line without a payload object")
@@ -211,9 +233,52 @@ class _Reader:
             return
         self.compactions.append((line, self.current, text, self.at, meta))
 
+    # --- calls waiting for their outputs -----------------------------------------------
+
+    def _awaited(self) -> list[str]:
+        """The tool uses of the message the next output answers that have no result yet."""
+        opens = opener(self.turns, self.current)
+        if opens is None or opens == self.given_up:
+            return []
+        current = self.turns[self.current]
+        answered = current.answered() if current.role == "tool" else []
+        return [u for u in self.turns[opens].tool_uses() if u not in answered]
+
+    def _answers_awaited(self, entry: dict[str, Any]) -> bool:
+        item = entry.get("payload")
+        return entry.get("type") == "response_item" and isinstance(item, dict) \
+            and item.get("type") in OUTPUTS \
+            and tool_use_id(str(item.get("call_id"))) in self._awaited()
+
+    def _calling(self, entry: dict[str, Any]) -> bool:
+        """An item of the calling message itself: its response goes on before any output."""
+        item = entry.get("payload")
+        return entry.get("type") == "response_item" and isinstance(item, dict) \
+            and self.open and (item.get("type") in CALLS or item.get("type") == "reasoning"
+                               or (item.get("type") == "message"
+                                   and item.get("role") == "assistant"))
+
+    def _release(self) -> None:
+        """The held lines, in their order, now that the results are in (or never come)."""
+        held, self.held = self.held, []
+        was, self.released = self.released, True
+        for line, entry in held:
+            self.take(line, entry)
+        self.released = was
+
+    def _give_up(self) -> None:
+        """The turn ended (or the file did) without the outputs awaited: the held lines
+        follow the calling message, which gets cancelled results (document.py)."""
+        while self.held or self._awaited():
+            self.given_up = opener(self.turns, self.current)
+            self.open = False
+            self._release()
+
     # --- helpers ----------------------------------------------------------------------
 
     def _add(self, building: Building) -> None:
+        if self.released:
+            building.meta["recorded_before_results"] = True
         building.meta.update(self.note)
         self.note = {}
         if self.reasoning and building.role != "assistant":
@@ -234,6 +299,7 @@ class _Reader:
         return path[::-1]
 
     def transcript(self) -> Transcript:
+        self._give_up()
         if not self.turns:
             raise no_turns(self.file)
         keys = keys_of(self.turns)
@@ -243,6 +309,16 @@ class _Reader:
             for line, at, text, when, meta in self.compactions)
         return Transcript(TOOL, self.file, self.session_key, turns_of(self.turns), compactions,
                           key_of(keys, self.current), None, self.meta)
+
+
+def _ends_waiting(entry: dict[str, Any]) -> bool:
+    """A line after which no output answers the calls still open: the turn ended, or the
+    conversation was rolled back or compacted."""
+    payload = entry.get("payload")
+    kind = payload.get("type") if isinstance(payload, dict) else None
+    return entry.get("type") == "compacted" or (entry.get("type") == "event_msg" and kind in (
+        "thread_rolled_back", "task_complete", "turn_complete", "task_started",
+        "turn_started"))
 
 
 def _content(content: Any, file: str, line: int) -> list[dict[str, Any]]:

@@ -220,6 +220,30 @@ async def test_codex_rollout_with_parallel_calls_rollback_and_two_compactions(le
         "input": "*** Begin Patch\n*** Delete File: b.txt\n*** End Patch\n"}
 
 
+CODEX_DESKTOP = FIXTURES / "codex" / "rollout-2026-02-20T09-00-00-019c7a10-desktop.jsonl"
+
+
+async def test_codex_messages_between_calls_and_outputs_follow_the_results(ledger, capsys):
+    # Codex Desktop records developer messages (and the user's steering, the model's own
+    # text, reasoning) between a call and its output: each waits for the results.
+    await import_files(ledger, capsys, CODEX_DESKTOP)
+    sid = model.session_id(ledger.tenant, "codex", "019c7a10-desktop")
+    await assert_sound(ledger, sid)
+    assert await render_labels(ledger, sid) == [
+        "ROOT", "line4", "line5+line6", "line9", "line7",
+        "line10+line11+line12+line13", "line14+line18", "line15", "line16", "line17+line19",
+        # the turn ended without an output for call_t4: a cancelled result, then what waited
+        "line22", "line23", "synthetic", "line24", "line26", "line27"]
+    developer, parallel = await ledger.nodes.get_many(
+        [model.node_id(ledger.tenant, "codex", "019c7a10-desktop", k) for k in ("line7", "line13")])
+    assert developer.metadata["role"] == "developer"
+    assert developer.metadata["recorded_before_results"] is True
+    assert [b["type"] for b in json.loads(parallel.blocks_json)] == [
+        "text", "tool_use", "tool_use", "text"]
+    assert "holds it already; nothing written" in await import_files(ledger, capsys,
+                                                                     CODEX_DESKTOP)
+
+
 CODEX_LINE = '{"timestamp": "2025-09-14T08:00:01Z", "type": "%s", "payload": %s}\n'
 CODEX_META = CODEX_LINE % ("session_meta", '{"id": "c"}')
 CODEX_USER = CODEX_LINE % ("response_item", '{"type": "message", "role": "user", "content": '
