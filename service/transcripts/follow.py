@@ -33,7 +33,7 @@ def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
         turns = {x.key: x for x in t.turns}
         head = turns[t.head]
         if any(x.parent == head.key for x in t.turns) or \
-                any(c.last_covered == head.key for c in t.compactions):
+                any(head.key in (c.last_covered, c.compacted_head) for c in t.compactions):
             break  # something follows it: it is done
         uses = [b["id"] for b in head.blocks if b["type"] == "tool_use"]
         if head.role == "assistant":

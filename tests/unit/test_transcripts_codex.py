@@ -107,3 +107,26 @@ def test_follow_holds_back_what_waits_for_outputs_still_to_come():
     assert [x.key for x in waiting.turns] == ["line2", "line3", "line4"]
     held = without_open_tail(waiting, quiet=True)
     assert held.head == "line2" and [x.key for x in held.turns] == ["line2"]
+
+
+def compacted(*history, message=""):
+    return ("compacted", {"message": message, "replacement_history": [p for _, p in history]})
+
+
+def test_a_compaction_at_the_start_of_the_file_is_its_history_as_turns():
+    t = codex.parse(rollout(compacted(developer("<perms>"), user("earlier"), reply("done")),
+                            user("next")), "r.jsonl")
+    assert not t.compactions
+    assert [(x.key, x.role, x.parent) for x in t.turns] == [
+        ("line2.1", "user", "root"), ("line2.2", "user", "line2.1"),
+        ("line2.3", "assistant", "line2.2"), ("line3", "user", "line2.3")]
+    assert t.turns[0].meta == {"role": "developer", "replacement_history": "line2"}
+
+
+def test_a_history_opening_with_a_call_leaves_the_summary_empty_and_keeps_the_pair():
+    t = codex.parse(rollout(user("one"), reply("1"),
+                            compacted(call("c1", "{}"), output("c1"), user("kept"))), "r.jsonl")
+    (c,) = t.compactions
+    assert (c.last_covered, c.compacted_head, c.text) == ("line3", "line4.3", "")
+    assert [(x.key, x.role) for x in t.turns[2:]] == [
+        ("line4.1", "assistant"), ("line4.2", "tool"), ("line4.3", "user")]
