@@ -10,14 +10,20 @@ line ("line7"). How they map (README, "Importing agent transcripts"):
   too, marked `contextual`), a developer or system one a user turn marked with its role;
   consecutive assistant-side items (messages, reasoning, tool calls) are one assistant
   message; the outputs answering its calls (paired by `call_id`) are one tool message;
+- what is recorded between calls and their outputs (developer messages, the user's
+  steering, …) is held until the results are in, and follows them; the calling message
+  keeps its own items before the first output; a turn that ends first releases it;
 - `reasoning` has no place among the ledger's blocks (its summary is not signed
   thinking, its `encrypted_content` is OpenAI's, no Anthropic redacted_thinking): it is
   kept verbatim in the assistant message's metadata, `reasoning`;
 - `thread_rolled_back {num_turns}` forks: the next turn follows what preceded the
   num_turns-th last real user message, the rolled-back turns stay as a branch;
-- `compacted` is a summary of the chain up to it, its text what the replacement history
-  gave the model (real messages and the summary; an encrypted `compaction` item as a
-  sentence saying so, its content kept in metadata), or `message` when it has none.
+- `compacted` is a summary of the chain up to it. With a `replacement_history` (what
+  Codex's model reads from then on) the summary holds its first item and the others are
+  turns of their own after the covered chain (its retained turns, named `line26.2`, …),
+  so the render is that history item by item; a `compaction` item (encrypted by OpenAI)
+  reads as a mention naming it, its content kept in metadata. Without one it reads
+  `message`.
 HEAD is where the last line left the conversation.
 """
 from __future__ import annotations
@@ -37,8 +43,9 @@ CONTEXTUAL = ("# AGENTS.md instructions for", "<user_instructions>", "<environme
               "<skill>", "<user_shell_command>", "<turn_aborted>", "<subagent_notification>")
 CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
 OUTPUTS = {"function_call_output", "custom_tool_call_output"}
-ENCRYPTED = ("[This compaction's summary is encrypted by the provider ({} characters); it "
-             "cannot be read here.]")
+COMPACTION_ITEMS = {"compaction", "compaction_summary"}
+COMPACTION_MENTION = ("[Codex compaction item ({}): the summary of the conversation before it, "
+                      "encrypted by OpenAI ({} characters); it cannot be read here.]")
 
 
 def looks_like(first: dict[str, Any]) -> bool:
@@ -60,13 +67,33 @@ class _Reader:
         self.open = False  # the current turn is an assistant message still gaining items
         self.reasoning: list[tuple[str, dict[str, Any]]] = []  # (entry, item) for the next
         self.note: dict[str, Any] = {}  # what the next turn's metadata says of a rollback
-        self.compactions: list[tuple[int, int, str, datetime, dict[str, Any]]] = []
+        self.compactions: list[tuple[int, int, int, str, datetime, dict[str, Any]]] = []
         self.session_key = PurePath(file).stem
         self.meta: dict[str, Any] = {}
         self.model: str | None = None
         self.at: datetime | None = None
+        # Lines recorded between calls and their outputs, placed after the results.
+        self.held: list[tuple[int, dict[str, Any]]] = []
+        self.released = False  # the turns being added are held ones
+        self.given_up: int | None = None  # a calling message no later output answers
+        self.replaying: dict[str, Any] | None = None  # a compaction's history being read
 
     def take(self, line: int, entry: dict[str, Any]) -> None:
+        """One line; a line recorded while the calling message waits for its outputs waits
+        with it (README: what the ledger's pair rule makes of it)."""
+        if not self.held and not self._awaited():
+            self._apply(line, entry)
+        elif self._answers_awaited(entry) or (not self.held and self._calling(entry)):
+            self._apply(line, entry)
+            if not self._awaited():
+                self._release()
+        elif _ends_waiting(entry):
+            self._give_up()
+            self._apply(line, entry)
+        else:
+            self.held.append((line, entry))
+
+    def _apply(self, line: int, entry: dict[str, Any]) -> None:
         payload = entry.get("payload")
         if not isinstance(payload, dict):
             raise bad_line(self.file, line, f"a {entry['type']} line without a payload object")
@@ -90,8 +117,8 @@ class _Reader:
 
     # --- response items ---------------------------------------------------------------
 
-    def _item(self, line: int, item: dict[str, Any]) -> None:
-        kind, entry = item.get("type"), f"line{line}"
+    def _item(self, line: int, item: dict[str, Any], entry: str | None = None) -> None:
+        kind, entry = item.get("type"), entry or f"line{line}"
         if kind == "message":
             self._message(line, entry, item)
         elif kind == "reasoning":
@@ -105,6 +132,10 @@ class _Reader:
                 self._assistant(line, entry, [block], meta)
         elif kind in OUTPUTS:
             self._output(line, entry, item)
+        elif kind in COMPACTION_ITEMS:
+            text, meta = _compaction_item(item)
+            self._add(Building("user", self.current, line, self.at, None,
+                               [{"type": "text", "text": text}], [entry], meta))
         else:
             self._unmapped(str(kind))  # web searches, ghost snapshots, …: no turn of their own
 
@@ -199,21 +230,95 @@ class _Reader:
         self.note = {"after_rollback": {"line": line, "num_turns": n}}
 
     def _compacted(self, line: int, payload: dict[str, Any]) -> None:
-        text, meta = _summary(payload, self.file, line)
-        entry = f"line{line}"
+        """What Codex's model reads from here on: the replacement history, item by item
+        (README), or, without one, the summary `message` alone."""
+        entry, before = f"line{line}", self.current
         self.open, self.reasoning = False, []
-        if self.current == ROOT:
-            # Nothing before it in this file: the summary is what the model read first.
-            if text:
-                self._add(Building("user", ROOT, line, self.at, None,
-                                   [{"type": "text", "text": text}], [entry],
-                                   {**meta, "compact_summary": True}))
+        history = payload.get("replacement_history")
+        message = payload.get("message") if isinstance(payload.get("message"), str) else ""
+        if not isinstance(history, list):
+            meta = {"compaction": {"kind": "local", "replacement_history": False}}
+            if before == ROOT:  # nothing before it in this file: the model read it first
+                if message.strip():
+                    self._add(Building("user", ROOT, line, self.at, None,
+                                       [{"type": "text", "text": message}], [entry],
+                                       {**meta, "compact_summary": True}))
+            else:
+                self.compactions.append((line, before, before, message, self.at, meta))
             return
-        self.compactions.append((line, self.current, text, self.at, meta))
+        if not all(isinstance(item, dict) for item in history):
+            raise bad_line(self.file, line, "a replacement_history item is not an object")
+        # The summary stands right after ROOT, so it holds the first item; the others are
+        # turns of their own after what it covers. At ROOT nothing is covered: all are turns.
+        text, meta, replayed = "", {}, list(enumerate(history, start=1))
+        holds = before != ROOT and bool(history) and _standing_in(history[0])
+        if holds:
+            text, meta = _stand_in(history[0], self.file, line)
+            replayed = replayed[1:]
+        self.replaying = {"of": entry, "not_rendered": []}
+        for index, item in replayed:
+            self._item(line, item, f"{entry}.{index}")
+        not_rendered, self.replaying = self.replaying["not_rendered"], None
+        self.open, self.reasoning = False, []
+        summary = {"kind": "remote" if any(i.get("type") in COMPACTION_ITEMS for i in history)
+                   else "local", "replacement_history": len(history),
+                   **({"holds_item": 1} if holds else {})}
+        if message.strip() and not any(message.strip() in t for t in _texts(history)):
+            summary["message"] = message  # Codex sends the history, not this
+        if not_rendered:
+            summary["not_rendered"] = not_rendered
+        if before != ROOT:
+            self.compactions.append((line, before, self.current, text, self.at,
+                                     {**meta, "compaction": summary}))
+
+    # --- calls waiting for their outputs -----------------------------------------------
+
+    def _awaited(self) -> list[str]:
+        """The tool uses of the message the next output answers that have no result yet."""
+        opens = opener(self.turns, self.current)
+        if opens is None or opens == self.given_up:
+            return []
+        current = self.turns[self.current]
+        answered = current.answered() if current.role == "tool" else []
+        return [u for u in self.turns[opens].tool_uses() if u not in answered]
+
+    def _answers_awaited(self, entry: dict[str, Any]) -> bool:
+        item = entry.get("payload")
+        return entry.get("type") == "response_item" and isinstance(item, dict) \
+            and item.get("type") in OUTPUTS \
+            and tool_use_id(str(item.get("call_id"))) in self._awaited()
+
+    def _calling(self, entry: dict[str, Any]) -> bool:
+        """An item of the calling message itself: its response goes on before any output."""
+        item = entry.get("payload")
+        return entry.get("type") == "response_item" and isinstance(item, dict) \
+            and self.open and (item.get("type") in CALLS or item.get("type") == "reasoning"
+                               or (item.get("type") == "message"
+                                   and item.get("role") == "assistant"))
+
+    def _release(self) -> None:
+        """The held lines, in their order, now that the results are in (or never come)."""
+        held, self.held = self.held, []
+        was, self.released = self.released, True
+        for line, entry in held:
+            self.take(line, entry)
+        self.released = was
+
+    def _give_up(self) -> None:
+        """The turn ended (or the file did) without the outputs awaited: the held lines
+        follow the calling message, which gets cancelled results (document.py)."""
+        while self.held or self._awaited():
+            self.given_up = opener(self.turns, self.current)
+            self.open = False
+            self._release()
 
     # --- helpers ----------------------------------------------------------------------
 
     def _add(self, building: Building) -> None:
+        if self.replaying:
+            building.meta["replacement_history"] = self.replaying["of"]
+        if self.released:
+            building.meta["recorded_before_results"] = True
         building.meta.update(self.note)
         self.note = {}
         if self.reasoning and building.role != "assistant":
@@ -223,7 +328,9 @@ class _Reader:
         self.current, self.open = len(self.turns) - 1, False
 
     def _unmapped(self, kind: str) -> None:
-        if self.current != ROOT:
+        if self.replaying:
+            self.replaying["not_rendered"].append(kind)
+        elif self.current != ROOT:
             self.turns[self.current].meta.setdefault("unmapped_items", []).append(kind)
 
     def _path(self) -> list[int]:
@@ -234,15 +341,26 @@ class _Reader:
         return path[::-1]
 
     def transcript(self) -> Transcript:
+        self._give_up()
         if not self.turns:
             raise no_turns(self.file)
         keys = keys_of(self.turns)
         compactions = tuple(
-            Compaction(f"line{line}", key_of(keys, at), key_of(keys, at), text, when, line,
-                       (f"line{line}",), meta)
-            for line, at, text, when, meta in self.compactions)
+            Compaction(f"line{line}", key_of(keys, covered), key_of(keys, kept), text, when,
+                       line, (f"line{line}",), meta)
+            for line, covered, kept, text, when, meta in self.compactions)
         return Transcript(TOOL, self.file, self.session_key, turns_of(self.turns), compactions,
                           key_of(keys, self.current), None, self.meta)
+
+
+def _ends_waiting(entry: dict[str, Any]) -> bool:
+    """A line after which no output answers the calls still open: the turn ended, or the
+    conversation was rolled back or compacted."""
+    payload = entry.get("payload")
+    kind = payload.get("type") if isinstance(payload, dict) else None
+    return entry.get("type") == "compacted" or (entry.get("type") == "event_msg" and kind in (
+        "thread_rolled_back", "task_complete", "turn_complete", "task_started",
+        "turn_started"))
 
 
 def _content(content: Any, file: str, line: int) -> list[dict[str, Any]]:
@@ -299,35 +417,36 @@ def _reasoning(item: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def _summary(payload: dict[str, Any], file: str, line: int) -> tuple[str, dict[str, Any]]:
-    """The text the model read in place of what a compaction replaced, and its metadata."""
-    message = payload.get("message") if isinstance(payload.get("message"), str) else ""
-    history = payload.get("replacement_history")
-    if not isinstance(history, list):
-        return message, {"compaction": {"kind": "local", "replacement_history": False}}
-    parts: list[str] = []
-    encrypted: list[str] = []
-    skipped: dict[str, int] = {}
-    for item in history:
-        kind = item.get("type") if isinstance(item, dict) else None
-        if kind == "message":
-            blocks = [b for b in _content(item.get("content"), file, line) if b["type"] == "text"]
-            if blocks and not (item.get("role") != "assistant" and _contextual(blocks)) \
-                    and item.get("role") in ("user", "assistant"):
-                parts.append("\n\n".join(b["text"] for b in blocks))
-                continue
-            kind = "context"
-        if kind in ("compaction", "compaction_summary") and item.get("encrypted_content"):
-            encrypted.append(str(item["encrypted_content"]))
-            parts.append(ENCRYPTED.format(len(encrypted[-1])))
-            continue
-        skipped[str(kind)] = skipped.get(str(kind), 0) + 1
-    if message.strip() and not any(message.strip() in part for part in parts):
-        parts.append(message)
-    meta: dict[str, Any] = {"kind": "remote" if encrypted else "local",
-                            "replacement_history": True}
-    if encrypted:
-        meta["encrypted_content"] = encrypted
-    if skipped:
-        meta["not_in_summary"] = skipped
-    return "\n\n".join(parts), {"compaction": meta}
+def _standing_in(item: dict[str, Any]) -> bool:
+    """Whether a replacement history's first item is one a summary can hold: a message
+    or a compaction item (a call or an output has to be a turn of its own)."""
+    return item.get("type") == "message" or item.get("type") in COMPACTION_ITEMS
+
+
+def _stand_in(item: dict[str, Any], file: str, line: int) -> tuple[str, dict[str, Any]]:
+    """The summary's text and metadata for the item it holds: a message's text (its role
+    kept; a summary holds no images), or a compaction item's mention."""
+    if item.get("type") in COMPACTION_ITEMS:
+        return _compaction_item(item)
+    blocks = _content(item.get("content"), file, line)
+    meta: dict[str, Any] = {"role": item.get("role")}
+    if item.get("role") == "user" and _contextual(blocks):
+        meta["contextual"] = True
+    left_out = [b["type"] for b in blocks if b["type"] != "text"]
+    if left_out:
+        meta["left_out_of_summary"] = left_out
+    return "\n\n".join(b["text"] for b in blocks if b["type"] == "text"), meta
+
+
+def _compaction_item(item: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A compaction item (Codex's remote summary, encrypted by OpenAI) as a named opaque
+    mention; its content kept verbatim in metadata."""
+    content = item.get("encrypted_content")
+    size = len(content) if isinstance(content, str) else 0
+    return COMPACTION_MENTION.format(item.get("type"), size), {
+        "compaction_item": {"type": item.get("type"), "encrypted_content": content}}
+
+
+def _texts(history: list[dict[str, Any]]) -> list[str]:
+    return [c["text"] for item in history if isinstance(item.get("content"), list)
+            for c in item["content"] if isinstance(c, dict) and isinstance(c.get("text"), str)]

@@ -6,7 +6,8 @@ written waits), and each time they grow the transcript is imported again, which 
 only what it gained (service/store/transcripts.py). A turn still growing is held back, so
 no node is stored half-built: an assistant message at the end may gain blocks, and a
 tool message may gain the results of the other parallel calls (and until they are all
-in, the message that called them waits too, rather than being given cancelled results).
+in, the message that called them waits too, rather than being given cancelled results;
+so do the lines a Codex rollout recorded between those calls and their outputs).
 A reply without tool uses is let through once the file has been quiet for `settle`
 seconds: the tool is then waiting for its user.
 """
@@ -22,7 +23,7 @@ from ..errors import BadInput
 from ..store.ledger import Ledger
 from ..store.transcripts import Stored, store_transcript
 from . import read
-from .model import ROOT_KEY, NoTurns, Transcript
+from .model import ROOT_KEY, NoTurns, Transcript, Turn
 
 
 def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
@@ -32,7 +33,7 @@ def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
         turns = {x.key: x for x in t.turns}
         head = turns[t.head]
         if any(x.parent == head.key for x in t.turns) or \
-                any(c.last_covered == head.key for c in t.compactions):
+                any(head.key in (c.last_covered, c.compacted_head) for c in t.compactions):
             break  # something follows it: it is done
         uses = [b["id"] for b in head.blocks if b["type"] == "tool_use"]
         if head.role == "assistant":
@@ -43,10 +44,27 @@ def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
             growing = not set(called) <= answered
         else:
             growing = False
+        if head.meta.get("recorded_before_results"):
+            growing = _calls_open_before(head, turns)
         if not growing:
             break
         t = replace(t, turns=tuple(x for x in t.turns if x.key != head.key), head=head.parent)
     return t
+
+
+def _calls_open_before(turn: Turn, turns: dict[str, Turn]) -> bool:
+    """Whether the calls a turn recorded before their results (codex.py) still wait for
+    some: the message before the waiting turns is the calling one or a partial answer."""
+    while turn.meta.get("recorded_before_results") and turn.parent in turns:
+        turn = turns[turn.parent]
+    uses = [b["id"] for b in turn.blocks if b["type"] == "tool_use"]
+    if turn.role == "assistant":
+        return bool(uses)
+    if turn.role == "tool" and turn.parent in turns:
+        called = [b["id"] for b in turns[turn.parent].blocks if b["type"] == "tool_use"]
+        return not set(called) <= {b["tool_use_id"] for b in turn.blocks
+                                   if b["type"] == "tool_result"}
+    return False
 
 
 async def follow(ledger: Ledger, file: str, format: str | None, stop: asyncio.Event,

@@ -27,8 +27,9 @@ async def test_import_extend_and_reimport_a_transcript(api):
     assert first["written"] == first["session"]["nodeCount"] == 11  # ROOT and 10 turns
     grown = (await api.client(IMPORT, content="".join(lines),
                               fileName=CODEX.name))["importTranscript"]
-    assert grown["outcome"] == "EXTENDED" and grown["written"] == 12  # 10 turns, 2 summaries
-    assert grown["session"]["nodeCount"] == 23
+    # 10 turns, the 4 other items of a replacement history, 2 summaries
+    assert grown["outcome"] == "EXTENDED" and grown["written"] == 16
+    assert grown["session"]["nodeCount"] == 27
     assert grown["session"]["headId"] == model.node_id(api.tenant, "codex", "0199a1b2-codex",
                                                        "line35")
     again = (await api.client(IMPORT, content="".join(lines)))["importTranscript"]

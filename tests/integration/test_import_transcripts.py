@@ -194,18 +194,20 @@ async def test_codex_rollout_with_parallel_calls_rollback_and_two_compactions(le
     local = await ledger.summaries.get(remote.absorbed_id)
     local_segment = [*before_rollback[1:], "line22", "line23", "line24", "line25"]
     assert await labels(ledger, local.covers_ids) == local_segment
+    # The local summary holds its replacement history's first item (the developer
+    # message); the others follow it as turns, so the render is that history item by item.
+    replayed = ["line26.2", "line26.3", "line26.4", "line26.5"]
+    assert await labels(ledger, local.retained_ids) == replayed
+    assert local.node.content.startswith("<permissions instructions>")
+    assert local.node.metadata["role"] == "developer"
+    assert remote.absorbed_id == local.node.id
     assert await labels(ledger, remote.covers_ids) == [
-        *local_segment, "line28", "line29", "line30", "line31"]
-    # The local summary is what its replacement history gave the model, context apart.
-    assert local.node.content.split("\n\n") == [
-        "List the files and count the lines of a.txt.",
-        "Keep b.txt; rename it to c.txt instead.",
-        "Another language model started to solve this problem and produced a summary of its "
-        "thinking process.\nListed the files, counted a.txt (3 lines), renamed b.txt to c.txt."]
-    # The remote one says it is encrypted, and keeps what Codex stored.
-    assert remote.node.content.startswith("[This compaction's summary is encrypted")
-    assert remote.node.metadata["compaction"]["encrypted_content"] == [
-        "gAAAAB-remote-compaction-summary"]
+        *local_segment, *replayed, "line28", "line29", "line30", "line31"]
+    # The remote one holds the encrypted compaction item, named, its content kept.
+    assert remote.node.content.startswith("[Codex compaction item (compaction):")
+    assert remote.node.metadata["compaction_item"]["encrypted_content"] == \
+        "gAAAAB-remote-compaction-summary"
+    assert remote.node.metadata["compaction"]["not_rendered"] == ["ghost_snapshot"]
     # Parallel calls: one assistant message, one tool message; arguments parsed, the
     # reasoning kept in metadata.
     calls, results, patch = await ledger.nodes.get_many(
@@ -218,6 +220,70 @@ async def test_codex_rollout_with_parallel_calls_rollback_and_two_compactions(le
     assert [b["tool_use_id"] for b in json.loads(results.blocks_json)] == ["call_B", "call_A"]
     assert json.loads(patch.blocks_json)[0]["input"] == {
         "input": "*** Begin Patch\n*** Delete File: b.txt\n*** End Patch\n"}
+
+
+CODEX_DESKTOP = FIXTURES / "codex" / "rollout-2026-02-20T09-00-00-019c7a10-desktop.jsonl"
+
+
+async def test_codex_messages_between_calls_and_outputs_follow_the_results(ledger, capsys):
+    # Codex Desktop records developer messages (and the user's steering, the model's own
+    # text, reasoning) between a call and its output: each waits for the results.
+    await import_files(ledger, capsys, CODEX_DESKTOP)
+    sid = model.session_id(ledger.tenant, "codex", "019c7a10-desktop")
+    await assert_sound(ledger, sid)
+    assert await render_labels(ledger, sid) == [
+        "ROOT", "line4", "line5+line6", "line9", "line7",
+        "line10+line11+line12+line13", "line14+line18", "line15", "line16", "line17+line19",
+        # the turn ended without an output for call_t4: a cancelled result, then what waited
+        "line22", "line23", "synthetic", "line24", "line26", "line27"]
+    developer, parallel = await ledger.nodes.get_many(
+        [model.node_id(ledger.tenant, "codex", "019c7a10-desktop", k) for k in ("line7", "line13")])
+    assert developer.metadata["role"] == "developer"
+    assert developer.metadata["recorded_before_results"] is True
+    assert [b["type"] for b in json.loads(parallel.blocks_json)] == [
+        "text", "tool_use", "tool_use", "text"]
+    assert "holds it already; nothing written" in await import_files(ledger, capsys,
+                                                                     CODEX_DESKTOP)
+
+
+CODEX_COMPACTED = FIXTURES / "codex" / "rollout-2026-02-21T14-00-00-019c8b22-compact.jsonl"
+
+
+async def test_codex_render_after_a_compaction_is_its_replacement_history(ledger, capsys):
+    await import_files(ledger, capsys, CODEX_COMPACTED)
+    sid = model.session_id(ledger.tenant, "codex", "019c8b22-compact")
+    await assert_sound(ledger, sid)
+    rendered = await render_context(ledger, sid)
+    assert await labels(ledger, rendered.node_ids) == [
+        "ROOT", "line12", "line12.2", "line12.3", "line12.4", "line12.5", "line12.6",
+        "line15", "line16"]
+    # Item by item: the summary holds the first, each other is a turn of its own.
+    history = json.loads(CODEX_COMPACTED.read_text().splitlines()[11])["payload"][
+        "replacement_history"]
+    nodes = {n.id: n for n in await ledger.nodes.get_many(list(rendered.node_ids))}
+    shown = [nodes[i] for i in rendered.node_ids[1:len(history) + 1]]
+    assert [n.content for n in shown[:-1]] == [
+        item["content"][0]["text"] for item in history[:-1]]
+    assert [n.role.value for n in shown] == [
+        "summary", "assistant", "user", "user", "user", "user"]
+    assert shown[2].metadata["role"] == "developer" and shown[3].metadata["contextual"]
+    # The encrypted item is named, its content kept.
+    assert shown[-1].content.startswith("[Codex compaction item (compaction_summary):")
+    assert shown[-1].metadata["compaction_item"]["encrypted_content"] == \
+        "gAAAAB-remote-summary-of-header-and-footer"
+    # The local compaction before it: its developer message, the context, the request,
+    # the summary as Codex sent them; the remote one covers all that went before.
+    session = await ledger.sessions.get(sid)
+    remote = await ledger.summaries.get(session.active_summary_id)
+    local = await ledger.summaries.get(remote.absorbed_id)
+    assert local.node.metadata["role"] == "developer"
+    assert await labels(ledger, local.covers_ids) == ["line4", "line5", "line6", "line7"]
+    assert await labels(ledger, local.retained_ids) == ["line9.2", "line9.3", "line9.4"]
+    assert "message" not in local.node.metadata["compaction"]  # the summary item holds it
+    assert await labels(ledger, remote.retained_ids) == [
+        "line12.2", "line12.3", "line12.4", "line12.5", "line12.6"]
+    assert "holds it already; nothing written" in await import_files(ledger, capsys,
+                                                                     CODEX_COMPACTED)
 
 
 CODEX_LINE = '{"timestamp": "2025-09-14T08:00:01Z", "type": "%s", "payload": %s}\n'
