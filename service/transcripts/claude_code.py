@@ -4,7 +4,9 @@ How the entries map (README, "Importing agent transcripts"):
 - chain records (`uuid`, `parentUuid`) are read in file order; a uuid seen again (a
   resumed session's copies) is the entry already read;
 - the entries of one API response (one block each, chained, sharing `message.id`) are
-  one assistant message;
+  one assistant message, also when tools ran while it streamed and their results were
+  written between its entries (the next entry then hangs from a result): the results
+  are one tool message after it;
 - a user entry holding tool_result blocks is a tool message answering its parent's tool
   uses; the results of parallel tool calls (each a child of its own tool_use entry) are
   one tool message;
@@ -58,6 +60,7 @@ class _Reader:
         self.session_key: str = ""
         self.at: datetime | None = None
         self.agent_uses: dict[str, str] = {}  # sub-agent id -> the tool use it answered
+        self.request_of: dict[int, Any] = {}  # assistant turn -> its response's requestId
 
     def take(self, line: int, entry: dict[str, Any]) -> None:
         kind = entry["type"]
@@ -168,15 +171,13 @@ class _Reader:
         message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
         message_id = message.get("id") if isinstance(message.get("id"), str) else None
         blocks, meta = self._blocks(entry, line)
-        same = parent != _ROOT and message_id is not None and \
-            self.turns[parent].role == "assistant" and \
-            self.turns[parent].message_id == message_id
-        if same:
-            building = self.turns[parent]
+        response = self._response_of(parent, message_id, entry.get("requestId"))
+        if response is not None:
+            building = self.turns[response]
             building.blocks += blocks
             building.entries.append(uuid)
             merge_meta(building.meta, meta)
-            self.node_of[uuid] = parent
+            self.node_of[uuid] = parent  # its children follow the results written so far
             return
         if not blocks:
             self.node_of[uuid] = parent
@@ -186,6 +187,21 @@ class _Reader:
                 meta[key] = message[key]
         self._add(_Building("assistant", parent, line, self.at, message_id, blocks, [], meta),
                   uuid)
+        self.request_of[len(self.turns) - 1] = entry.get("requestId")
+
+    def _response_of(self, parent: int, message_id: str | None, request_id: Any) -> int | None:
+        """The assistant message an entry of response `message_id` belongs to: its parent,
+        or the message whose tool results it follows (tools ran while it streamed)."""
+        if parent == _ROOT or message_id is None:
+            return None
+        if self.turns[parent].role == "tool":
+            parent = self.turns[parent].parent
+            if parent == _ROOT:
+                return None
+        turn, known = self.turns[parent], self.request_of.get(parent)
+        same = turn.role == "assistant" and turn.message_id == message_id and \
+            (request_id is None or known is None or request_id == known)
+        return parent if same else None
 
     # --- helpers ----------------------------------------------------------------------
 
