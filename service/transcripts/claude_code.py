@@ -14,8 +14,8 @@ How the entries map (README, "Importing agent transcripts"):
   record's children hang from the turn it hangs from, so they make no branches; a
   second user-typed child is a real branch (a rewind or an edit);
 - a compaction (a `compact_boundary` system record, then the `isCompactSummary` user
-  entry) is a summary of the chain up to the boundary's logical parent (up to the head
-  of its `preservedSegment`, whose entries the tool kept after its summary); the
+  entry) is a summary of the chain up to the boundary's logical parent (the last entry
+  before the boundary when the file lacks it; up to the head of its `preservedSegment`, whose entries the tool kept after its summary); the
   conversation goes on below the last entry the tool kept.
 HEAD is the last chain record, or a `last-prompt` leaf written after it.
 """
@@ -56,6 +56,7 @@ class _Reader:
         self.compactions: list[tuple[int, int, int, str, datetime, tuple[str, ...], dict]] = []
         self.boundary: dict[str, Any] | None = None
         self.last: str | None = None
+        self.latest: dict[bool, str] = {}  # sidechain or not -> the last chain record read
         self.title: str | None = None
         self.session_key: str = ""
         self.at: datetime | None = None
@@ -96,13 +97,16 @@ class _Reader:
             self._assistant(line, uuid, entry, parent)
         else:
             self.node_of[uuid] = parent  # not a turn: its children hang from its parent
+        self.latest[bool(entry.get("isSidechain"))] = uuid
 
     # --- records ----------------------------------------------------------------------
 
     def _boundary(self, line: int, uuid: str, entry: dict[str, Any]) -> None:
         logical = entry.get("logicalParentUuid")
-        self.node_of[uuid] = self.node_of.get(logical, _ROOT) if isinstance(logical, str) \
-            else _ROOT
+        if not isinstance(logical, str) or logical not in self.node_of:
+            # The tool names an entry it never wrote: it compacted what it had written.
+            logical = self.latest.get(bool(entry.get("isSidechain")))
+        self.node_of[uuid] = self.node_of.get(logical or "", _ROOT)
         metadata = entry.get("compactMetadata")
         self.boundary = {"uuid": uuid, "line": line,
                          "meta": metadata if isinstance(metadata, dict) else {}}

@@ -19,6 +19,7 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"
 CC_SESSION = FIXTURES / "claude_code" / "session.jsonl"
 CC_PRESERVED = FIXTURES / "claude_code" / "preserved.jsonl"
 CC_STREAMED = FIXTURES / "claude_code" / "streamed.jsonl"
+CC_LOST_PARENT = FIXTURES / "claude_code" / "lost_parent.jsonl"
 
 
 async def import_files(ledger, capsys, *files, fmt=None) -> str:
@@ -130,6 +131,21 @@ async def test_claude_code_response_streamed_around_its_tool_results_is_one_mess
     assert [(b["tool_use_id"], b["is_error"]) for b in json.loads(cut.blocks_json)] == [
         ("toolu_s3", False), ("toolu_s4", True)]
     assert "holds it already" in await import_files(ledger, capsys, CC_STREAMED)
+
+
+async def test_claude_code_compaction_whose_logical_parent_the_file_lacks(ledger, capsys):
+    # The boundary's logicalParentUuid names no entry: the summary covers the chain up
+    # to the last entry before the boundary, and the conversation goes on below it.
+    await import_files(ledger, capsys, CC_LOST_PARENT)
+    sid = cc_session_id(ledger, CC_LOST_PARENT)
+    await assert_sound(ledger, sid)
+    assert await tips(ledger, sid) == {"a4": True}
+    assert await render_labels(ledger, sid) == ["ROOT", "cb1+s1", "u3", "a4"]
+    session = await ledger.sessions.get(sid)
+    summary = await ledger.summaries.get(session.active_summary_id)
+    assert await labels(ledger, summary.covers_ids) == ["u1", "a1", "r1", "a2", "u2", "a3"]
+    assert summary.node.content.endswith("b.txt says beta.")
+    assert "holds it already" in await import_files(ledger, capsys, CC_LOST_PARENT)
 
 
 async def test_reimport_writes_nothing_and_a_grown_file_only_what_it_gained(
