@@ -20,6 +20,7 @@ CC_SESSION = FIXTURES / "claude_code" / "session.jsonl"
 CC_PRESERVED = FIXTURES / "claude_code" / "preserved.jsonl"
 CC_STREAMED = FIXTURES / "claude_code" / "streamed.jsonl"
 CC_LOST_PARENT = FIXTURES / "claude_code" / "lost_parent.jsonl"
+CC_KEPT_AFTER = FIXTURES / "claude_code" / "kept_after.jsonl"
 
 
 async def import_files(ledger, capsys, *files, fmt=None) -> str:
@@ -146,6 +147,22 @@ async def test_claude_code_compaction_whose_logical_parent_the_file_lacks(ledger
     assert await labels(ledger, summary.covers_ids) == ["u1", "a1", "r1", "a2", "u2", "a3"]
     assert summary.node.content.endswith("b.txt says beta.")
     assert "holds it already" in await import_files(ledger, capsys, CC_LOST_PARENT)
+
+
+async def test_claude_code_preserved_segment_written_after_its_summary(ledger, capsys):
+    # The entries the compaction kept were first written after the summary, re-parented
+    # under it (the anchor); the boundary's logical parent is the kept tail.
+    await import_files(ledger, capsys, CC_KEPT_AFTER)
+    sid = cc_session_id(ledger, CC_KEPT_AFTER)
+    await assert_sound(ledger, sid)
+    assert await tips(ledger, sid) == {"a4": True}
+    assert await render_labels(ledger, sid) == [
+        "ROOT", "cb1+s1", "u3", "a3", "r3", "a3b", "u4", "a4"]
+    session = await ledger.sessions.get(sid)
+    summary = await ledger.summaries.get(session.active_summary_id)
+    assert await labels(ledger, summary.covers_ids) == ["u1", "a1", "u2", "a2"]
+    assert await labels(ledger, summary.retained_ids) == ["u3", "a3", "r3", "a3b"]
+    assert "holds it already" in await import_files(ledger, capsys, CC_KEPT_AFTER)
 
 
 async def test_reimport_writes_nothing_and_a_grown_file_only_what_it_gained(
