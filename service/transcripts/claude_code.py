@@ -4,7 +4,9 @@ How the entries map (README, "Importing agent transcripts"):
 - chain records (`uuid`, `parentUuid`) are read in file order; a uuid seen again (a
   resumed session's copies) is the entry already read;
 - the entries of one API response (one block each, chained, sharing `message.id`) are
-  one assistant message;
+  one assistant message, also when tools ran while it streamed and their results were
+  written between its entries (the next entry then hangs from a result): the results
+  are one tool message after it;
 - a user entry holding tool_result blocks is a tool message answering its parent's tool
   uses; the results of parallel tool calls (each a child of its own tool_use entry) are
   one tool message;
@@ -12,13 +14,16 @@ How the entries map (README, "Importing agent transcripts"):
   record's children hang from the turn it hangs from, so they make no branches; a
   second user-typed child is a real branch (a rewind or an edit);
 - a compaction (a `compact_boundary` system record, then the `isCompactSummary` user
-  entry) is a summary of the chain up to the boundary's logical parent (up to the head
-  of its `preservedSegment`, whose entries the tool kept after its summary); the
-  conversation goes on below the last entry the tool kept.
+  entry) is a summary of the chain up to the boundary's logical parent (the last entry
+  before the boundary when the file lacks it), or up to the head of its
+  `preservedSegment`, whose entries the tool kept after its summary: written where they
+  happened, or first written after the summary, under it; the conversation goes on
+  below the last entry the tool kept.
 HEAD is the last chain record, or a `last-prompt` leaf written after it.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import PurePath
 from typing import Any
@@ -54,10 +59,13 @@ class _Reader:
         self.compactions: list[tuple[int, int, int, str, datetime, tuple[str, ...], dict]] = []
         self.boundary: dict[str, Any] | None = None
         self.last: str | None = None
+        self.latest: dict[bool, str] = {}  # sidechain or not -> the last chain record read
         self.title: str | None = None
         self.session_key: str = ""
         self.at: datetime | None = None
         self.agent_uses: dict[str, str] = {}  # sub-agent id -> the tool use it answered
+        self.request_of: dict[int, Any] = {}  # assistant turn -> its response's requestId
+        self.kept: _Kept | None = None  # a compaction's kept entries, still to be read
 
     def take(self, line: int, entry: dict[str, Any]) -> None:
         kind = entry["type"]
@@ -76,11 +84,9 @@ class _Reader:
             raise bad_line(self.file, line, f"a {kind} entry without a uuid")
         if uuid in self.node_of:
             return  # a copy of an entry read already (a resumed session's history)
-        if parent_uuid is not None and parent_uuid not in self.node_of:
-            raise bad_line(self.file, line, f"parentUuid {parent_uuid!r} names no earlier entry")
+        parent = self._parent(uuid, parent_uuid, line)
         self.session_key = self.session_key or str(entry.get("sessionId") or "")
         self.at = timestamp(entry.get("timestamp"), self.at, self.file, line)
-        parent = _ROOT if parent_uuid is None else self.node_of[parent_uuid]
         if not entry.get("isSidechain"):
             self.last = uuid
         if kind == "system" and entry.get("subtype") == "compact_boundary":
@@ -93,13 +99,29 @@ class _Reader:
             self._assistant(line, uuid, entry, parent)
         else:
             self.node_of[uuid] = parent  # not a turn: its children hang from its parent
+        self.latest[bool(entry.get("isSidechain"))] = uuid
+        if self.kept is not None and uuid == self.kept.tail:
+            self._kept_in(self.kept)
+
+    def _parent(self, uuid: str, parent_uuid: Any, line: int) -> int:
+        if self.kept is not None and uuid == self.kept.head:
+            # The first entry a compaction kept, written after its summary: it goes on
+            # where the summarized chain ends (as the tool relinks it to the anchor).
+            return self.kept.after
+        if parent_uuid is None:
+            return _ROOT
+        if parent_uuid not in self.node_of:
+            raise bad_line(self.file, line, f"parentUuid {parent_uuid!r} names no earlier entry")
+        return self.node_of[parent_uuid]
 
     # --- records ----------------------------------------------------------------------
 
     def _boundary(self, line: int, uuid: str, entry: dict[str, Any]) -> None:
         logical = entry.get("logicalParentUuid")
-        self.node_of[uuid] = self.node_of.get(logical, _ROOT) if isinstance(logical, str) \
-            else _ROOT
+        if not isinstance(logical, str) or logical not in self.node_of:
+            # The tool names an entry it never wrote: it compacted what it had written.
+            logical = self.latest.get(bool(entry.get("isSidechain")))
+        self.node_of[uuid] = self.node_of.get(logical or "", _ROOT)
         metadata = entry.get("compactMetadata")
         self.boundary = {"uuid": uuid, "line": line,
                          "meta": metadata if isinstance(metadata, dict) else {}}
@@ -107,19 +129,17 @@ class _Reader:
     def _summary(self, line: int, uuid: str, entry: dict[str, Any], parent: int) -> None:
         boundary, self.boundary = self.boundary or {"uuid": None, "meta": {}}, None
         text = _text_of(entry.get("message", {}).get("content"))
-        preserved = boundary["meta"].get("preservedSegment")
+        kept, self.kept = _Kept.of(boundary["meta"].get("preservedSegment"), uuid), None
         last_covered = compacted_head = parent
-        if isinstance(preserved, dict):
-            head, tail = preserved.get("headUuid"), preserved.get("tailUuid")
-            if head not in self.node_of or tail not in self.node_of:
-                raise bad_line(self.file, line, "the compaction's preservedSegment names "
-                               "entries the file does not hold before it")
-            last_covered = self.turns[self.node_of[head]].parent
-            compacted_head = self.node_of[tail]
-            anchor = preserved.get("anchorUuid")
-            if isinstance(anchor, str):
-                self.node_of[anchor] = compacted_head  # what hung from the anchor follows the tail
-        self.node_of[uuid] = compacted_head
+        if kept is not None:
+            if kept.head in self.node_of:  # written before the summary, where they happened
+                last_covered = self.turns[self.node_of[kept.head]].parent
+            elif kept.tail in self.node_of:
+                raise bad_line(self.file, line, "the compaction's preservedSegment holds its "
+                               "tail but not its head before the summary")
+            compacted_head = self.node_of.get(kept.tail, last_covered)
+        for anchor in (kept.anchors if kept else (uuid,)):
+            self.node_of[anchor] = compacted_head  # what hung from the anchor follows the tail
         entries = tuple(e for e in (boundary["uuid"], uuid) if e)
         meta = {"compaction": {k: v for k, v in boundary["meta"].items()
                                if k in ("trigger", "preTokens", "postTokens", "preservedSegment")}}
@@ -132,6 +152,18 @@ class _Reader:
             return
         self.compactions.append((line, last_covered, compacted_head, text, self.at, entries,
                                  meta))
+        if kept is not None and kept.tail not in self.node_of:
+            # Written after the summary, re-parented under it: the segment ends at its tail.
+            self.kept = replace(kept, compaction=len(self.compactions) - 1, after=last_covered)
+
+    def _kept_in(self, kept: _Kept) -> None:
+        line, covered, _, text, at, entries, meta = self.compactions[kept.compaction]
+        compacted_head = self.node_of[kept.tail]
+        self.compactions[kept.compaction] = (line, covered, compacted_head, text, at, entries,
+                                             meta)
+        for anchor in kept.anchors:
+            self.node_of[anchor] = compacted_head
+        self.kept = None
 
     def _user(self, line: int, uuid: str, entry: dict[str, Any], parent: int) -> None:
         blocks, meta = self._blocks(entry, line)
@@ -168,15 +200,13 @@ class _Reader:
         message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
         message_id = message.get("id") if isinstance(message.get("id"), str) else None
         blocks, meta = self._blocks(entry, line)
-        same = parent != _ROOT and message_id is not None and \
-            self.turns[parent].role == "assistant" and \
-            self.turns[parent].message_id == message_id
-        if same:
-            building = self.turns[parent]
+        response = self._response_of(parent, message_id, entry.get("requestId"))
+        if response is not None:
+            building = self.turns[response]
             building.blocks += blocks
             building.entries.append(uuid)
             merge_meta(building.meta, meta)
-            self.node_of[uuid] = parent
+            self.node_of[uuid] = parent  # its children follow the results written so far
             return
         if not blocks:
             self.node_of[uuid] = parent
@@ -186,6 +216,21 @@ class _Reader:
                 meta[key] = message[key]
         self._add(_Building("assistant", parent, line, self.at, message_id, blocks, [], meta),
                   uuid)
+        self.request_of[len(self.turns) - 1] = entry.get("requestId")
+
+    def _response_of(self, parent: int, message_id: str | None, request_id: Any) -> int | None:
+        """The assistant message an entry of response `message_id` belongs to: its parent,
+        or the message whose tool results it follows (tools ran while it streamed)."""
+        if parent == _ROOT or message_id is None:
+            return None
+        if self.turns[parent].role == "tool":
+            parent = self.turns[parent].parent
+            if parent == _ROOT:
+                return None
+        turn, known = self.turns[parent], self.request_of.get(parent)
+        same = turn.role == "assistant" and turn.message_id == message_id and \
+            (request_id is None or known is None or request_id == known)
+        return parent if same else None
 
     # --- helpers ----------------------------------------------------------------------
 
@@ -222,6 +267,29 @@ class _Reader:
         return Transcript(TOOL, self.file, session_key, turns_of(self.turns), compactions,
                           key_of(keys, head if head != _ROOT else len(self.turns) - 1),
                           self.title, {"agent_tool_uses": self.agent_uses})
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """A compaction's `preservedSegment`: the entries it kept verbatim after its summary,
+    `head` to `tail`; what hung from an anchor (the summary, or the uuid the tool names)
+    follows the tail. While the tail is still to be read, `after` is the turn the head
+    goes on from and `compaction` the summary's index."""
+
+    head: str
+    tail: str
+    anchors: tuple[str, ...]
+    compaction: int = -1
+    after: int = _ROOT
+
+    @staticmethod
+    def of(preserved: Any, summary: str) -> _Kept | None:
+        if not isinstance(preserved, dict):
+            return None
+        head, tail, anchor = (preserved.get(k) for k in ("headUuid", "tailUuid", "anchorUuid"))
+        if not isinstance(head, str) or not isinstance(tail, str):
+            return None
+        return _Kept(head, tail, (summary, anchor) if isinstance(anchor, str) else (summary,))
 
 
 def blocks_of(content: Any, file: str, line: int) -> tuple[list[dict], dict[str, Any]]:

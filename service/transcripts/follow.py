@@ -7,7 +7,9 @@ only what it gained (service/store/transcripts.py). A turn still growing is held
 no node is stored half-built: an assistant message at the end may gain blocks, and a
 tool message may gain the results of the other parallel calls (and until they are all
 in, the message that called them waits too, rather than being given cancelled results;
-so do the lines a Codex rollout recorded between those calls and their outputs).
+so do the lines a Codex rollout recorded between those calls and their outputs); a Claude
+Code response may go on after the results of the tools it ran while streaming, so its tool
+message at the end waits for the file to be quiet.
 A reply without tool uses is let through once the file has been quiet for `settle`
 seconds: the tool is then waiting for its user.
 """
@@ -22,7 +24,7 @@ from typing import Callable
 from ..errors import BadInput
 from ..store.ledger import Ledger
 from ..store.transcripts import Stored, store_transcript
-from . import read
+from . import claude_code, read
 from .model import ROOT_KEY, NoTurns, Transcript, Turn
 
 
@@ -41,7 +43,10 @@ def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
         elif head.role == "tool" and head.parent in turns:
             called = [b["id"] for b in turns[head.parent].blocks if b["type"] == "tool_use"]
             answered = {b["tool_use_id"] for b in head.blocks if b["type"] == "tool_result"}
-            growing = not set(called) <= answered
+            # Claude Code runs tools while a response streams: more of it may follow
+            # (unless a later entry, held back, shows it ended).
+            streaming = t.tool == claude_code.TOOL and not quiet and t is transcript
+            growing = not set(called) <= answered or streaming
         else:
             growing = False
         if head.meta.get("recorded_before_results"):

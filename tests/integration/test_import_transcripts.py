@@ -18,6 +18,9 @@ from tests.integration.helpers import assert_sound, run_command, runtime_for
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"
 CC_SESSION = FIXTURES / "claude_code" / "session.jsonl"
 CC_PRESERVED = FIXTURES / "claude_code" / "preserved.jsonl"
+CC_STREAMED = FIXTURES / "claude_code" / "streamed.jsonl"
+CC_LOST_PARENT = FIXTURES / "claude_code" / "lost_parent.jsonl"
+CC_KEPT_AFTER = FIXTURES / "claude_code" / "kept_after.jsonl"
 
 
 async def import_files(ledger, capsys, *files, fmt=None) -> str:
@@ -104,6 +107,62 @@ async def test_claude_code_preserved_segment_and_relayed_summary(ledger, capsys)
     assert await labels(ledger, first.retained_ids) == ["u3", "a3"]
     assert await labels(ledger, second.covers_ids) == [
         "u1", "a1", "u2", "a2", "u3", "a3", "u4", "a4"]
+
+
+async def test_claude_code_response_streamed_around_its_tool_results_is_one_message(
+        ledger, capsys):
+    # Tools ran while the response streamed: each result was written between the entries
+    # of the response that called it, and the next part of the response follows it.
+    await import_files(ledger, capsys, CC_STREAMED)
+    sid = cc_session_id(ledger, CC_STREAMED)
+    await assert_sound(ledger, sid)
+    assert await tips(ledger, sid) == {"a6": False, "r3": True}
+    assert await render_labels(ledger, sid, await branch_tip(ledger, sid, "a6")) == [
+        "ROOT", "u1", "a1+a2+a3+a4", "r1+r2", "a5", "u2", "a6"]
+    # The rewind's response was cut before its second tool ran: its tool message has
+    # the first result and a cancelled one, and HEAD is there.
+    assert await render_labels(ledger, sid) == ["ROOT", "u1", "a1+a2+a3+a4", "r1+r2", "a5",
+                                                "u2b", "a7+a8", "r3"]
+    key = lambda k: model.node_id(ledger.tenant, "claude-code", CC_STREAMED.stem, k)
+    response, results, cut = await ledger.nodes.get_many([key("a4"), key("r2"), key("r3")])
+    assert [(b["type"], b.get("id")) for b in json.loads(response.blocks_json)] == [
+        ("thinking", None), ("tool_use", "toolu_s1"), ("text", None), ("tool_use", "toolu_s2")]
+    assert [b["tool_use_id"] for b in json.loads(results.blocks_json)] == [
+        "toolu_s1", "toolu_s2"]
+    assert [(b["tool_use_id"], b["is_error"]) for b in json.loads(cut.blocks_json)] == [
+        ("toolu_s3", False), ("toolu_s4", True)]
+    assert "holds it already" in await import_files(ledger, capsys, CC_STREAMED)
+
+
+async def test_claude_code_compaction_whose_logical_parent_the_file_lacks(ledger, capsys):
+    # The boundary's logicalParentUuid names no entry: the summary covers the chain up
+    # to the last entry before the boundary, and the conversation goes on below it.
+    await import_files(ledger, capsys, CC_LOST_PARENT)
+    sid = cc_session_id(ledger, CC_LOST_PARENT)
+    await assert_sound(ledger, sid)
+    assert await tips(ledger, sid) == {"a4": True}
+    assert await render_labels(ledger, sid) == ["ROOT", "cb1+s1", "u3", "a4"]
+    session = await ledger.sessions.get(sid)
+    summary = await ledger.summaries.get(session.active_summary_id)
+    assert await labels(ledger, summary.covers_ids) == ["u1", "a1", "r1", "a2", "u2", "a3"]
+    assert summary.node.content.endswith("b.txt says beta.")
+    assert "holds it already" in await import_files(ledger, capsys, CC_LOST_PARENT)
+
+
+async def test_claude_code_preserved_segment_written_after_its_summary(ledger, capsys):
+    # The entries the compaction kept were first written after the summary, re-parented
+    # under it (the anchor); the boundary's logical parent is the kept tail.
+    await import_files(ledger, capsys, CC_KEPT_AFTER)
+    sid = cc_session_id(ledger, CC_KEPT_AFTER)
+    await assert_sound(ledger, sid)
+    assert await tips(ledger, sid) == {"a4": True}
+    assert await render_labels(ledger, sid) == [
+        "ROOT", "cb1+s1", "u3", "a3", "r3", "a3b", "u4", "a4"]
+    session = await ledger.sessions.get(sid)
+    summary = await ledger.summaries.get(session.active_summary_id)
+    assert await labels(ledger, summary.covers_ids) == ["u1", "a1", "u2", "a2"]
+    assert await labels(ledger, summary.retained_ids) == ["u3", "a3", "r3", "a3b"]
+    assert "holds it already" in await import_files(ledger, capsys, CC_KEPT_AFTER)
 
 
 async def test_reimport_writes_nothing_and_a_grown_file_only_what_it_gained(
