@@ -1,7 +1,7 @@
 // name: append_message
 // returns: one row {problem, invalid_reads, open_tool_uses, unanswered, unmatched_results, taken_tool_uses, missing_media, session_id, head_moved, previous_head_id, summary_version, node, events}; node is null when problem is set; no row when the session does not exist
 // purpose: adds a turn after a predecessor (default: HEAD), moving HEAD onto it only when its predecessor is HEAD and $advance_head holds, and records the model call that produced it
-// params: blocks, tool_uses, answers, answer_errors, media, media_refs, session_id, tenant, node_id, role, content, tokens, metadata, now, predecessor_id, caller_id, side_branch, advance_head, call
+// params: blocks, tool_uses, answers, answer_errors, media, media_refs, session_id, tenant, node_id, role, content, thinking, tokens, metadata, now, predecessor_id, caller_id, side_branch, advance_head, call
 // HEAD is read after session_lock, so after any concurrent append has committed: of two
 // appends on the same HEAD exactly one advances it, the other becomes a sibling fork.
 // $advance_head is false for spawned sub-agent turns; $side_branch marks a spawned branch.

@@ -55,7 +55,7 @@ RETURN properties(s) AS session,
   } AS tool_sets,
   COLLECT {
     MATCH (s)-[l:LABELED]->(n:Node)
-    RETURN {node_id: n.id, properties: properties(l)} AS label ORDER BY label.node_id
+    RETURN {node_id: n.id, properties: l {.text, .labeled_at}} AS label ORDER BY label.node_id
   } AS labels,
   COLLECT {
     MATCH (s)-[named:NAMES]->(n:Node)

@@ -65,7 +65,7 @@ OPTIONAL CALL (problem) {
     UNWIND $labels AS row
     MATCH (n:Node {id: row.node_id})
     CREATE (s)-[l:LABELED]->(n)
-    SET l = row.properties
+    SET l = row.properties, l.tenant = s.tenant, l.session_id = s.id
   }
   CALL (s) {
     UNWIND $branch_names AS row

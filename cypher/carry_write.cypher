@@ -1,7 +1,7 @@
 // name: carry_write
 // returns: one row {problem, invalid_reads, unanswered, answers, session_id, head_moved, previous_head_id, summary_version, node, events}; node is null when problem is set; no row when the session does not exist
 // purpose: a carry-over's only write: one carry node (role 'carry', the summary of the branch left) appended after `into`, CARRIES_OVER {order} edges to the turns it summarizes, the summarizer's call; HEAD moves onto it only when `into` is HEAD, or on a checkout from HEAD
-// params: blocks, tool_uses, answers, answer_errors, media, media_refs, session_id, tenant, node_id, role, content, tokens, metadata, now, from_id, into_id, carried_ids, instructions, checkout, call
+// params: blocks, tool_uses, answers, answer_errors, media, media_refs, session_id, tenant, node_id, role, content, thinking, tokens, metadata, now, from_id, into_id, carried_ids, instructions, checkout, call
 // $carried_ids: from's chain below its common ancestor with into (carry_segment), in chain
 // order; checked again here under the session's lock, as the turns a carry node may stand
 // for: live turns of the session, one chain segment ending at `from`, opening just below a

@@ -33,7 +33,7 @@ RETURN violations, properties(s) AS session,
   } AS media,
   COLLECT {
     MATCH (s)-[l:LABELED]->(n)
-    RETURN {node_id: n.id, node_session_id: n.session_id, properties: properties(l)} AS label
+    RETURN {node_id: n.id, node_session_id: n.session_id, properties: l {.text, .labeled_at}} AS label
     ORDER BY label.node_id
   } AS labels,
   COLLECT {

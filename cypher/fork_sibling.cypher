@@ -1,7 +1,7 @@
 // name: fork_sibling
 // returns: one row {problem, invalid_reads, open_tool_uses, unanswered, unmatched_results, taken_tool_uses, missing_media, session_id, head_moved, previous_head_id, summary_version, node, events}; node is null when problem is set
 // purpose: retry and edit — a new sibling of node $fork_of (same predecessor, same role, new content) in that node's session; HEAD moves onto it, and the model call that produced it is recorded
-// params: blocks, tool_uses, answers, answer_errors, media, media_refs, tenant, fork_of, node_id, role, content, tokens, metadata, now, call
+// params: blocks, tool_uses, answers, answer_errors, media, media_refs, tenant, fork_of, node_id, role, content, thinking, tokens, metadata, now, call
 // $role names the move: 'assistant' retries a reply, 'user' edits a message. The session is
 // the forked node's, so it is read before session_lock; everything else is read after it.
 OPTIONAL MATCH (fork:Node {id: $fork_of, tenant: $tenant})

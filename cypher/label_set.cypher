@@ -11,7 +11,7 @@ WITH s, n, CASE WHEN n.deleted_at IS NOT NULL THEN 'node_deleted' END AS problem
 OPTIONAL CALL (s, n, problem) {
   WITH * WHERE problem IS NULL
   MERGE (s)-[l:LABELED]->(n)
-  SET l.text = $text, l.labeled_at = $now
+  SET l.text = $text, l.labeled_at = $now, l.tenant = s.tenant, l.session_id = s.id
   RETURN l.text AS label
 }
 WITH s, n, problem, label, CASE WHEN problem IS NULL

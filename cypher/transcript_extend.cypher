@@ -50,7 +50,7 @@ OPTIONAL CALL (s, problem) {
     UNWIND $labels AS row
     MATCH (n:Node {id: row.node_id, session_id: s.id}) WHERE n.deleted_at IS NULL
     MERGE (s)-[l:LABELED]->(n)
-    SET l = row.properties
+    SET l = row.properties, l.tenant = s.tenant, l.session_id = s.id
     RETURN collect({type: 'node_labeled', node_id: n.id, label: l.text}) AS labeled
   }
   CALL (s) {

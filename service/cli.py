@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 from typing import TYPE_CHECKING, Sequence
 
 from . import admin_cli
 from .config import Settings
 from .errors import BadInput, CtxdagError
+from .model.kinds import Role
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -94,6 +96,20 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("first", metavar="A")
     diff.add_argument("second", metavar="B")
     diff.set_defaults(job=_diff)
+    search = commands.add_parser("search", help="find messages, summaries, labels and "
+                                 "titles across sessions, each with its state in the "
+                                 "model's context")
+    search.add_argument("query", help='words (all must match), "a phrase", -excluded, prefix*')
+    search.add_argument("--session", help="only this session's nodes")
+    search.add_argument("--head", help="with --session: the state at this head, not HEAD")
+    search.add_argument("--role", action="append", choices=[r.value for r in Role],
+                        help="only nodes of this role (repeatable)")
+    search.add_argument("--kind", action="append",
+                        help="only matches in this field: text, thinking, title or label "
+                             "(repeatable)")
+    search.add_argument("--first", type=int, default=20, help="hits to print (at most 100)")
+    search.add_argument("--json", action="store_true", help="one JSON object per hit")
+    search.set_defaults(job=_search)
     admin_cli.add_commands(commands)
     return parser
 
@@ -185,6 +201,51 @@ async def _branches(runtime: Runtime, args: argparse.Namespace) -> int:
               f"{'summary ' + branch.summary_id if branch.summary_id else 'verbatim':44s}  "
               f"{text[:40]}")
     return 0
+
+
+async def _search(runtime: Runtime, args: argparse.Namespace) -> int:
+    from .search import Field, Filters, search
+
+    try:
+        kinds = tuple(Field(k) for k in args.kind) if args.kind else None
+    except ValueError:
+        raise BadInput(f"--kind is one of {', '.join(f.value for f in Field)}") from None
+    page = await search(runtime.ledger, args.query, Filters(
+        session_id=args.session, head_id=args.head,
+        roles=tuple(Role(r) for r in args.role) if args.role else None,
+        fields=kinds),
+        first=args.first)
+    if args.json:
+        for hit in page.hits:
+            print(json.dumps(_hit_json(hit), ensure_ascii=False))
+        return 0
+    print(f"{len(page.hits)} hits" + (" (more: --first)" if page.has_next else ""))
+    for hit in page.hits:
+        p = hit.placement
+        state = p.state.value + (f" by {p.summary_id}" if p.summary_id else "")
+        title = (hit.session_title or "Untitled session")[:24]
+        print(f"{hit.score:6.2f}  {state:48.48s}  {title:24s}  {hit.node.id}  "
+              f"{hit.node.role.value:9s}  {_marked(hit)}")
+    return 0
+
+
+def _marked(hit) -> str:
+    """The snippet on one line, each match [[in brackets]]."""
+    text, out, at = hit.snippet.text, [], 0
+    for start, end in hit.snippet.highlights:
+        out += [text[at:start], "[[", text[start:end], "]]"]
+        at = end
+    return " ".join("".join(out + [text[at:]]).split())
+
+
+def _hit_json(hit) -> dict:
+    p = hit.placement
+    return {"node_id": hit.node.id, "role": hit.node.role.value, "session_id": hit.session_id,
+            "session_title": hit.session_title, "score": hit.score,
+            "matched_in": hit.field.value, "snippet": hit.snippet.text,
+            "highlights": [list(h) for h in hit.snippet.highlights],
+            "state": p.state.value, "head_id": p.head_id, "summary_id": p.summary_id,
+            "summary_rendered": p.summary_rendered}
 
 
 async def _trace(runtime: Runtime, args: argparse.Namespace) -> int:

@@ -1,5 +1,5 @@
 // fragment node_write: unless `problem` is set, writes node `n` ($node_id, $role, $content,
-// $tokens, $metadata, its $blocks text, the ids of the tool uses it opens and answers, created at
+// $thinking (its thinking blocks' text, for search), $tokens, $metadata, its $blocks text, the ids of the tool uses it opens and answers, created at
 // $now, with what blocks_write adds) at `seq` after `pred`, with a CALLER edge to `caller`
 // and `fork_of` = `fork_id` when they are not null, on a side branch when `side_branch` or
 // `pred` is on one (else it takes over `pred`'s branch name, if any); moves HEAD onto it
@@ -12,6 +12,7 @@ OPTIONAL CALL (s, seq, pred, caller, fork_id, side_branch, moves_head, problem, 
   WITH * WHERE problem IS NULL
   CREATE (n:Node {
     id: $node_id, session_id: s.id, tenant: s.tenant, role: $role, content: $content,
+    thinking: $thinking,
     created_at: $now, tokens: $tokens, metadata: $metadata, seq: seq, blocks: $blocks,
     tool_use_ids: CASE WHEN size($tool_uses) > 0 THEN [u IN $tool_uses | u.id] END,
     answered_ids: CASE WHEN size($answers) > 0 THEN $answers END,

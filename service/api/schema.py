@@ -1,6 +1,7 @@
 """The GraphQL schema: queries, mutations, the live event subscription. schema.graphql at the
 repository root is generated from here (`make schema`) and a test fails when it drifts."""
 import asyncio
+from datetime import datetime
 from typing import AsyncGenerator, Optional
 
 import strawberry
@@ -21,6 +22,7 @@ from .errors import coded_stream, with_codes
 from .events import EVENT_TYPES, SessionEvent, event_out, replay_start
 from .limits import MAX_TOKENS, BoundedValidation, OperationDeadline
 from .nodes import MAX_NODES_PER_LOOKUP, resolve_node
+from .search import SearchHitConnection, SearchKind, search_field
 from .transcripts import TranscriptFormat, TranscriptImport, import_transcript
 from .types import (
     MAX_CALLS_PAGE, Branch, CallDiff, CarryOver, Compaction, Message, ModelCall, Node, Role,
@@ -78,6 +80,22 @@ class Query:
                         second: strawberry.ID) -> Optional[CallDiff]:
         a, b = await info.context.loaders.calls.load_many([str(first), str(second)])
         return call_diff_out(a, b)
+
+    @strawberry.field(description=(
+        "Full-text search of every session (README, \"Search\"): words all match, "
+        "\"quoted phrases\", -excluded, prefix*; English and Chinese alike. Each hit says "
+        "where it stands in the model's context at its session's HEAD (or `headId`, with "
+        "`sessionId`). `kinds` limits where it matches; `roles` the nodes it returns; "
+        "`since`/`until` their creation. Best first, at most 100 a page."))
+    async def search(self, info: Info, query: str, session_id: Optional[strawberry.ID] = None,
+                     head_id: Optional[strawberry.ID] = None,
+                     roles: Optional[list[Role]] = None,
+                     kinds: Optional[list[SearchKind]] = None,
+                     since: Optional[datetime] = None, until: Optional[datetime] = None,
+                     first: Optional[int] = None,
+                     after: Optional[str] = None) -> SearchHitConnection:
+        return await search_field(info, query, _optional(session_id), _optional(head_id),
+                                  roles, kinds, since, until, first, after)
 
     @strawberry.field(description="The calls whose prompts contained a node, newest first.",
                       deprecation_reason="Use readBy on the node (`node(id)`): it pages.")

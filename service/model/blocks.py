@@ -610,6 +610,13 @@ def text_of(blocks: Sequence[Block]) -> str:
     return "\n\n".join(parts) or "[thinking]"
 
 
+def thinking_of(blocks: Sequence[Block]) -> str | None:
+    """The text of a message's thinking blocks (what search finds of the model's reasoning,
+    stored as the node's `thinking`); None when it has none."""
+    parts = [b.thinking for b in blocks if isinstance(b, Thinking) and b.thinking]
+    return "\n\n".join(parts) or None
+
+
 def _project(block: Block) -> str:
     if isinstance(block, Text):
         return block.text
@@ -650,6 +657,7 @@ class Written:
         results = [b for b in blocks if isinstance(b, ToolResult)]
         return {
             "content": self.text,
+            "thinking": thinking_of(blocks),
             "tokens": estimate(blocks),
             "blocks": None if self.parsed.plain_text is not None else dumps(blocks),
             "tool_uses": [{"id": b.id, "name": b.name} for b in blocks if isinstance(b, ToolUse)],

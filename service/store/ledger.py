@@ -14,6 +14,7 @@ from .branch_names import BranchNames
 from .labels import Labels
 from .nodes import Nodes
 from .pins import Pins
+from .search import Search
 from .sessions import Sessions
 from .summaries import Summaries
 from ..model.validate import Limits
@@ -34,6 +35,7 @@ class Ledger:
     branch_names: BranchNames
     pins: Pins
     views: Views
+    search: Search
     calls: Calls
     carries: Carries
     events: Events
@@ -57,6 +59,7 @@ class Ledger:
             branch_names=BranchNames(db, tenant, events),
             pins=Pins(db, tenant, events),
             views=Views(db, tenant),
+            search=Search(db, tenant),
             calls=Calls(db, tenant, limits),
             carries=Carries(db, tenant),
             events=events,

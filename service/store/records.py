@@ -129,6 +129,13 @@ def _blocks(value: Any, record: Record, limits: Limits, what: str) -> None:
             raise BadInput(f"{key} is missing: the node's {what} name {validate.some(ids)}")
 
 
+def _thinking(value: Any, record: Record, limits: Limits, what: str) -> None:
+    """The text of the node's thinking blocks, which search reads (derived, never given)."""
+    stored = _sound_blocks(record, limits)
+    if stored is not None and value != blocks.thinking_of(stored):
+        raise BadInput(f"{what} is not the text of the node's thinking blocks")
+
+
 def _ids_of_blocks(ids_in: Callable[[Sequence[blocks.Block]], list[str]], kind: str) -> Rule:
     """A list property restating the ids the node's blocks name (never empty when stored)."""
 
@@ -210,7 +217,8 @@ NODE_BY_ROLE: dict[str, dict[str, tuple[bool, Rule]]] = {
     Role.SYSTEM.value: NODE,
     Role.USER.value: {**NODE, **FORK},
     Role.ASSISTANT.value: {
-        **NODE, **FORK, "tool_use_ids": (OPTIONAL, _ids_of_blocks(blocks.tool_use_ids, "tool_use"))},
+        **NODE, **FORK, "tool_use_ids": (OPTIONAL, _ids_of_blocks(blocks.tool_use_ids, "tool_use")),
+        "thinking": (OPTIONAL, _thinking)},
     Role.TOOL.value: {
         **NODE, "answered_ids": (OPTIONAL, _ids_of_blocks(blocks.answered_ids, "tool_result"))},
     Role.SUMMARY.value: {

@@ -211,6 +211,8 @@ def _node(sid: str, nid: str, role: str, written: block_rules.Written, at: datet
                   "seq": seq, "depth": depth, "side_branch": side_branch}
     if params["blocks"] is not None:
         properties["blocks"] = params["blocks"]
+    if params["thinking"] is not None:
+        properties["thinking"] = params["thinking"]
     if params["tool_uses"]:
         properties["tool_use_ids"] = [u["id"] for u in params["tool_uses"]]
     if params["answers"]:
