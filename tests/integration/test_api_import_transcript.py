@@ -62,6 +62,18 @@ async def test_a_bad_line_is_bad_input_naming_it_and_writes_nothing(api):
     assert [e["extensions"]["code"] for e in missing] == ["NOT_FOUND"]
 
 
+async def test_a_file_name_off_one_line_is_bad_input_and_writes_nothing(api):
+    """The name heads every `FILE:LINE` error: a newline or NUL in it would forge lines."""
+    text = CODEX.read_text().replace("0199a1b2-codex", "0199a1b2-named")
+    for name in ("rollout\n1:fine.jsonl", "rollout\x00.jsonl", "roll\x1b[2Jout.jsonl"):
+        errors = await api.client.errors(IMPORT, content=text, fileName=name)
+        assert [e["extensions"]["code"] for e in errors] == ["BAD_INPUT"], name
+        assert errors[0]["message"].startswith("fileName must be one line"), errors
+    sid = model.session_id(api.tenant, "codex", "0199a1b2-named")
+    missing = await api.client.errors("query ($id: ID!) { session(id: $id) { id } }", id=sid)
+    assert [e["extensions"]["code"] for e in missing] == ["NOT_FOUND"]
+
+
 @pytest.mark.parametrize("stage", [(service.transcripts, "read"), (backup, "_parse")],
                          ids=["reading the file", "checking its document"])
 async def test_healthz_answers_while_an_import_is_read_and_checked(api, monkeypatch, stage):
