@@ -29,7 +29,7 @@ from graphql import (
     DocumentNode, FieldNode, FragmentDefinitionNode, FragmentSpreadNode, GraphQLField,
     GraphQLInterfaceType, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema,
     InlineFragmentNode, IntValueNode, ListValueNode, OperationDefinitionNode,
-    SelectionSetNode, ValueNode, VariableNode, get_named_type,
+    SelectionSetNode, StringValueNode, ValueNode, VariableNode, get_named_type,
 )
 from graphql.utilities import get_operation_ast
 
@@ -196,6 +196,8 @@ def _literal(node: ValueNode, variables: Mapping[str, Any]) -> Any:
         return variables.get(node.name.value)
     if isinstance(node, IntValueNode):
         return int(node.value)
+    if isinstance(node, StringValueNode):
+        return node.value
     if isinstance(node, ListValueNode):
         return [_literal(v, variables) for v in node.values]
     return None
