@@ -8,7 +8,12 @@ with 100 ids may hold 100 × 1,000 × (reads of a call) × 2 values. How many it
 may hold is `LIST_SIZES`' decision, the one place it is made: what its arguments allow (a
 page's `first` or `last`, its default page when neither is given, the ids given), or, for
 a list the data sizes, a documented assumption. A list that holds more than assumed costs
-more than estimated; the operation timeout still bounds it.
+more than estimated; the operation timeout still bounds it, and the lists one write can
+fill far beyond their assumption (a message's blocks and tool uses, a session's branches)
+count what they hold as they are resolved (budget.py): an answer that then holds more
+than the limit is refused before it is sent. Repeated ids of `nodes(ids:)` count once:
+each object is answered once. A field whose one value holds many (`Holds`: a render's
+provider request) counts them.
 
 The estimate walks the operation with every fragment spread expanded, which the shape
 limits (limits.py) have already bounded to MAX_SELECTIONS fields. Alternatives of an
@@ -17,14 +22,14 @@ Introspection fields count once each: their lists are as long as the schema, not
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from graphql import (
     DocumentNode, FieldNode, FragmentDefinitionNode, FragmentSpreadNode, GraphQLField,
     GraphQLInterfaceType, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema,
     InlineFragmentNode, IntValueNode, ListValueNode, OperationDefinitionNode,
-    SelectionSetNode, ValueNode, VariableNode, get_named_type,
+    SelectionSetNode, StringValueNode, ValueNode, VariableNode, get_named_type,
 )
 from graphql.utilities import get_operation_ast
 
@@ -46,7 +51,7 @@ class Paged:
 
 @dataclass(frozen=True)
 class Given:
-    """As many items as the list argument `argument` holds, at most `maximum`."""
+    """As many distinct items as the list argument `argument` holds, at most `maximum`."""
 
     what: str
     argument: str
@@ -61,6 +66,14 @@ class Assumed:
     size: int
 
 
+@dataclass(frozen=True)
+class Holds:
+    """A field whose one value (a JSON document) holds about `size` values."""
+
+    what: str
+    size: int
+
+
 PAGE = "the page"  # a connection's edges and nodes: as many as the field that returned it asked
 
 # The sizes assumed for lists the data sizes (README, "No request can stall the service").
@@ -69,7 +82,7 @@ SESSION = 2000  # nodes of one session: its graph, a deleted branch
 FEW = 10  # a node's children, a session's branches, the summaries covering a node, and
 # the capsules listing one graph row (averaged over the rows: most rows are on none)
 
-LIST_SIZES: dict[str, Paged | Given | Assumed | str] = {
+LIST_SIZES: dict[str, Paged | Given | Assumed | Holds | str] = {
     "Query.sessions": Paged("sessions per page"),
     "Query.nodes": Given("ids", "ids", MAX_NODES_PER_LOOKUP),
     "Query.callsReading": Paged("callsReading page", maximum=MAX_CALLS_PAGE),
@@ -124,6 +137,9 @@ LIST_SIZES: dict[str, Paged | Given | Assumed | str] = {
     "GraphNode.toolUseIds": Assumed("tool uses of a message", FEW),
     "RenderedContext.openToolUseIds": Assumed("tool uses of a message", FEW),
     "Turn.openToolUseIds": Assumed("tool uses of a message", FEW),
+    # A provider request holds every message of its render, each a few values.
+    "RenderedContext.request": Holds("values of a render's request", PROMPT),
+    "CallReplay.messages": Holds("values of a prompt's messages", PROMPT),
 }
 
 
@@ -136,10 +152,13 @@ class Factor:
 @dataclass
 class Estimate:
     """`total`: values the answer may hold. `largest`: the list that may hold the most
-    items — its path in the answer and the sizes multiplied to reach it."""
+    items — its path in the answer and the sizes multiplied to reach it. `per_item`: for
+    each assumed list, by its field's name and its path in the answer (aliases, no
+    indices), the items assumed and the values each item counts."""
 
     total: int = 0
     largest: tuple[int, str, tuple[Factor, ...]] = (0, "", ())
+    per_item: dict[tuple[str, str], tuple[Assumed, int]] = field(default_factory=dict)
 
     def explain(self) -> str:
         items, path, factors = self.largest
@@ -180,6 +199,8 @@ def _literal(node: ValueNode, variables: Mapping[str, Any]) -> Any:
         return variables.get(node.name.value)
     if isinstance(node, IntValueNode):
         return int(node.value)
+    if isinstance(node, StringValueNode):
+        return node.value
     if isinstance(node, ListValueNode):
         return [_literal(v, variables) for v in node.values]
     return None
@@ -218,7 +239,8 @@ class _Walk:
             self.result.total += multiplier
             return
         path = f"{path}.{node.alias.value if node.alias else name}".lstrip(".")
-        size = LIST_SIZES.get(f"{parent.name}.{name}")
+        key = f"{parent.name}.{name}"
+        size = LIST_SIZES.get(key)
         inner_page = None
         if _is_list(definition.type):
             factor = self._list(node, definition, size, page)
@@ -228,19 +250,27 @@ class _Walk:
                 self.result.largest = (multiplier, path, factors)
         elif isinstance(size, Paged):  # a connection: its page sizes its edges and nodes
             inner_page = self._paged(node, definition, size)
-        self.result.total += multiplier
+        before = self.result.total
+        self.result.total += multiplier * (size.size if isinstance(size, Holds) else 1)
         self.selections(node.selection_set, get_named_type(definition.type), multiplier,
                         factors, inner_page, path)
+        if isinstance(size, Assumed) and multiplier:
+            values = (self.result.total - before) // multiplier
+            known = self.result.per_item.get((name, path))
+            if known is None or values > known[1]:
+                self.result.per_item[(name, path)] = (size, values)
 
     def _list(self, node: FieldNode, definition: GraphQLField,
-              size: Paged | Given | Assumed | str | None, page: Factor | None) -> Factor:
+              size: Paged | Given | Assumed | Holds | str | None, page: Factor | None
+              ) -> Factor:
         if size == PAGE and page is not None:
             return page
         if isinstance(size, Paged):
             return self._paged(node, definition, size)
         if isinstance(size, Given):
             given = self._argument(node, size.argument)
-            count = len(given) if isinstance(given, list) else int(given is not None)
+            count = (len({str(item) for item in given}) if isinstance(given, list)
+                     else int(given is not None))
             return Factor(min(count, size.maximum), size.what)
         if isinstance(size, Assumed):
             return Factor(size.size, size.what)

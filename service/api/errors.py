@@ -74,16 +74,20 @@ def allowed_methods(request: Request) -> list[str]:
     return [] if answered(request.method) else [m for m in METHODS if answered(m)]
 
 
+# A refusal names no part of the path it refuses (a link can put markup there), and says
+# its body is the JSON its type says.
+NOSNIFF = {"x-content-type-options": "nosniff"}
+
+
 async def route_refused(request: Request, refused: HTTPException) -> JSONResponse:
     """The routing's own refusals (Starlette's), in the shape of every other."""
-    headers = dict(refused.headers or {})
-    path = request.url.path
+    headers = {**dict(refused.headers or {}), **NOSNIFF}
     if refused.status_code == 404:
-        message, code = f"nothing is served at {path}", "NOT_FOUND"
+        message, code = "nothing is served at this path", "NOT_FOUND"
     elif refused.status_code == 405:
         allowed = allowed_methods(request) or [
             m.strip() for m in headers.get("Allow", "").split(",") if m.strip()]
-        message, code = f"{request.method} is not answered at {path}", "BAD_INPUT"
+        message, code = f"{request.method} is not answered at this path", "BAD_INPUT"
         if allowed:
             headers["Allow"] = ", ".join(allowed)
             message += f"; {' and '.join(allowed)} {'are' if len(allowed) > 1 else 'is'}"

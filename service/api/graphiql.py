@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 
-from .errors import error_body
+from .errors import NOSNIFF, error_body
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 JAVASCRIPT = "text/javascript; charset=utf-8"
@@ -71,8 +71,8 @@ def wants_graphiql(method: str, params: Mapping[str, Any], accept: str) -> bool:
 
 async def serve_graphiql_asset(request: Request, name: str) -> Response:
     if name not in GRAPHIQL_ASSETS:
-        return JSONResponse(error_body(f"no GraphiQL asset is named {name!r}", "NOT_FOUND"),
-                            status_code=404)
+        return JSONResponse(error_body("no GraphiQL asset has this name", "NOT_FOUND"),
+                            status_code=404, headers=NOSNIFF)
     asset = await asyncio.to_thread(graphiql_asset, name)
     headers = {"cache-control": ASSET_CACHE_CONTROL, "etag": asset.etag,
                "vary": "Accept-Encoding", "x-content-type-options": "nosniff"}

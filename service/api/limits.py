@@ -7,14 +7,16 @@ the limits goes on to graphql-core's validation, which then walks at most
 MAX_SELECTIONS fields, and runs in a worker thread so the event loop keeps serving
 other requests. In the same thread a valid operation then has its answer's size
 estimated from the document and its variables (cost.py), and one that may hold more
-values than CTXDAG_MAX_QUERY_COST allows is refused before anything runs. Execution is
-bounded in time by the operation timeout.
+values than CTXDAG_MAX_QUERY_COST allows is refused before anything runs; while it runs,
+the lists that hold more than assumed add to its estimate (budget.py), and one
+whose answer then passes the limit is refused whole. Execution is bounded in time by the
+operation timeout.
 """
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Iterator
 
 from graphql import (
     DocumentNode, FieldNode, FragmentDefinitionNode, FragmentSpreadNode, GraphQLError,
@@ -25,6 +27,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.schema.schema import validate_document
 
 from ..errors import OperationTimedOut
+from .budget import AnswerBudget, answer_budget, cost_error
 from .cost import Estimate, estimate
 
 MAX_QUERY_CHARS = 64 * 1024
@@ -113,26 +116,27 @@ def over_cost(cost: Estimate, limit: int) -> GraphQLError | None:
     """The refusal of an operation whose answer may hold more than `limit` values."""
     if cost.total <= limit:
         return None
-    why = cost.explain()
-    return GraphQLError(
-        f"query cost estimate {cost.total:,} exceeds the limit {limit:,} "
-        f"(CTXDAG_MAX_QUERY_COST){': ' + why if why else ''}; ask for fewer fields, "
-        "smaller pages or fewer ids",
-        extensions={"code": "BAD_INPUT", "costEstimate": cost.total, "costLimit": limit})
+    return cost_error(cost.total, limit, cost.explain())
 
 
 def checked(schema: GraphQLSchema, document: DocumentNode, rules: Any,
-            operation_name: str | None, variables: Any, limit: int) -> list[GraphQLError]:
+            operation_name: str | None, variables: Any, limit: int
+            ) -> tuple[list[GraphQLError], Estimate | None]:
     """graphql-core's validation, then, for a valid operation, the cost estimate."""
     errors = validate_document(schema, document, rules)
-    refused = None if errors else over_cost(
-        estimate(schema, document, operation_name, variables), limit)
-    return [refused] if refused else errors
+    if errors:
+        return errors, None
+    cost = estimate(schema, document, operation_name, variables)
+    refused = over_cost(cost, limit)
+    return ([refused], None) if refused else ([], cost)
 
 
 class BoundedValidation(SchemaExtension):
     """Refuses a document over the limits before any other rule runs; validates the rest,
-    and estimates a valid operation's cost, off the event loop."""
+    and estimates a valid operation's cost, off the event loop; runs a query or mutation
+    within its estimate's budget."""
+
+    budget: AnswerBudget | None = None
 
     async def on_validate(self) -> AsyncIterator[None]:
         context = self.execution_context
@@ -142,11 +146,27 @@ class BoundedValidation(SchemaExtension):
             if reason is not None:
                 context.pre_execution_errors = [GraphQLError(reason)]
             else:
-                context.pre_execution_errors = await asyncio.to_thread(
+                limit = context.context.runtime.settings.max_query_cost
+                errors, cost = await asyncio.to_thread(
                     checked, context.schema._schema, document, context.validation_rules,
-                    context.operation_name, context.variables,
-                    context.context.runtime.settings.max_query_cost)
+                    context.operation_name, context.variables, limit)
+                context.pre_execution_errors = errors
+                if cost is not None:
+                    self.budget = AnswerBudget(cost, limit)
         yield
+
+    def on_execute(self) -> Iterator[None]:
+        if self.budget is None or \
+                self.execution_context.operation_type is OperationType.SUBSCRIPTION:
+            yield
+            return
+        token = answer_budget.set(self.budget)
+        try:
+            yield
+        finally:
+            answer_budget.reset(token)
+        if self.budget.refusal is not None:
+            raise self.budget.refusal
 
 
 class OperationDeadline(SchemaExtension):

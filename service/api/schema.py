@@ -60,14 +60,15 @@ class Query:
         return await resolve_node(info, str(id))
 
     @strawberry.field(description=(
-        f"Objects by id, in the order asked (at most {MAX_NODES_PER_LOOKUP}); null for an id "
-        "that names nothing."))
+        f"Objects by id, each once, in the order first asked (at most "
+        f"{MAX_NODES_PER_LOOKUP}); null for an id that names nothing."))
     async def nodes(self, info: Info, ids: list[strawberry.ID]) -> list[Optional[Node]]:
         if len(ids) > MAX_NODES_PER_LOOKUP:
             raise BadInput(f"ids holds {len(ids)} ids; at most {MAX_NODES_PER_LOOKUP} "
                            "are looked up at once")
-        return list(await asyncio.gather(*(resolve_node(info, str(i), missing=None)
-                                           for i in ids)))
+        distinct = dict.fromkeys(str(i) for i in ids)  # a repeated id is answered once
+        return list(await asyncio.gather(*(resolve_node(info, i, missing=None)
+                                           for i in distinct)))
 
     @strawberry.field(description="Null, with a NOT_FOUND error, when the id names no call.")
     async def call(self, info: Info, id: strawberry.ID) -> Optional[ModelCall]:

@@ -6,7 +6,7 @@ import strawberry
 from strawberry.types import Info
 
 from .. import transcripts
-from ..model.validate import optional_name
+from ..model.validate import file_name as checked_file_name
 from .types import Session, session_out
 
 TranscriptFormat = strawberry.enum(transcripts.Format, name="TranscriptFormat",
@@ -30,7 +30,7 @@ class TranscriptImport:
 async def import_transcript(info: Info, content: str, format: Optional[transcripts.Format],
                             file_name: Optional[str]) -> TranscriptImport:
     ledger = info.context.services.ledger
-    file = optional_name(file_name, "fileName") or ""
+    file = "" if file_name is None else checked_file_name(file_name, "fileName")
     stored = await transcripts.import_text(ledger, content, file,
                                            format.value if format else None)
     outcome = (TranscriptImportOutcome.NEW if stored.created else

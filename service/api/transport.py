@@ -17,6 +17,8 @@ from typing import Any
 from cross_web import HTTPException
 from fastapi import Request
 from fastapi.responses import HTMLResponse, JSONResponse
+from graphql import GraphQLError, OperationType, parse
+from graphql.utilities import get_operation_ast
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.fastapi import GraphQLRouter
 from strawberry.subscriptions import (
@@ -32,7 +34,7 @@ from .context import Context
 from .encoding import OffLoopJSONResponse, OffLoopWebSocketAdapter
 from .errors import error_body
 from .graphiql import graphiql_page, serve_graphiql_asset, wants_graphiql
-from .limits import MAX_QUERY_CHARS
+from .limits import MAX_QUERY_CHARS, MAX_TOKENS
 from .persisted import PersistedQueries
 from .unicode import lone_surrogate
 
@@ -42,6 +44,23 @@ SUBSCRIPTION_PROTOCOLS = (GRAPHQL_TRANSPORT_WS_PROTOCOL, GRAPHQL_WS_PROTOCOL,
                           MULTIPART_SUBSCRIPTION_PROTOCOL)
 SUBSCRIBE_HOW = ("subscribe over a websocket at this path (graphql-transport-ws), or over "
                  "HTTP with Accept: multipart/mixed;subscriptionSpec=1.0")
+
+
+MUTATION_BY_GET = "mutations are not allowed when using GET"
+
+
+def is_mutation(query: Any, operation_name: Any) -> bool:
+    """Whether the operation a request names is a mutation (False when it cannot tell:
+    the request is then refused for what it is)."""
+    if not isinstance(query, str):
+        return False
+    try:
+        document = parse(query, max_tokens=MAX_TOKENS)
+    except GraphQLError:
+        return False
+    operation = get_operation_ast(document, operation_name
+                                  if isinstance(operation_name, str) else None)
+    return operation is not None and operation.operation is OperationType.MUTATION
 
 
 def query_too_long(query: Any) -> str | None:
@@ -152,10 +171,17 @@ class Router(GraphQLRouter):
         return data
 
     async def execute_operation(self, *, request_data: Any, context: Any, **kwargs: Any) -> Any:
-        """Runs persisted queries (persisted.py) as their tenant's."""
+        """Runs persisted queries (persisted.py) as their tenant's. A mutation sent by GET
+        is refused alike whether it asks for a stream or not (strawberry would answer a
+        stream's with an error part, status 200)."""
         tenant = context.tenant if isinstance(context, Context) else None
         for item in request_data if isinstance(request_data, list) else [request_data]:
             item.query = self.persisted_queries.resolve(tenant, item.query, item.extensions)
+        adapter = kwargs.get("request_adapter")
+        if adapter is not None and adapter.method == "GET" \
+                and not isinstance(request_data, list) and request_data.protocol != "http" \
+                and is_mutation(request_data.query, request_data.operation_name):
+            raise HTTPException(405, MUTATION_BY_GET)
         return await super().execute_operation(request_data=request_data, context=context,
                                                **kwargs)
 
@@ -185,8 +211,11 @@ class Router(GraphQLRouter):
             return await super().run(request, **kwargs)
         except HTTPException as e:
             reason = e.reason
+            status, headers = e.status_code, {}
             if reason.startswith("subscriptions are not allowed"):
                 reason += f"; {SUBSCRIBE_HOW}"
+            if reason == MUTATION_BY_GET:  # GraphQL over HTTP: 405, a mutation needs POST
+                status, headers = 405, {"allow": "POST"}
             return JSONResponse(error_body(reason, getattr(e, "code", "BAD_INPUT")),
-                                status_code=e.status_code)
+                                status_code=status, headers=headers)
 

@@ -17,6 +17,7 @@ from ..store.paging import Page, Window, window
 from ..store.views import GraphRow
 from ..turns.replay import Replay, compared_head, replayed
 from ..turns.requests import open_tool_uses
+from .budget import charged
 from .caching import CacheBreak, CacheUsage, cache_break_of, cache_usage_out
 from .blocks import (
     ContentBlock, RequestFormat, ToolChoiceInput, ToolInput, block_out, options_in, request_of,
@@ -62,14 +63,14 @@ class Message(Node):
     @strawberry.field(description=(
         "The message's content blocks, in order (a plain message is one text block); "
         "`content` is their text projection."))
-    def blocks(self) -> list[ContentBlock]:
-        return [block_out(b) for b in self.stored_blocks]
+    def blocks(self, info: Info) -> list[ContentBlock]:
+        return [block_out(b) for b in charged(info, self.stored_blocks)]
 
     @strawberry.field(description=(
         "The tool uses this message opens (ids of its toolUse blocks): the next message must "
         "answer every one of them."))
-    def tool_use_ids(self) -> list[str]:
-        return block_rules.tool_use_ids(self.stored_blocks)
+    def tool_use_ids(self, info: Info) -> list[str]:
+        return list(charged(info, block_rules.tool_use_ids(self.stored_blocks)))
 
     @strawberry.field(description="Live nodes whose predecessor is this one.")
     async def children(self, info: Info) -> list["Message"]:
@@ -302,12 +303,12 @@ class GraphNode:
         "The node's content blocks, for drawing tool calls, results, thinking and images "
         "(a plain message is one text block holding its preview; media data is loaded only "
         "when asked)."))
-    def blocks(self) -> list[ContentBlock]:
-        return [block_out(b) for b in self.stored_blocks]
+    def blocks(self, info: Info) -> list[ContentBlock]:
+        return [block_out(b) for b in charged(info, self.stored_blocks)]
 
     @strawberry.field(description="The tool uses this row opens; the next row answers them.")
-    def tool_use_ids(self) -> list[str]:
-        return block_rules.tool_use_ids(self.stored_blocks)
+    def tool_use_ids(self, info: Info) -> list[str]:
+        return list(charged(info, block_rules.tool_use_ids(self.stored_blocks)))
 
     @strawberry.field(description=(
         "The node's label (`label`/`unlabel`), null when none: data about the node, held "
@@ -558,7 +559,8 @@ class Session(Node):
     @strawberry.field(description="Every user branch: live tips that are neither summaries "
                                   "nor spawned side branches.")
     async def branches(self, info: Info) -> list[Branch]:
-        return [branch_out(b) for b in await info.context.loaders.branches.load(str(self.id))]
+        branches = await info.context.loaders.branches.load(str(self.id))
+        return [branch_out(b) for b in charged(info, branches)]
 
     @strawberry.field(description="What the model reads from a head (default: HEAD).")
     async def render(self, info: Info, head_id: Optional[strawberry.ID] = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import reprlib
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta, timezone
@@ -159,6 +160,20 @@ def summary_strategy(value: object, what: str = "summary strategy") -> str:
     return value
 
 
+# Control characters (C0, DEL, C1) and the line and paragraph separators: a name holding
+# one can break the line it is shown on, or drive the terminal that shows it.
+_UNPRINTABLE = frozenset({"Cc", "Zl", "Zp"})
+
+
+def one_line(value: str, what: str) -> str:
+    """`value`, refused when it holds a line break or another control character."""
+    found = next((ch for ch in value if unicodedata.category(ch) in _UNPRINTABLE), None)
+    if found is not None:
+        raise BadInput(f"{what} must be one line without control characters; it holds "
+                       f"U+{ord(found):04X}")
+    return value
+
+
 def label(value: object, what: str = "label") -> str:
     """A node's label: one line of non-blank text, at most MAX_LABEL_LENGTH characters."""
     if not isinstance(value, str) or not value.strip():
@@ -166,9 +181,7 @@ def label(value: object, what: str = "label") -> str:
     utf8_size(value, what)
     if len(value) > MAX_LABEL_LENGTH:
         raise BadInput(f"{what} is {len(value)} characters; the limit is {MAX_LABEL_LENGTH}")
-    if any(ch in value for ch in "\r\n"):
-        raise BadInput(f"{what} must be one line")
-    return value
+    return one_line(value, what)
 
 
 def branch_name(value: object, what: str = "branch name") -> str:
@@ -180,8 +193,7 @@ def branch_name(value: object, what: str = "branch name") -> str:
     if len(value) > MAX_BRANCH_NAME_LENGTH:
         raise BadInput(f"{what} is {len(value)} characters; the limit is "
                        f"{MAX_BRANCH_NAME_LENGTH}")
-    if any(ch in value for ch in "\r\n"):
-        raise BadInput(f"{what} must be one line")
+    one_line(value, what)
     if value != value.strip():
         raise BadInput(f"{what} must not begin or end with blanks")
     return value
@@ -199,6 +211,11 @@ def name(value: object, what: str) -> str:
 
 def optional_name(value: object, what: str) -> str | None:
     return None if value is None else name(value, what)
+
+
+def file_name(value: object, what: str = "file name") -> str:
+    """The name of a file an error message shows as `FILE:LINE`: a name on one line."""
+    return one_line(name(value, what), what)
 
 
 def count(value: object, what: str, minimum: int = 0) -> int:

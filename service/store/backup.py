@@ -72,6 +72,8 @@ session or nothing.
 """
 from __future__ import annotations
 
+import asyncio
+
 import hashlib
 from dataclasses import dataclass
 from datetime import timezone
@@ -218,9 +220,10 @@ async def import_session(db: Database, tenant: str, document: Any, limits: Limit
     names media it neither carries nor finds stored for `tenant`, holds a value
     the API could not have written (by `limits`, the importing service's), or does not
     describe a sound session; Conflict when its session (or a node or call id) already
-    exists in any tenant. Either way nothing is written.
+    exists in any tenant. Either way nothing is written. The document is checked in a
+    worker thread (a large one takes long), so the event loop keeps serving meanwhile.
     """
-    parsed = _parse(document, limits)
+    parsed = await asyncio.to_thread(_parse, document, limits)
     session_id = parsed.params["session"]["properties"]["id"]
     await db.write("backup_import", _import_check(session_id, parsed), tenant=tenant,
                    media_stored=sorted(parsed.named_not_carried), **parsed.params)

@@ -14,6 +14,8 @@ nothing.
 """
 from __future__ import annotations
 
+import asyncio
+
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -50,7 +52,7 @@ async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
     """Imports or extends; an extension announces its nodes (and HEAD's move, and the
     labels it sets or clears) as events, so a viewer subscribed to the session sees them.
     (A new session announces none: nobody can be subscribed to a session before it
-    exists.)"""
+    exists.) What it gained is checked in a worker thread, off the event loop."""
     unlabeled = document.get(UNLABELED, [])
     document = {key: value for key, value in document.items() if key != UNLABELED}
     session = document["session"]
@@ -69,8 +71,8 @@ async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
     cleared = [node_id for node_id in unlabeled if node_id in stored_labels]
     if stored.issuperset(ids) and not labels and not cleared:
         return Stored(session_id, False, 0, len(ids))
-    params = extension({**document, "labels": labels}, stored, found[0]["next_seq"], tenant,
-                       limits)
+    params = await asyncio.to_thread(extension, {**document, "labels": labels}, stored,
+                                     found[0]["next_seq"], tenant, limits)
     await write_extension(db, {**params, "unlabeled": cleared}, events)
     return Stored(session_id, False, len(params["nodes"]), len(ids),
                   sum(label["node_id"] in stored for label in labels) + len(cleared))

@@ -6,6 +6,7 @@ when the session is stored already, extends (service/store/transcripts.py).
 """
 from __future__ import annotations
 
+import asyncio
 from enum import Enum
 from typing import Any, Callable
 
@@ -71,7 +72,7 @@ def read(text: str, file: str, format: str | None, tenant: str, limits: Limits,
 async def import_text(ledger: Ledger, text: str, file: str, format: str | None) -> Stored:
     """One transcript, given as text (no side files), stored in the ledger's tenant: a new
     session, the entries it gained since it was imported, or nothing when it holds them
-    all."""
-    shaped = read(text, file, format, ledger.tenant, ledger.limits)
+    all. The file is read in a worker thread, so the event loop keeps serving meanwhile."""
+    shaped = await asyncio.to_thread(read, text, file, format, ledger.tenant, ledger.limits)
     return await store_transcript(ledger.db, ledger.tenant, shaped, ledger.limits,
                                   ledger.events)

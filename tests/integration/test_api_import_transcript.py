@@ -2,8 +2,15 @@
 session, a grown one extends it, the same one again writes nothing; bad lines are
 BAD_INPUT naming the line; a subscribed viewer sees what an import adds."""
 import asyncio
+import threading
+import uuid
 from pathlib import Path
 
+import httpx
+import pytest
+
+import service.transcripts
+from service.store import backup
 from service.transcripts import model
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"
@@ -54,6 +61,45 @@ async def test_a_bad_line_is_bad_input_naming_it_and_writes_nothing(api):
     sid = model.session_id(api.tenant, "codex", "0199a1b2-bad")
     missing = await api.client.errors("query ($id: ID!) { session(id: $id) { id } }", id=sid)
     assert [e["extensions"]["code"] for e in missing] == ["NOT_FOUND"]
+
+
+async def test_a_file_name_off_one_line_is_bad_input_and_writes_nothing(api):
+    """The name heads every `FILE:LINE` error: a newline or NUL in it would forge lines."""
+    text = CODEX.read_text().replace("0199a1b2-codex", "0199a1b2-named")
+    for name in ("rollout\n1:fine.jsonl", "rollout\x00.jsonl", "roll\x1b[2Jout.jsonl"):
+        errors = await api.client.errors(IMPORT, content=text, fileName=name)
+        assert [e["extensions"]["code"] for e in errors] == ["BAD_INPUT"], name
+        assert errors[0]["message"].startswith("fileName must be one line"), errors
+    sid = model.session_id(api.tenant, "codex", "0199a1b2-named")
+    missing = await api.client.errors("query ($id: ID!) { session(id: $id) { id } }", id=sid)
+    assert [e["extensions"]["code"] for e in missing] == ["NOT_FOUND"]
+
+
+@pytest.mark.parametrize("stage", [(service.transcripts, "read"), (backup, "_parse")],
+                         ids=["reading the file", "checking its document"])
+async def test_healthz_answers_while_an_import_is_read_and_checked(api, monkeypatch, stage):
+    """Each stage of an import that takes long on a large file is held until /healthz has
+    answered; were it run on the event loop, /healthz could not answer while it is held."""
+    module, name = stage
+    started, release, released = threading.Event(), threading.Event(), []
+    work = getattr(module, name)
+
+    def held(*args, **kwargs):
+        started.set()
+        released.append(release.wait(30))
+        return work(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, held)
+    text = CODEX.read_text().replace("0199a1b2-codex", f"0199a1b2-{uuid.uuid4().hex[:8]}")
+    large = asyncio.create_task(api.client(IMPORT, content=text, fileName=CODEX.name))
+    try:
+        assert await asyncio.to_thread(started.wait, 30)
+        async with httpx.AsyncClient(timeout=30) as http:
+            assert (await http.get(f"{api.url}/healthz")).json()["status"] == "ok"
+        assert not large.done()
+    finally:
+        release.set()
+    assert (await large)["importTranscript"]["outcome"] == "NEW" and released == [True]
 
 
 EVENTS = """subscription ($s: ID!) { sessionEvents(sessionId: $s) {

@@ -54,6 +54,11 @@ async def world(ledger, db, turns):
                 foreign_node=foreign_node, foreign_session=foreign, turns=turns)
 
 
+# What a terminal or a log line shown a name would act on, or break at.
+CONTROL_CHARACTERS = {"ESC": "\x1b", "NUL": "\x00", "BEL": "\x07", "DEL": "\x7f",
+                      "U+2028": "\u2028", "a C1 control": "\x9b", "a tab": "\t"}
+
+
 def cases(w, limits: Limits):
     sid = w["session"].id
     big = "x" * (limits.max_content_bytes + 1)
@@ -204,6 +209,11 @@ def call_cases(w, limits: Limits):
         sid, call_record(w, provider="p" * 201))
     yield "a reply recorded with a repeated read", BadInput, lambda L: L.head.append_message(
         sid, "assistant", "A reply.", call=call_record(w, read_ids=(root, root)))
+    for name, char in CONTROL_CHARACTERS.items():
+        yield f"a label holding {name}", BadInput, lambda L, c=char: L.labels.set(
+            w["u1"].id, f"before{c}after")
+        yield f"a branch name holding {name}", BadInput, lambda L, c=char: L.branch_names.set(
+            w["a2"].id, f"before{c}after")
 
 
 async def test_every_bad_input_is_a_coded_error_and_writes_nothing(ledger, world):
@@ -222,7 +232,7 @@ async def test_every_bad_input_is_a_coded_error_and_writes_nothing(ledger, world
         assert await tenant_records(ledger) == everything_before, f"{label} wrote something"
         tried += 1
     print(f"bad inputs tried: {tried}")
-    assert tried >= 86
+    assert tried >= 100
 
 
 async def test_not_found_names_the_missing_id(ledger):

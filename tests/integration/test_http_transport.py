@@ -154,7 +154,7 @@ async def test_head_and_unknown_paths_answer_coded_json_too(api):
         missing = await http.get(f"{api.url}/nothing-here")
         healthz = await http.post(f"{api.url}/healthz")
     assert head.status_code == 405 and head.headers["allow"] == "GET, POST"
-    assert_coded(missing, 404, "NOT_FOUND", "/nothing-here")
+    assert_coded(missing, 404, "NOT_FOUND", "nothing is served at this path")
     assert_coded(healthz, 405, "BAD_INPUT", "POST is not answered")
     assert healthz.headers["allow"] == "GET"
 
@@ -228,3 +228,38 @@ async def test_a_persisted_query_is_known_only_to_the_tenant_that_sent_it(api):
         for client in (api.anonymous, api.client, api.other):
             assert_coded(await post(client, {"extensions": persisted(anonymous)}), 200,
                          "PERSISTED_QUERY_NOT_FOUND")
+
+
+# Refusals that name what a client sent
+
+
+@pytest.mark.parametrize("path", ["/graphql/static/", "/ui/assets/", "/"])
+async def test_a_path_nothing_is_served_at_is_not_echoed(api, path):
+    """A 404 names no part of the path (markup in it would come back), and says its body is
+    what its type says (nosniff)."""
+    markup = "%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E.js"
+    async with httpx.AsyncClient(headers=api.client.headers) as http:
+        missing = await http.get(f"{api.url}{path}{markup}")
+        posted = await http.post(f"{api.url}/graphql/static/{markup}")
+    assert_coded(missing, 404, "NOT_FOUND")
+    assert_coded(posted, 405, "BAD_INPUT", "POST is not answered")
+    for response in (missing, posted):
+        assert "onerror" not in response.text and "<img" not in response.text, response.text
+        assert response.headers["x-content-type-options"] == "nosniff"
+
+
+async def test_a_mutation_over_get_is_refused_alike_whatever_it_accepts(api):
+    """A stream asked by Accept changes how the answer is sent, not whether a GET may
+    mutate: the refusal is the plain GET's, and nothing is written."""
+    before = await session_count(api.client)
+    params = {"query": "mutation { createSession(title: \"by GET\") { id } }"}
+    answers = []
+    async with httpx.AsyncClient(headers=api.client.headers) as http:
+        for accept in ("application/json", "multipart/mixed;subscriptionSpec=1.0",
+                       "multipart/mixed"):
+            answers.append(await http.get(f"{api.url}/graphql", params=params,
+                                          headers={"accept": accept}))
+    plain = assert_coded(answers[0], 405, "BAD_INPUT", "mutations are not allowed")
+    for answer in answers[1:]:
+        assert assert_coded(answer, 405, "BAD_INPUT") == plain
+    assert await session_count(api.client) == before

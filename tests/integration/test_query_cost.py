@@ -41,7 +41,7 @@ async def read_session(api) -> tuple[str, list[str]]:
 async def test_a_query_whose_answer_may_be_too_large_is_refused_before_it_runs(api,
                                                                               read_session):
     session, turns = read_session
-    ids = [turns[i % TURNS] for i in range(100)]  # 90,000 rows of reads, were it run
+    ids = turns + [f"nod_absent{i}" for i in range(100 - TURNS)]  # 100 ids, each once
     before = api.db.round_trips.total
     errors = await api.client.errors(HOSTILE, i=ids)
     assert api.db.round_trips.total == before  # nothing ran
@@ -89,3 +89,69 @@ async def test_healthz_answers_while_a_large_answer_is_encoded(api, read_session
         release.set()
     calls = (await large)["session"]["modelCalls"]["nodes"]
     assert len(calls) == CALLS and released == [True]
+
+
+REQUESTS = ("query($i: [ID!]!) { nodes(ids: $i) { ... on Session { render {"
+            " request(format: ANTHROPIC_MESSAGES) } } } }")
+TOOL_USES = 1000  # as many blocks as one message may hold (MAX_BLOCKS)
+BLOCKS = ("nodes(ids: $m) { ... on Message { blocks { __typename"
+          " ... on ToolUseBlock { id name input } } } }")
+
+
+async def test_a_render_request_counts_the_values_it_holds(api):
+    """A provider request holds its render's messages: 120 sessions' requests may hold
+    120,000 values, however few fields the query names."""
+    ids = [f"ses_absent{i}" for i in range(120)]
+    before = api.db.round_trips.total
+    errors = await api.client.errors(REQUESTS, i=ids)
+    assert api.db.round_trips.total == before
+    assert [e["extensions"]["code"] for e in errors] == ["BAD_INPUT"]
+    assert errors[0]["extensions"]["costEstimate"] > errors[0]["extensions"]["costLimit"]
+
+
+async def test_a_repeated_id_is_answered_and_counted_once(api, read_session):
+    session, turns = read_session
+    answer = await api.client(REQUESTS, i=[session] * 1000)
+    assert len(answer["nodes"]) == 1 and answer["nodes"][0]["render"]["request"]["messages"]
+    ids = (await api.client("query($i: [ID!]!) { nodes(ids: $i) { id } }",
+                            i=[turns[1], turns[0], turns[1], "nod_absent", turns[0]]))["nodes"]
+    assert ids == [{"id": turns[1]}, {"id": turns[0]}, None]
+
+
+@pytest_asyncio.fixture(scope="module")
+async def tool_use_forks(api) -> list[str]:
+    """Six replies forked from one question, each calling 1,000 tools at once."""
+    client = api.client
+    session = (await client("mutation { createSession(title: \"forks\") { id } }")
+               )["createSession"]["id"]
+    question = (await client("mutation($s: ID!) { appendMessage(sessionId: $s, role: USER, "
+                             "content: \"call them all\") { id } }", s=session)
+                )["appendMessage"]["id"]
+    replies = []
+    for fork in range(6):
+        blocks = [{"toolUse": {"id": f"toolu_{fork}_{i}", "name": "lookup", "input": {}}}
+                  for i in range(TOOL_USES)]
+        replies.append((await client(
+            "mutation($s: ID!, $p: ID!, $b: [ContentBlockInput!]!) { appendMessage("
+            "sessionId: $s, role: ASSISTANT, blocks: $b, predecessorId: $p) { id } }",
+            s=session, p=question, b=blocks))["appendMessage"]["id"])
+    return replies
+
+
+async def test_blocks_past_the_assumption_count_as_the_answer_is_built(api, tool_use_forks):
+    """A message's blocks are assumed to be a few; one write may store 1,000. What they
+    hold is counted as they are resolved: five lookups of six such messages (150,000
+    values, estimated at 1,500) are refused whole with the cost error."""
+    one = await api.client(f"query($m: [ID!]!) {{ {BLOCKS} }}", m=tool_use_forks)
+    assert [len(n["blocks"]) for n in one["nodes"]] == [TOOL_USES] * 6
+    aliased = " ".join(f"a{i}: {BLOCKS}" for i in range(5))
+    body = await api.client.post(f"query($m: [ID!]!) {{ {aliased} }}", {"m": tool_use_forks})
+    assert body["data"] is None
+    (error,) = body["errors"]
+    assert error["extensions"]["code"] == "BAD_INPUT"
+    assert error["extensions"]["costEstimate"] > error["extensions"]["costLimit"] == 100_000
+    assert "holds 1,000 blocks of a message where 10 were assumed" in error["message"]
+    ids = "nodes(ids: $m) { ... on Message { toolUseIds } }"
+    aliased = " ".join(f"a{i}: {ids}" for i in range(20))
+    body = await api.client.post(f"query($m: [ID!]!) {{ {aliased} }}", {"m": tool_use_forks})
+    assert body["data"] is None and body["errors"][0]["extensions"]["code"] == "BAD_INPUT"

@@ -47,7 +47,7 @@ def test_every_list_of_the_schema_is_sized_and_every_size_names_a_field():
 
 
 def test_nested_lists_multiply_and_the_largest_is_named():
-    e = estimate(SCHEMA, parse(HOSTILE), None, {"i": ["nod_x"] * 100})
+    e = estimate(SCHEMA, parse(HOSTILE), None, {"i": [f"nod_{i}" for i in range(100)]})
     # 100 nodes, their readBy, 100 × 1,000 calls, and of each call its reads, id, content.
     assert e.total == 100 + 100 + 100 * 1000 + 3 * 100 * 1000 * PROMPT
     assert e.explain() == ("nodes.readBy.nodes.reads may hold 100,000,000 items: 100 ids × "
@@ -70,7 +70,18 @@ def test_ids_count_as_given():
     assert cost("query($i: [ID!]!) { nodes(ids: $i) { id } }", i=["a", "b", "c"]) == 6
     assert cost('{ nodes(ids: ["a", "b"]) { id } }') == 4
     assert cost("query($i: [ID!]!) { nodes(ids: $i) { id } }", i="a") == 2  # read as [a]
-    assert cost("query($i: [ID!]!) { nodes(ids: $i) { id } }", i=["a"] * 5000) == 2000
+    ids = [f"a{i}" for i in range(5000)]
+    assert cost("query($i: [ID!]!) { nodes(ids: $i) { id } }", i=ids) == 2000
+
+
+def test_a_repeated_id_counts_once():
+    assert cost("query($i: [ID!]!) { nodes(ids: $i) { id } }", i=["a", "b", "a"] * 300) == 4
+    assert cost('{ nodes(ids: ["a", "a", "a"]) { id } }') == 2
+
+
+def test_a_render_request_counts_the_values_it_holds():
+    request = 'session(id: "s") { render { request(format: OPENAI_CHAT) } }'
+    assert cost(f"{{ {request} }}") == 2 + PROMPT
 
 
 def test_aliases_and_fragments_count_each_time_they_are_spread():
