@@ -56,6 +56,9 @@ class Message(Node):
     side_branch: bool = strawberry.field(description="On a spawned side branch.")
     deleted: bool = strawberry.field(
         description="Deleted with its branch: gone from every view, kept for provenance.")
+    out_of_context: bool = strawberry.field(default=False, description=(
+        "Kept out of every render: a reply its tool left out of its model's context (an "
+        "imported aborted or errored reply) or a tool message answering one."))
     metadata: JSON
     stored_blocks: strawberry.Private[tuple]
 
@@ -136,7 +139,7 @@ def message_out(n: store.Node) -> Message:
                 predecessor_id=n.predecessor_id, caller_id=n.caller_id, fork_of=n.fork_of,
                 tokens=n.tokens, created_at=n.created_at, seq=n.seq, depth=n.depth,
                 side_branch=n.side_branch, deleted=n.deleted, metadata=dict(n.metadata),
-                stored_blocks=n.blocks)
+                out_of_context=n.out_of_context, stored_blocks=n.blocks)
 
 
 @strawberry.type
@@ -283,6 +286,9 @@ class GraphNode:
     side_branch: bool = strawberry.field(description="On a spawned side branch.")
     deleted: bool = strawberry.field(description=(
         "Deleted with its branch (rows only with `includeDeleted`)."))
+    out_of_context: bool = strawberry.field(default=False, description=(
+        "Kept out of every render: a reply its tool left out of its model's context (an "
+        "imported aborted or errored reply) or a tool message answering one."))
     covers_ids: Optional[list[strawberry.ID]] = strawberry.field(description=(
         "On capsules only (rolling: the active summary; branch: every summary a live "
         "branch renders): its coverage plus the caller subtrees of covered turns, minus "
@@ -345,7 +351,7 @@ def graph_out(rows: list[GraphRow]) -> SessionGraph:
         GraphNode(id=r.id, role=Role(r.role), seq=r.seq, predecessor_id=r.predecessor_id,
                   caller_id=r.caller_id, fork_of=r.fork_of, is_head=r.is_head,
                   tokens=r.tokens, preview=preview_of(r.preview), side_branch=r.side_branch,
-                  deleted=r.deleted,
+                  deleted=r.deleted, out_of_context=r.out_of_context,
                   covers_ids=list(r.covers_ids) if r.covers_ids is not None else None,
                   superseded_summary=r.superseded_summary, retired=r.retired,
                   folded_into=placed[r.id].folded_into, drawn_from_id=placed[r.id].drawn_from,

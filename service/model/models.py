@@ -66,6 +66,7 @@ class Node:
     side_branch: bool  # on a spawned side branch: never a user branch
     deleted_at: datetime | None
     fork_of: str | None = None  # the node this one was retried or edited from
+    out_of_context: bool = False  # no render reads it (README, "Importing agent transcripts")
     # Neo4j's element id, as read: lets a call recorded from a render find its reads directly.
     element_id: str | None = field(default=None, compare=False, repr=False)
     # The stored `blocks` text (service/model/blocks.py); None for a plain-text message.
@@ -180,6 +181,7 @@ def node_from_row(row: Mapping[str, Any]) -> Node:
         side_branch=bool(row.get("side_branch")),
         deleted_at=native(row.get("deleted_at")),
         fork_of=row.get("fork_of"),
+        out_of_context=bool(row.get("out_of_context")),
         element_id=row.get("element_id"),
         blocks_json=row.get("blocks"),
     )

@@ -11,6 +11,8 @@ The conventions (README, "Importing agent transcripts"):
   starts it; the last compaction is the active one (strategy rolling), the others are
   superseded; an empty summary reads so and says so in its metadata;
 - HEAD is the tool's head (its synthetic result when it ends on open tool uses);
+- a reply the tool kept out of its model's context (`Turn.out_of_context`) is stored with
+  `out_of_context: true`, and so is every tool message answering it: no render reads them;
 - a sub-agent's turns (subagents.py) are side-branch nodes pointing CALLER at the turn
   that spawned them, numbered after the transcript's own.
 - the source's labels are the nodes' labels (labeled_at: the label entry's time); the
@@ -51,6 +53,7 @@ def document(transcript: Transcript, tenant: str, limits: Limits) -> dict[str, A
     for turn in turns:
         depth[turn.key] = depth[turn.parent] + 1
     started = min(turn.at for turn in turns)
+    unread = _out_of_context(turns)
     media: dict[str, dict[str, Any]] = {}
 
     def source(line: int, entries: tuple[str, ...], file: str | None = None) -> dict[str, Any]:
@@ -80,7 +83,8 @@ def document(transcript: Transcript, tenant: str, limits: Limits) -> dict[str, A
         if caller and turn.parent == ROOT_KEY:
             meta["spawned_from"] = caller  # as spawnTask marks a task's opening node
         nodes.append(_node(sid, ids[turn.key], turn.role, written, turn.at, seq,
-                           depth[turn.key], meta, ids[turn.parent], caller, turn.side_branch))
+                           depth[turn.key], meta, ids[turn.parent], caller, turn.side_branch,
+                           turn.key in unread))
     stamps = [turn.at for turn in turns] + [c.at for c in t.compactions]
     properties = {
         "id": sid, "extra_meta": json.dumps({"source": {
@@ -135,6 +139,16 @@ def _paired(turns: tuple[Turn, ...], head: str) -> tuple[list[Turn], str]:
             if head == turn.key:
                 head = synthetic.key
     return paired, head
+
+
+def _out_of_context(turns: list[Turn]) -> set[str]:
+    """The turns no render reads: the replies the tool kept out of its model's context, and
+    the tool messages answering them (a result is never read without its tool use)."""
+    unread: set[str] = set()
+    for turn in turns:  # parents before children
+        if turn.out_of_context or (turn.role == "tool" and turn.parent in unread):
+            unread.add(turn.key)
+    return unread
 
 
 def _answered(turn: Turn) -> list[str]:
@@ -203,7 +217,7 @@ def _written(role: str, raw: list[dict[str, Any]], limits: Limits, file: str = "
 
 def _node(sid: str, nid: str, role: str, written: block_rules.Written, at: datetime, seq: int,
           depth: int, meta: dict[str, Any], predecessor: str | None, caller: str | None = None,
-          side_branch: bool = False) -> dict[str, Any]:
+          side_branch: bool = False, out_of_context: bool = False) -> dict[str, Any]:
     params = written.params
     properties = {"id": nid, "session_id": sid, "role": role, "content": params["content"],
                   "created_at": _stamp(at), "tokens": params["tokens"],
@@ -215,6 +229,8 @@ def _node(sid: str, nid: str, role: str, written: block_rules.Written, at: datet
         properties["tool_use_ids"] = [u["id"] for u in params["tool_uses"]]
     if params["answers"]:
         properties["answered_ids"] = params["answers"]
+    if out_of_context:
+        properties["out_of_context"] = True
     return {"properties": properties, "predecessor_id": predecessor, "caller_id": caller,
             "covers": [], "carries_over": []}
 
