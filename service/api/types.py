@@ -525,8 +525,40 @@ def call_out(c: store.Call) -> ModelCall:
 
 
 @strawberry.type
+class SessionSource:
+    tool: str = strawberry.field(description="The tool that wrote it: claude-code, pi or codex.")
+    version: Optional[str] = strawberry.field(description=(
+        "The tool's version, when the file records it (Pi's files do not)."))
+    file: str = strawberry.field(description="The file it was read from, as named.")
+    session_key: str = strawberry.field(description="The tool's own id of the session.")
+    cwd: Optional[str] = strawberry.field(description="The working directory.")
+    project: Optional[str] = strawberry.field(description=(
+        "The working directory's last part."))
+    git_branch: Optional[str]
+    models: list[str] = strawberry.field(description="The models it used, first use first.")
+    first_at: datetime = strawberry.field(description="Its first turn's time.")
+    last_at: datetime = strawberry.field(description=(
+        "Its last turn's (or compaction's) time, as of its last import."))
+
+
+def source_out(source: Any) -> Optional[SessionSource]:
+    if source is None:
+        return None
+    return SessionSource(
+        tool=source["tool"], version=source.get("version"), file=source["file"],
+        session_key=source["session"], cwd=source.get("cwd"), project=source.get("project"),
+        git_branch=source.get("git_branch"), models=list(source.get("models") or []),
+        first_at=datetime.fromisoformat(source["first_at"]),
+        last_at=datetime.fromisoformat(source["last_at"]))
+
+
+@strawberry.type
 class Session(Node):
-    title: Optional[str]
+    title: Optional[str] = strawberry.field(description=(
+        "An imported session's is its tool's title, else its first prompt; a later import "
+        "of the file replaces it only while nobody retitled the session."))
+    source: Optional[SessionSource] = strawberry.field(description=(
+        "Where an imported session came from, as its file says; null for a native one."))
     created_at: datetime
     updated_at: datetime
     extra_meta: JSON = strawberry.field(description=(
@@ -599,7 +631,8 @@ def session_out(s: store.Session) -> Session:
     return Session(id=s.id, title=s.title, created_at=s.created_at, updated_at=s.updated_at,
                    extra_meta=s.extra_meta, head_id=s.head_id, root_id=s.root_id,
                    node_count=s.node_count, summary_strategy=s.summary_strategy,
-                   active_summary_id=s.active_summary_id, last_event_seq=s.last_event_seq)
+                   active_summary_id=s.active_summary_id, last_event_seq=s.last_event_seq,
+                   source=source_out(s.source))
 
 
 @strawberry.type(description="Where a page lies in its list (Relay's cursor connections).")

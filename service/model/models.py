@@ -39,6 +39,8 @@ class Session:
     # The seq of its newest event when it was read: where its news stood, not part of the
     # conversation (an imported session's sequence starts afresh).
     last_event_seq: int = field(default=0, compare=False)
+    # Where an imported session came from (service/transcripts/origin.py); None: native.
+    source: Mapping[str, Any] | None = None
 
     @property
     def extra_meta(self) -> dict[str, Any]:
@@ -162,6 +164,7 @@ def session_from_row(row: Mapping[str, Any]) -> Session:
         active_summary_id=active.get("id"),
         active_summary_text=active.get("content"),
         last_event_seq=row.get("next_event_seq") or 0,
+        source=json.loads(row["source"]) if row.get("source") else None,
     )
 
 

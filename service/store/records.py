@@ -192,6 +192,8 @@ SESSION: dict[str, tuple[bool, Rule]] = {
     "meta_version": (OPTIONAL, _count(0)),
     "next_event_seq": (OPTIONAL, _count(0)),
     "events_pruned_through": (OPTIONAL, _count(0)),
+    # Where an imported session came from (service/transcripts/origin.py).
+    "source": (OPTIONAL, _json_object),
 }
 
 NODE: dict[str, tuple[bool, Rule]] = {

@@ -18,7 +18,9 @@ The conventions (README, "Importing agent transcripts"):
 - the source's labels are the nodes' labels (labeled_at: the label entry's time); the
   nodes whose label the source cleared are listed under `unlabeled` (UNLABELED), the one
   key a transcript's document has beyond a backup's, so that a grown file clears them.
-Every node's metadata names its source: {"source": {tool, file, entries, line}}.
+Every node's metadata names its source: {"source": {tool, file, entries, line}}; the
+session's `source` property says where it came from (origin.py), its title is the one the
+source gives.
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from ..store.backup import FORMAT, VERSION
 from ..store.transcripts import UNLABELED
 from ..model.validate import Limits
 from ..tokens import estimate_tokens
+from . import origin
 from .model import (
     ROOT_KEY, Compaction, Transcript, Turn, bad_line, cancelled_result, node_id, session_id,
 )
@@ -41,8 +44,12 @@ EMPTY_SUMMARY = "[The tool recorded this compaction without a readable summary.]
 SYNTHETIC_PREFIX = "synthetic:"
 
 
-def document(transcript: Transcript, tenant: str, limits: Limits) -> dict[str, Any]:
+def document(transcript: Transcript, tenant: str, limits: Limits,
+             source: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`source`: where the session came from (origin.py; what the transcript alone says
+    when None)."""
     t = transcript
+    source_of = source or origin.describe(t, ())
     sid = session_id(tenant, t.tool, t.session_key)
     turns, head = _paired(t.turns, t.head)
     ids = {ROOT_KEY: node_id(tenant, t.tool, t.session_key, ROOT_KEY)}
@@ -87,14 +94,13 @@ def document(transcript: Transcript, tenant: str, limits: Limits) -> dict[str, A
                            turn.key in unread))
     stamps = [turn.at for turn in turns] + [c.at for c in t.compactions]
     properties = {
-        "id": sid, "extra_meta": json.dumps({"source": {
-            "tool": t.tool, "file": t.file, "session": t.session_key}}, sort_keys=True),
+        "id": sid, "extra_meta": "{}", "source": origin.dumps(source_of),
         "created_at": _stamp(started), "updated_at": _stamp(max(stamps)),
         "next_seq": len(nodes), "summary_strategy": "rolling",
         "summary_version": len(t.compactions), "meta_version": 0,
     }
-    if t.title:
-        properties["title"] = t.title
+    if source_of["title"]:
+        properties["title"] = source_of["title"]
     return {"format": FORMAT, "version": VERSION,
             "session": {"properties": properties, "root_id": ids[ROOT_KEY], "head_id": ids[head],
                         "active_summary_id": summaries[-1][0] if summaries else None},

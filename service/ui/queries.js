@@ -4,7 +4,8 @@ export const SESSIONS = `query Sessions($first: Int!, $after: String) {
   sessions(first: $first, after: $after) {
     totalCount
     pageInfo { hasNextPage endCursor }
-    edges { node { id title nodeCount summaryStrategy updatedAt } }
+    edges { node { id title nodeCount summaryStrategy updatedAt
+      source { tool version cwd project gitBranch models firstAt lastAt } } }
   }
 }`;
 

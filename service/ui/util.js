@@ -50,6 +50,12 @@ export function clock(iso) {
   return Number.isNaN(d.getTime()) ? "" : d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
 }
 
+/** A date and time of day, for times that may lie days apart. */
+export function moment(iso) {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? "" : d.toLocaleString([], { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+}
+
 /** An element from a tag, attributes (class, dataset via data-*, on* handlers) and children. */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
