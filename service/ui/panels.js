@@ -134,6 +134,7 @@ export function detailNode(el, node, { kind, row, folds, pair = {}, names = null
   const badges = [];
   if (row?.isHead) badges.push(h("span", { class: "pill p-head" }, "HEAD"));
   if (kind === "capsule") badges.push(h("span", { class: "pill p-summary" }, `capsule · ${plural(row.coversIds.length, "row")}`));
+  if (row?.outOfContext) badges.push(h("span", { class: "pill p-unsent", title: "kept out of every render: its tool never sent it to the model" }, "not sent to the model"));
   if (kind === "relic") badges.push(h("span", { class: "pill p-relic" }, row?.retired ? "retired" : "relic"));
   if (node.sideBranch) badges.push(h("span", { class: "pill" }, "spawned task"));
   if (node.forkOf) badges.push(h("span", { class: "pill" }, `${node.role === "USER" ? "edit" : "retry"} of ${shortId(node.forkOf)}`));

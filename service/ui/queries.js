@@ -37,6 +37,7 @@ export const SESSION_VIEW = `query SessionView($id: ID!) {
       nodes {
         id role seq predecessorId callerId forkOf isHead tokens preview sideBranch deleted
         coversIds supersededSummary retired foldedInto drawnFromId toolUseIds label branchName pinned
+        outOfContext
       }
     }
     modelCalls(last: 50) {

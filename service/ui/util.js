@@ -13,6 +13,15 @@ export function trim(text, max) {
   return flat.length > max ? `${flat.slice(0, Math.max(1, max - 1)).trimEnd()}…` : flat;
 }
 
+// Terminal escapes (colours, cursor moves, titles) a command's output carries: CSI and OSC
+// sequences, then any other escape and the control characters a page cannot show.
+const TERMINAL_ESCAPES = /\x1b\[[0-?]*[ -\/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]?|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g;
+
+/** Text as a page shows it: without terminal escapes (a tool result's coloured output). */
+export function printable(text) {
+  return String(text ?? "").replace(TERMINAL_ESCAPES, "");
+}
+
 /** The characters of 12px UI text that fit in `px` (an estimate: no layout is read). */
 export function fits(px, charPx = 6.5) {
   return Math.max(4, Math.floor(px / charPx));
