@@ -1,7 +1,9 @@
 // name: transcript_extend
 // returns: one row {problem, taken_ids, taken_elsewhere, violations, events}; nothing is written when problem is set; no row when the session does not exist
-// purpose: adds the entries a transcript gained since it was imported — nodes after the stored ones, with all their edges — moves HEAD to the transcript's head and, when it gained a compaction, makes that the active summary (the one it replaced superseded), sets the labels of $labels and clears those of $unlabeled (a node deleted with its branch keeps its label and takes no new one), then checks the invariants the new nodes can break (check_extension_invariants: its cost follows the nodes added, not the session); announces a node_appended per node (in seq order), head_moved when HEAD moved and node_labeled / node_unlabeled per label written, as native writes do
-// params: session_id, tenant, now, expected_next_seq, nodes, media, head_id, active_summary_id, labels, unlabeled
+// purpose: adds the entries a transcript gained since it was imported — nodes after the stored ones, with all their edges — moves HEAD to the transcript's head and, when it gained a compaction, makes that the active summary (the one it replaced superseded), updates the session's source (and its title unless the user changed it), sets the labels of $labels and clears those of $unlabeled (a node deleted with its branch keeps its label and takes no new one), then checks the invariants the new nodes can break (check_extension_invariants: its cost follows the nodes added, not the session); announces a node_appended per node (in seq order), head_moved when HEAD moved and node_labeled / node_unlabeled per label written, as native writes do
+// params: session_id, tenant, now, expected_next_seq, nodes, media, head_id, active_summary_id, labels, unlabeled, source, title, source_title
+// The session's source becomes $source (null: it stays), and its title $title while it is
+// still the one the source gave before ($source_title; null: none): a title the user set stays.
 // $nodes are backup rows (nodes_import), numbered from $expected_next_seq: the session's
 // next_seq when the caller read which nodes it held. A write that landed since is a
 // problem (`session_changed`), so two imports of one file never number a node twice; a
@@ -26,7 +28,9 @@ WITH s, previous_head_id, [t IN taken WHERE t.own | t.id] AS taken_ids,
        WHEN size(taken) > 0 THEN 'ids_exist' END AS problem
 OPTIONAL CALL (s, problem) {
   WITH s WHERE problem IS NULL
-  SET s.next_seq = s.next_seq + size($nodes)
+  SET s.next_seq = s.next_seq + size($nodes), s.source = coalesce($source, s.source),
+    s.title = CASE WHEN $source IS NOT NULL AND coalesce(s.title, '') = coalesce($source_title, '')
+                   THEN $title ELSE s.title END
   WITH s
   // include: nodes_import
   // include: branch_names_follow

@@ -289,3 +289,12 @@ RETURN 'CARRIES_OVER: ' + x.id + CASE WHEN x.role <> 'carry' THEN ' is no carry 
     + ' below its common ancestor with its own chain (' + toString(size(carried))
     + ' edges for a carried_count of ' + coalesce(toString(x.carried_count), 'none') + ')' END
   AS violation
+UNION ALL
+// A reply kept out of every render takes the tool message answering it along (a render never
+// holds a result without its tool use), and only such a message is out of the context with it.
+MATCH (n:Node {session_id: s.id})<-[:PREDECESSOR]-(c:Node {role: 'tool'})
+WHERE coalesce(n.out_of_context, false) <> coalesce(c.out_of_context, false)
+RETURN 'out of the context: tool message ' + c.id
+  + CASE WHEN c.out_of_context THEN ' is' ELSE ' is not' END + ' out of the context but '
+  + n.id + ', whose tool uses it answers,' + CASE WHEN c.out_of_context THEN ' is not' ELSE ' is' END
+  AS violation

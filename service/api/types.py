@@ -57,6 +57,9 @@ class Message(Node):
     side_branch: bool = strawberry.field(description="On a spawned side branch.")
     deleted: bool = strawberry.field(
         description="Deleted with its branch: gone from every view, kept for provenance.")
+    out_of_context: bool = strawberry.field(default=False, description=(
+        "Kept out of every render: a reply its tool left out of its model's context (an "
+        "imported aborted or errored reply) or a tool message answering one."))
     metadata: JSON
     stored_blocks: strawberry.Private[tuple]
 
@@ -137,7 +140,7 @@ def message_out(n: store.Node) -> Message:
                 predecessor_id=n.predecessor_id, caller_id=n.caller_id, fork_of=n.fork_of,
                 tokens=n.tokens, created_at=n.created_at, seq=n.seq, depth=n.depth,
                 side_branch=n.side_branch, deleted=n.deleted, metadata=dict(n.metadata),
-                stored_blocks=n.blocks)
+                out_of_context=n.out_of_context, stored_blocks=n.blocks)
 
 
 @strawberry.type
@@ -284,6 +287,9 @@ class GraphNode:
     side_branch: bool = strawberry.field(description="On a spawned side branch.")
     deleted: bool = strawberry.field(description=(
         "Deleted with its branch (rows only with `includeDeleted`)."))
+    out_of_context: bool = strawberry.field(default=False, description=(
+        "Kept out of every render: a reply its tool left out of its model's context (an "
+        "imported aborted or errored reply) or a tool message answering one."))
     covers_ids: Optional[list[strawberry.ID]] = strawberry.field(description=(
         "On capsules only (rolling: the active summary; branch: every summary a live "
         "branch renders): its coverage plus the caller subtrees of covered turns, minus "
@@ -346,7 +352,7 @@ def graph_out(rows: list[GraphRow]) -> SessionGraph:
         GraphNode(id=r.id, role=Role(r.role), seq=r.seq, predecessor_id=r.predecessor_id,
                   caller_id=r.caller_id, fork_of=r.fork_of, is_head=r.is_head,
                   tokens=r.tokens, preview=preview_of(r.preview), side_branch=r.side_branch,
-                  deleted=r.deleted,
+                  deleted=r.deleted, out_of_context=r.out_of_context,
                   covers_ids=list(r.covers_ids) if r.covers_ids is not None else None,
                   superseded_summary=r.superseded_summary, retired=r.retired,
                   folded_into=placed[r.id].folded_into, drawn_from_id=placed[r.id].drawn_from,
@@ -520,8 +526,40 @@ def call_out(c: store.Call) -> ModelCall:
 
 
 @strawberry.type
+class SessionSource:
+    tool: str = strawberry.field(description="The tool that wrote it: claude-code, pi or codex.")
+    version: Optional[str] = strawberry.field(description=(
+        "The tool's version, when the file records it (Pi's files do not)."))
+    file: str = strawberry.field(description="The file it was read from, as named.")
+    session_key: str = strawberry.field(description="The tool's own id of the session.")
+    cwd: Optional[str] = strawberry.field(description="The working directory.")
+    project: Optional[str] = strawberry.field(description=(
+        "The working directory's last part."))
+    git_branch: Optional[str]
+    models: list[str] = strawberry.field(description="The models it used, first use first.")
+    first_at: datetime = strawberry.field(description="Its first turn's time.")
+    last_at: datetime = strawberry.field(description=(
+        "Its last turn's (or compaction's) time, as of its last import."))
+
+
+def source_out(source: Any) -> Optional[SessionSource]:
+    if source is None:
+        return None
+    return SessionSource(
+        tool=source["tool"], version=source.get("version"), file=source["file"],
+        session_key=source["session"], cwd=source.get("cwd"), project=source.get("project"),
+        git_branch=source.get("git_branch"), models=list(source.get("models") or []),
+        first_at=datetime.fromisoformat(source["first_at"]),
+        last_at=datetime.fromisoformat(source["last_at"]))
+
+
+@strawberry.type
 class Session(Node):
-    title: Optional[str]
+    title: Optional[str] = strawberry.field(description=(
+        "An imported session's is its tool's title, else its first prompt; a later import "
+        "of the file replaces it only while nobody retitled the session."))
+    source: Optional[SessionSource] = strawberry.field(description=(
+        "Where an imported session came from, as its file says; null for a native one."))
     created_at: datetime
     updated_at: datetime
     extra_meta: JSON = strawberry.field(description=(
@@ -595,7 +633,8 @@ def session_out(s: store.Session) -> Session:
     return Session(id=s.id, title=s.title, created_at=s.created_at, updated_at=s.updated_at,
                    extra_meta=s.extra_meta, head_id=s.head_id, root_id=s.root_id,
                    node_count=s.node_count, summary_strategy=s.summary_strategy,
-                   active_summary_id=s.active_summary_id, last_event_seq=s.last_event_seq)
+                   active_summary_id=s.active_summary_id, last_event_seq=s.last_event_seq,
+                   source=source_out(s.source))
 
 
 @strawberry.type(description="Where a page lies in its list (Relay's cursor connections).")

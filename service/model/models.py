@@ -39,6 +39,8 @@ class Session:
     # The seq of its newest event when it was read: where its news stood, not part of the
     # conversation (an imported session's sequence starts afresh).
     last_event_seq: int = field(default=0, compare=False)
+    # Where an imported session came from (service/transcripts/origin.py); None: native.
+    source: Mapping[str, Any] | None = None
 
     @property
     def extra_meta(self) -> dict[str, Any]:
@@ -66,6 +68,7 @@ class Node:
     side_branch: bool  # on a spawned side branch: never a user branch
     deleted_at: datetime | None
     fork_of: str | None = None  # the node this one was retried or edited from
+    out_of_context: bool = False  # no render reads it (README, "Importing agent transcripts")
     # Neo4j's element id, as read: lets a call recorded from a render find its reads directly.
     element_id: str | None = field(default=None, compare=False, repr=False)
     # The stored `blocks` text (service/model/blocks.py); None for a plain-text message.
@@ -161,6 +164,7 @@ def session_from_row(row: Mapping[str, Any]) -> Session:
         active_summary_id=active.get("id"),
         active_summary_text=active.get("content"),
         last_event_seq=row.get("next_event_seq") or 0,
+        source=json.loads(row["source"]) if row.get("source") else None,
     )
 
 
@@ -180,6 +184,7 @@ def node_from_row(row: Mapping[str, Any]) -> Node:
         side_branch=bool(row.get("side_branch")),
         deleted_at=native(row.get("deleted_at")),
         fork_of=row.get("fork_of"),
+        out_of_context=bool(row.get("out_of_context")),
         element_id=row.get("element_id"),
         blocks_json=row.get("blocks"),
     )

@@ -48,6 +48,11 @@ def _flag(value: Any, record: Record, limits: Limits, what: str) -> None:
         raise BadInput(f"{what} must be true or false")
 
 
+def _marked(value: Any, record: Record, limits: Limits, what: str) -> None:
+    if value is not True:  # stored only when set: absent, never false
+        raise BadInput(f"{what} must be true when stored")
+
+
 def _strategy(value: Any, record: Record, limits: Limits, what: str) -> None:
     validate.summary_strategy(value, what)
 
@@ -194,6 +199,8 @@ SESSION: dict[str, tuple[bool, Rule]] = {
     "meta_version": (OPTIONAL, _count(0)),
     "next_event_seq": (OPTIONAL, _count(0)),
     "events_pruned_through": (OPTIONAL, _count(0)),
+    # Where an imported session came from (service/transcripts/origin.py).
+    "source": (OPTIONAL, _json_object),
 }
 
 NODE: dict[str, tuple[bool, Rule]] = {
@@ -212,15 +219,20 @@ NODE: dict[str, tuple[bool, Rule]] = {
 }
 
 FORK = {"fork_of": (OPTIONAL, _identifier)}
+# A reply an import keeps out of every render (README, "Importing agent transcripts"), and
+# the tool message answering it.
+OUT_OF_CONTEXT = {"out_of_context": (OPTIONAL, _marked)}
 
 NODE_BY_ROLE: dict[str, dict[str, tuple[bool, Rule]]] = {
     Role.SYSTEM.value: NODE,
     Role.USER.value: {**NODE, **FORK},
     Role.ASSISTANT.value: {
-        **NODE, **FORK, "tool_use_ids": (OPTIONAL, _ids_of_blocks(blocks.tool_use_ids, "tool_use")),
+        **NODE, **FORK, **OUT_OF_CONTEXT,
+        "tool_use_ids": (OPTIONAL, _ids_of_blocks(blocks.tool_use_ids, "tool_use")),
         "thinking": (OPTIONAL, _thinking)},
     Role.TOOL.value: {
-        **NODE, "answered_ids": (OPTIONAL, _ids_of_blocks(blocks.answered_ids, "tool_result"))},
+        **NODE, **OUT_OF_CONTEXT,
+        "answered_ids": (OPTIONAL, _ids_of_blocks(blocks.answered_ids, "tool_result"))},
     Role.SUMMARY.value: {
         **NODE,
         "strategy": (REQUIRED, _strategy),

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from ..store.ledger import Ledger
 from ..store.transcripts import Stored, store_transcript
 from ..model.validate import Limits
-from . import claude_code, codex, pi, subagents
+from . import claude_code, codex, origin, pi, subagents
 from .document import document
 from .jsonl import objects
 from .model import Transcript, bad_line, no_turns
@@ -66,7 +66,7 @@ def read(text: str, file: str, format: str | None, tenant: str, limits: Limits,
         transcript = settle(transcript)
         if not transcript.turns:
             raise no_turns(file)
-    return document(transcript, tenant, limits)
+    return document(transcript, tenant, limits, origin.describe(transcript, objects(text, file)))
 
 
 async def import_text(ledger: Ledger, text: str, file: str, format: str | None) -> Stored:

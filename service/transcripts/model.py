@@ -43,6 +43,8 @@ class Turn:
     caller: str | None = None
     side_branch: bool = False
     file: str | None = None  # None: the transcript's own file
+    # A reply the tool keeps out of what its model reads (Pi: an aborted or errored one).
+    out_of_context: bool = False
 
 
 @dataclass(frozen=True)
