@@ -49,8 +49,9 @@ class ToolUseBlock:
 
 @strawberry.type(description="An image or document: stored data (by content hash) or a URL.")
 class MediaSource:
-    media_type: Optional[str] = strawberry.field(description="Null for a URL.")
-    sha256: Optional[str] = strawberry.field(description="The stored data's content hash.")
+    media_type: Optional[str] = strawberry.field(default=None, description="Null for a URL.")
+    sha256: Optional[str] = strawberry.field(default=None,
+                                             description="The stored data's content hash.")
     bytes: Optional[int] = None
     width: Optional[int] = strawberry.field(default=None, description="An image's pixels.")
     height: Optional[int] = None
