@@ -141,6 +141,33 @@ async def test_every_block_kind_reaches_the_model_and_the_chain_goes_on(served):
     assert all(e["node"]["errorCode"] is None for e in state["modelCalls"]["edges"])
 
 
+async def test_a_call_that_read_media_replays_and_compacts_with_them(served):
+    client, stub = served
+    session = await new_session(client)
+    await turn(client, SEND, s=session, b=[
+        {"text": {"text": "What is in this picture?"}}, image(base64_source("image/png", PNG))])
+    await turn(client, SEND, s=session, b=[
+        {"text": {"text": "Read my notes."}}, document(base64_source("text/plain", NOTES))])
+    last = await turn(client, SEND, s=session, c="Summing up.")
+    stub.reset()
+    replay = (await client("query($c: ID!) { call(id: $c) { replay { messages } } }",
+                           c=last["callId"]))["call"]["replay"]
+    sent_images = [b for m in replay["messages"] if not isinstance(m["content"], str)
+                   for b in m["content"] if b["type"] == "image"]
+    assert sent_images == [{"type": "image", "source": {
+        "type": "base64", "media_type": "image/png", "data": PNG}}]
+    compacted = (await client(
+        "mutation($s: ID!) { compact(sessionId: $s, keepRecentTokens: 1) { status message } }",
+        s=session))["compact"]
+    assert compacted["status"] == "COMPACTED", compacted
+    (summarizing,) = bodies(stub)
+    assert_valid_anthropic(summarizing)
+    assert {"type": "base64", "media_type": "image/png", "data": PNG} in [
+        b.get("source") for m in summarizing["messages"] if not isinstance(m["content"], str)
+        for b in m["content"]]
+    await turn(client, SEND, s=session, c="After the summary.")
+
+
 async def test_a_url_image_reads_back_from_every_block_read(served):
     client, _ = served
     session = await new_session(client)
