@@ -20,7 +20,8 @@ from ..turns.requests import open_tool_uses
 from .budget import charged
 from .caching import CacheBreak, CacheUsage, cache_break_of, cache_usage_out
 from .blocks import (
-    ContentBlock, RequestFormat, ToolChoiceInput, ToolInput, block_out, options_in, request_of,
+    ContentBlock, RequestFormat, ToolChoiceInput, ToolInput, block_out, media_of, options_in,
+    request_of,
 )
 from ..turns.service import TurnResult
 
@@ -435,7 +436,7 @@ class ModelCall(Node):
         head_id, today = compared_head(call), None
         if head_id is not None and not (await loaders.nodes.load(head_id)).deleted:
             today = (await loaders.renders.load((call.session_id, head_id))).node_ids
-        return replay_out(replayed(call, nodes, today))
+        return replay_out(replayed(call, nodes, today, await media_of(info, nodes)))
 
 
 @strawberry.type(description="How two calls' prompts differ, node by node (the second "

@@ -11,6 +11,7 @@ call. Otherwise one full render sits between them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Mapping, Sequence
 
 from ..context.compaction import CompactionResult, CompactionStatus, Compactor
@@ -19,7 +20,7 @@ from ..errors import BadInput, CtxdagError, ModelError
 from ..model import validate
 from ..store import Appended, Call, CallRecord, Ledger, Node, Purpose, Rendered, Role
 from ..model.ids import utcnow
-from ..model.blocks import media_hashes, message_blocks, tool_use_ids
+from ..model.blocks import message_blocks, tool_use_ids
 from .providers import ModelProvider, Prompt
 from ..model.models import tools_json
 from .requests import Options
@@ -156,9 +157,17 @@ class Turns:
         # One render serves the budget check and the prompt, unless a compaction changed it.
         if ready is None:
             ready = await render_context(self.ledger, session_id, prompt_head.id)
+        # A compacted render holds a part of this one's nodes: the media read once serve all.
+        media = await self.ledger.nodes.media_of(ready.nodes)
         if compact:
-            compaction = await self.compactor.compact_if_over_budget(
-                session_id, head_id=prompt_head.id, view=ready, options=options)
+            started = utcnow()
+            try:
+                compaction = await self.compactor.compact_if_over_budget(
+                    session_id, head_id=prompt_head.id, view=ready, options=options,
+                    media=media)
+            except ModelError as error:  # the provider's token count: the call failed
+                failed = await self._failed(writer, purpose, ready, started, error, options)
+                return TurnResult(prompt_head, None, failed, None, error)
             if compaction is not None and compaction.status is CompactionStatus.COMPACTED:
                 ready = None
         call_ids: list[str] = []
@@ -167,7 +176,7 @@ class Turns:
             nonlocal ready
             view, ready = ready, None  # a retry after a passive compaction renders afresh
             return await self._call_model(writer, prompt_head, purpose, retry_of, call_ids,
-                                          view, options)
+                                          view, media, options)
 
         try:
             if compact:
@@ -183,21 +192,17 @@ class Turns:
 
     async def _call_model(self, writer: TurnWriter, prompt_head: Node, purpose: Purpose,
                           retry_of: str | None, call_ids: list[str],
-                          view: Rendered | None, options: Options) -> Node:
+                          view: Rendered | None, media: Mapping[str, str],
+                          options: Options) -> Node:
         if view is None:
             view = await render_context(self.ledger, writer.session_id, prompt_head.id)
         self.renders.remember(self.ledger.tenant, writer.session_id, view)
-        hashes = list(dict.fromkeys(h for n in view.nodes for h in media_hashes(n.blocks)))
-        prompt = Prompt(view.nodes, await self.ledger.nodes.media(hashes), options)
+        prompt = Prompt(view.nodes, media, options)
         started = utcnow()
         try:
             answer = await self.provider.complete(prompt)
         except ModelError as error:
-            failed = CallRecord.of_prompt(purpose, self.provider.name, self.provider.model,
-                                          view.nodes, started, utcnow(), head_id=view.head_id,
-                                          error_code=error.code, error_message=error.message,
-                                          tools_json=tools_json(options.tools))
-            call_ids.append((await writer.failed(failed)).id)
+            call_ids.append(await self._failed(writer, purpose, view, started, error, options))
             raise
         call = CallRecord.of_prompt(purpose, self.provider.name, answer.model, view.nodes,
                                     started, utcnow(), head_id=view.head_id,
@@ -216,6 +221,15 @@ class Turns:
             reply = await writer.reply(prompt_head.id, content, blocks, call, metadata)
         self.renders.extend(self.ledger.tenant, writer.session_id, reply)
         return reply.node
+
+    async def _failed(self, writer: TurnWriter, purpose: Purpose, view: Rendered,
+                      started: datetime, error: ModelError, options: Options) -> str:
+        """Records the turn's failed call, reading the prompt it was to send; its id."""
+        failed = CallRecord.of_prompt(purpose, self.provider.name, self.provider.model,
+                                      view.nodes, started, utcnow(), head_id=view.head_id,
+                                      error_code=error.code, error_message=error.message,
+                                      tools_json=tools_json(options.tools))
+        return (await writer.failed(failed)).id
 
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
