@@ -206,3 +206,16 @@ async def test_ctxdag_search_prints_hits_with_their_state(db, tenant, capsys):
     import json
     row = json.loads(capsys.readouterr().out)
     assert row["node_id"] == node.id and row["state"] == "in_context"
+
+
+async def test_a_reply_no_render_reads_is_found_but_not_rendered(ledger, db):
+    from pathlib import Path
+
+    from service.transcripts import import_text
+
+    fixture = Path(__file__).parent.parent / "fixtures" / "transcripts" / "pi" / "aborted.jsonl"
+    await import_text(ledger, fixture.read_text(), fixture.name, "pi")
+    hit, = await _find(ledger, '"Let me look at"')
+    assert hit.node.out_of_context and hit.placement.state is State.NOT_RENDERED
+    title, = await _find(ledger, "checkout", fields=(Field.TITLE,))
+    assert title.session_title and "checkout" in title.session_title.lower()
