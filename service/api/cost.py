@@ -75,6 +75,7 @@ LIST_SIZES: dict[str, Paged | Given | Assumed | str] = {
     "Query.callsReading": Paged("callsReading page", maximum=MAX_CALLS_PAGE),
     "Session.modelCalls": Paged("modelCalls page", maximum=MAX_CALLS_PAGE),
     "Session.calls": Assumed("calls (the first 1,000)", MAX_CALLS_PAGE),
+    "TranscriptImport.degraded": Assumed("entries an import degraded", 100),
     "Message.readBy": Paged("readBy page", maximum=MAX_CALLS_PAGE),
     "SessionConnection.edges": PAGE, "SessionConnection.nodes": PAGE,
     "ModelCallConnection.edges": PAGE, "ModelCallConnection.nodes": PAGE,

@@ -22,7 +22,7 @@ from ..errors import BadInput
 from ..store.ledger import Ledger
 from ..store.transcripts import Stored, store_transcript
 from . import read
-from .model import ROOT_KEY, NoTurns, Transcript
+from .model import ROOT_KEY, Mode, NoTurns, Transcript
 
 
 def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
@@ -51,8 +51,9 @@ def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
 
 async def follow(ledger: Ledger, file: str, format: str | None, stop: asyncio.Event,
                  report: Callable[[Stored], None], *, interval: float = 0.5,
-                 settle: float = 2.0) -> Stored | None:
-    """Imports `file` as it grows until `stop` is set; the last import's result."""
+                 settle: float = 2.0, strict: bool = False) -> Stored | None:
+    """Imports `file` as it grows until `stop` is set; the last import's result. (What
+    it degrades is not listed: each import reads the whole file again.)"""
     path = Path(file)
     seen, changed_at, settled, last = -1, time.monotonic(), False, None
     while not stop.is_set():
@@ -67,7 +68,7 @@ async def follow(ledger: Ledger, file: str, format: str | None, stop: asyncio.Ev
                 seen, changed_at, settled, quiet = len(complete), time.monotonic(), False, False
             else:
                 settled = True
-            stored = await _import(ledger, complete, file, format, quiet)
+            stored = await _import(ledger, complete, file, format, quiet, strict)
             if stored is not None:
                 last = stored
                 if stored.changed:
@@ -80,14 +81,14 @@ async def follow(ledger: Ledger, file: str, format: str | None, stop: asyncio.Ev
 
 
 async def _import(ledger: Ledger, complete: bytes, file: str, format: str | None,
-                  quiet: bool) -> Stored | None:
+                  quiet: bool, strict: bool) -> Stored | None:
     try:
         text = complete.decode("utf-8")
     except UnicodeDecodeError as e:
         raise BadInput(f"{file} is not UTF-8 text (invalid byte at offset {e.start})") from None
     try:
         shaped = read(text, file, format, ledger.tenant, ledger.limits,
-                      settle=lambda t: without_open_tail(t, quiet))
+                      settle=lambda t: without_open_tail(t, quiet), mode=Mode(strict))
     except NoTurns:
         return None  # nothing to import yet
     return await store_transcript(ledger.db, ledger.tenant, shaped, ledger.limits,
