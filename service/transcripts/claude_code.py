@@ -40,7 +40,8 @@ def looks_like(first: dict[str, Any]) -> bool:
         "uuid" in first or "sessionId" in first or first.get("type") in BOOKKEEPING)
 
 
-def parse(text: str, file: str, mode: Mode) -> Transcript:
+def parse(text: str, file: str, mode: Mode | None = None) -> Transcript:
+    mode = mode if mode is not None else Mode(strict=True)
     reader = _Reader(file, mode)
     for line, entry in objects(text, file, mode):
         reader.take(line, entry)

@@ -45,7 +45,8 @@ def looks_like(first: dict[str, Any]) -> bool:
     return first.get("type") == "session_meta" and isinstance(first.get("payload"), dict)
 
 
-def parse(text: str, file: str, mode: Mode) -> Transcript:
+def parse(text: str, file: str, mode: Mode | None = None) -> Transcript:
+    mode = mode if mode is not None else Mode(strict=True)
     reader = _Reader(file)
     for line, entry in objects(text, file, mode):
         reader.take(line, entry)

@@ -41,7 +41,8 @@ def looks_like(first: dict[str, Any]) -> bool:
     return first.get("type") == "session" and isinstance(first.get("id"), str)
 
 
-def parse(text: str, file: str, mode: Mode) -> Transcript:
+def parse(text: str, file: str, mode: Mode | None = None) -> Transcript:
+    mode = mode if mode is not None else Mode(strict=True)
     lines = list(objects(text, file, mode))
     if not lines or not looks_like(lines[0][1]):
         raise bad_line(file, 1, "a Pi session file opens with a {\"type\": \"session\", \"id\"} header")
