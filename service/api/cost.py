@@ -88,6 +88,7 @@ LIST_SIZES: dict[str, Paged | Given | Assumed | Holds | str] = {
     "Query.callsReading": Paged("callsReading page", maximum=MAX_CALLS_PAGE),
     "Session.modelCalls": Paged("modelCalls page", maximum=MAX_CALLS_PAGE),
     "Session.calls": Assumed("calls (the first 1,000)", MAX_CALLS_PAGE),
+    "TranscriptImport.degraded": Assumed("entries an import degraded", 100),
     "Message.readBy": Paged("readBy page", maximum=MAX_CALLS_PAGE),
     "Query.search": Paged("search page"),
     "SearchHitConnection.edges": PAGE, "SearchHitConnection.nodes": PAGE,

@@ -393,12 +393,15 @@ class Mutation:
         "line when not given) as a session: new, extended by the entries it gained since it "
         "was imported, or unchanged. `fileName` names it in errors and provenance (a Claude "
         "Code session is named by it: without it, by the file's sessionId). Bounded by the "
-        "request body limit; a line it cannot take is BAD_INPUT naming the line "
-        "(`extensions.line`) and why, and writes nothing."))
+        "request body limit. An entry it cannot map (a malformed line, an unknown entry "
+        "type, a block the ledger refuses) is skipped or mentioned and listed in "
+        "`degraded`; with `strict` it is BAD_INPUT naming the line (`extensions.line`) and "
+        "why, and writes nothing, as a line no import can take always is."))
     async def import_transcript(self, info: Info, content: str,
                                 format: Optional[TranscriptFormat] = None,
-                                file_name: Optional[str] = None) -> TranscriptImport:
-        return await import_transcript(info, content, format, file_name)
+                                file_name: Optional[str] = None,
+                                strict: bool = False) -> TranscriptImport:
+        return await import_transcript(info, content, format, file_name, strict)
 
 
 @strawberry.type

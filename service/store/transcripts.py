@@ -60,8 +60,13 @@ async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
     session_id = session["properties"]["id"]
     ids = [row["properties"]["id"] for row in document["nodes"]]
     labeled = [label["node_id"] for label in document["labels"]]
+    new_turns = [{"id": row["properties"]["id"], "predecessor_id": row["predecessor_id"]}
+                 for row in document["nodes"] if row["predecessor_id"] is not None
+                 and row["properties"]["role"] != "summary"
+                 and not row["properties"].get("side_branch")]
     found = await db.read_on_leader("transcript_stored", session_id=session_id, tenant=tenant,
-                                    node_ids=ids, label_node_ids=labeled + unlabeled)
+                                    node_ids=ids, label_node_ids=labeled + unlabeled,
+                                    new_turns=new_turns)
     if not found:
         await import_session(db, tenant, document, limits)
         return Stored(session_id, True, len(ids), len(ids))
@@ -76,7 +81,8 @@ async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
     params = await asyncio.to_thread(extension, {**document, "labels": labels}, stored,
                                      found[0]["next_seq"], tenant, limits)
     await write_extension(db, {**params, "unlabeled": cleared,
-                               **_description(session["properties"], found[0])}, events)
+                               **_description(session["properties"], found[0]),
+                               "replaced": replaced_tails(found[0]["replaced"])}, events)
     return Stored(session_id, False, len(params["nodes"]), len(ids),
                   sum(label["node_id"] in stored for label in labels) + len(cleared),
                   described)
@@ -100,6 +106,27 @@ def _description(properties: dict[str, Any], stored: dict[str, Any]) -> dict[str
 
 def _source(text: str | None) -> dict[str, Any]:
     return json.loads(text) if text else {}
+
+
+def replaced_tails(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stored tails a grown transcript replaces, as transcript_extend takes them: each
+    stored branch below a turn the transcript goes on from differently (a synthetic
+    cancelled result where the real one arrived, a message that gained blocks, a tool
+    message that gained results). A tail holding a node the import did not write (the
+    session went on in ctxdag from it) stays: what was written there is not the file's."""
+    tails: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        tails.setdefault(row["top_id"], []).append(row)
+    replaced = []
+    for top, nodes in sorted(tails.items()):
+        if not all("source" in json.loads(node["metadata"] or "{}") for node in nodes):
+            continue
+        below = {node["predecessor_id"] for node in nodes}
+        tips = sorted(node["id"] for node in nodes if node["id"] not in below)
+        fork = next(node["predecessor_id"] for node in nodes if node["id"] == top)
+        replaced.append({"fork_point_id": fork, "tip_id": tips[0],
+                         "ids": sorted(node["id"] for node in nodes)})
+    return replaced
 
 
 def extension(document: dict[str, Any], stored: set[str], next_seq: int, tenant: str,
@@ -127,7 +154,7 @@ async def write_extension(db: Database, params: dict[str, Any], events: Events) 
     session_id = params["session_id"]
     written = await db.write("transcript_extend", _extend_check(session_id), now=utcnow(),
                              **{"unlabeled": [], "source": None, "title": None,
-                                "source_title": None, **params})
+                                "source_title": None, "replaced": [], **params})
     await events.committed(session_id, written[0]["events"])
 
 

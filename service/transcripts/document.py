@@ -21,6 +21,9 @@ The conventions (README, "Importing agent transcripts"):
 Every node's metadata names its source: {"source": {tool, file, entries, line}}; the
 session's `source` property says where it came from (origin.py), its title is the one the
 source gives.
+A block the ledger refuses (a placeholder image URL, media it cannot hold) is, unless the
+Mode is strict, a text block mentioning it (OMITTED), degraded as INVALID_BLOCK; a
+tool_result keeps its place and loses only the parts refused.
 """
 from __future__ import annotations
 
@@ -37,17 +40,20 @@ from ..model.validate import Limits
 from ..tokens import estimate_tokens
 from . import origin
 from .model import (
-    ROOT_KEY, Compaction, Transcript, Turn, bad_line, cancelled_result, node_id, session_id,
+    ROOT_KEY, Compaction, DegradedKind, Mode, Transcript, Turn, bad_line, cancelled_result,
+    node_id, session_id,
 )
 
 EMPTY_SUMMARY = "[The tool recorded this compaction without a readable summary.]"
+OMITTED = "[{kind} omitted on import: {reason}]"
 SYNTHETIC_PREFIX = "synthetic:"
 
 
 def document(transcript: Transcript, tenant: str, limits: Limits,
-             source: dict[str, Any] | None = None) -> dict[str, Any]:
+             source: dict[str, Any] | None = None, mode: Mode | None = None) -> dict[str, Any]:
     """`source`: where the session came from (origin.py; what the transcript alone says
     when None)."""
+    mode = mode if mode is not None else Mode(strict=True)
     t = transcript
     source_of = source or origin.describe(t, ())
     sid = session_id(tenant, t.tool, t.session_key)
@@ -82,7 +88,8 @@ def document(transcript: Transcript, tenant: str, limits: Limits,
                                   file=t.file))
             continue
         turn = turns[index]
-        written = _written(turn.role, list(turn.blocks), limits, t.file, turn.line)
+        written = _written(turn.role, list(turn.blocks), limits, turn.file or t.file,
+                           turn.line, mode)
         for medium in written.params["media"]:
             media.setdefault(medium["sha256"], medium)
         meta = {"source": source(turn.line, turn.entries, turn.file), **turn.meta}
@@ -212,13 +219,56 @@ def _chain(key: str, parent: dict[str, str]) -> list[str]:
 
 
 def _written(role: str, raw: list[dict[str, Any]], limits: Limits, file: str = "",
-             line: int = 0) -> block_rules.Written:
+             line: int = 0, mode: Mode | None = None) -> block_rules.Written:
     if role == "system":
         return block_rules.Written(block_rules.plain(""), "")
     try:
         return block_rules.message_blocks(role, None, raw, limits)
     except BadInput as e:
+        if mode is None or mode.strict:
+            raise bad_line(file, line, e.message) from None
+    mended = [_mended(role, block, limits, file, line, mode) for block in raw]
+    try:
+        return block_rules.message_blocks(role, None, mended, limits)
+    except BadInput as e:
         raise bad_line(file, line, e.message) from None
+
+
+def _mended(role: str, block: dict[str, Any], limits: Limits, file: str, line: int,
+            mode: Mode) -> dict[str, Any]:
+    """`block` as the ledger takes it: itself, a tool_result without the parts it refuses,
+    or a text block mentioning what was omitted (each degraded)."""
+    if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+        return {**block, "content": [_mended_part(block, part, limits, file, line, mode)
+                                     for part in block["content"]]}
+    reason = _refused(role, [block], limits)
+    if reason is None:
+        return block
+    mode.degrade(file, line, DegradedKind.INVALID_BLOCK, reason)
+    return _omitted(block, reason)
+
+
+def _mended_part(result: dict[str, Any], part: Any, limits: Limits, file: str, line: int,
+                 mode: Mode) -> Any:
+    reason = _refused("tool", [{**result, "content": [part]}], limits)
+    if reason is None:
+        return part
+    mode.degrade(file, line, DegradedKind.INVALID_BLOCK, reason)
+    return _omitted(part, reason)
+
+
+def _refused(role: str, blocks: list[dict[str, Any]], limits: Limits) -> str | None:
+    try:
+        block_rules.message_blocks(role, None, blocks, limits)
+    except BadInput as e:
+        return e.message.replace("blocks[0]", str(blocks[0].get("type", "the block")), 1)
+    return None
+
+
+def _omitted(block: Any, reason: str) -> dict[str, Any]:
+    kind = block.get("type") if isinstance(block, dict) else None
+    return {"type": "text", "text": OMITTED.format(kind=kind if isinstance(kind, str)
+                                                   else "block", reason=reason)}
 
 
 def _node(sid: str, nid: str, role: str, written: block_rules.Written, at: datetime, seq: int,

@@ -28,7 +28,8 @@ from .building import ROOT as _ROOT, Building as _Building, key_of, keys_of, ope
 from .jsonl import objects
 from ..errors import BadInput
 from ..model import validate
-from .model import Compaction, Label, Transcript, Turn, bad_line, no_turns, timestamp, tool_use_id
+from .model import Compaction, DegradedKind, Label, Mode, Transcript, Turn, bad_line, no_turns, \
+    timestamp, tool_use_id
 
 TOOL = "pi"
 BOOKKEEPING = {"label", "model_change", "thinking_level_change", "session_info", "custom"}
@@ -43,8 +44,9 @@ def looks_like(first: dict[str, Any]) -> bool:
     return first.get("type") == "session" and isinstance(first.get("id"), str)
 
 
-def parse(text: str, file: str) -> Transcript:
-    lines = list(objects(text, file))
+def parse(text: str, file: str, mode: Mode | None = None) -> Transcript:
+    mode = mode if mode is not None else Mode(strict=True)
+    lines = list(objects(text, file, mode))
     if not lines or not looks_like(lines[0][1]):
         raise bad_line(file, 1, "a Pi session file opens with a {\"type\": \"session\", \"id\"} header")
     header = lines[0][1]
@@ -59,7 +61,16 @@ def parse(text: str, file: str) -> Transcript:
     for line, entry in lines[1:]:
         kind = entry["type"]
         if kind not in KINDS:
-            raise bad_line(file, line, f"unknown entry type {kind!r} (known: {', '.join(sorted(KINDS))})")
+            mode.degrade(file, line, DegradedKind.UNKNOWN_ENTRY,
+                         f"unknown entry type {kind!r} (known: {', '.join(sorted(KINDS))})")
+            key = f"line{line}" if legacy else entry.get("id")
+            parent_key = previous if legacy else entry.get("parentId")
+            if isinstance(key, str) and key and key not in node_of:
+                # bookkeeping: what follows it hangs from what it hangs from
+                node_of[key] = node_of.get(parent_key, _ROOT) if parent_key is not None \
+                    else _ROOT
+                previous = key
+            continue
         key = f"line{line}" if legacy else entry.get("id")
         parent_key = previous if legacy else entry.get("parentId")
         if not isinstance(key, str) or not key:
