@@ -13,13 +13,14 @@ import base64
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..config import DEFAULT_RECALL_BUDGET
 from ..errors import BadInput
 from ..model import validate
 from ..model.blocks import tool_use_ids
 from ..model.kinds import Role
 from ..store import Ledger, Node
 
-DEFAULT_BUDGET_TOKENS = 4000  # CTXDAG_RECALL_BUDGET
+DEFAULT_BUDGET_TOKENS = DEFAULT_RECALL_BUDGET  # CTXDAG_RECALL_BUDGET
 _FETCH = 64  # covered nodes read per round trip while a page fills
 _CURSOR_PREFIX = "expand:"
 
