@@ -14,6 +14,7 @@ are still open (the runtime answers them first), refused with `BAD_INPUT`.
 Framing, the same in both formats:
 - ROOT (system) → the system prompt;
 - a summary → a user message "<summary of the earlier conversation>\\n…\\n</summary>";
+  with the recall tools offered (Options.recall), a note naming its id follows (RECALL_NOTE);
 - a carry node (a branch summary) → a user message "<summary of another branch of this
   conversation, left for this one>\\n…\\n</summary>";
 - a tool message without tool_result blocks (a plain tool output, as stored before
