@@ -1,5 +1,5 @@
 // name: render_context
-// returns: one row {index, problem, head_id, summary_id, stand_in_ids, strategy, summary_version, kept_count, pinned_ids, nodes} per request whose session exists; nodes in prompt order
+// returns: one row {index, problem, head_id, summary_id, stand_in_ids, strategy, recall, summary_version, kept_count, pinned_ids, nodes} per request whose session exists; nodes in prompt order
 // purpose: what the model reads from a head: the chain from ROOT, with the summary that applies to the head (per the session's strategy) standing in for its segment, followed by the segment's pinned turns; nodes marked out_of_context left out
 // params: requests, tenant
 // $requests: [{session_id, head_id}] (head_id null: the session's HEAD).
@@ -84,7 +84,7 @@ OPTIONAL CALL (h, summary, chain, problem) {
 }
 RETURN index, problem, h.id AS head_id, summary.id AS summary_id,
   [x IN coalesce(stand_ins, []) WHERE x.role = 'summary' | x.id] AS stand_in_ids,
-  s.summary_strategy AS strategy, summary_version, size(coalesce(kept, [])) AS kept_count,
+  s.summary_strategy AS strategy, coalesce(s.recall, false) AS recall, summary_version, size(coalesce(kept, [])) AS kept_count,
   COLLECT { MATCH (s)-[:PINNED]->(p:Node) RETURN p.id } AS pinned_ids,
   // A node kept out of the context (an imported aborted reply, its results) is never read.
   [n IN coalesce(compacted,

@@ -272,10 +272,10 @@ class ToolChoiceInput:
 
 
 def options_in(model: Optional[str], max_tokens: Optional[int],
-               tools: Optional[list[ToolInput]], tool_choice: Optional[ToolChoiceInput]
-               ) -> requests.Options:
+               tools: Optional[list[ToolInput]], tool_choice: Optional[ToolChoiceInput],
+               recall: Optional[bool] = None) -> requests.Options:
     return requests.options(
-        model=model, max_tokens=max_tokens,
+        model=model, max_tokens=max_tokens, recall=recall,
         tools=None if tools is None else [
             {"name": t.name, "description": t.description, "input_schema": t.input_schema}
             for t in tools],

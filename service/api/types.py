@@ -377,6 +377,9 @@ class ModelCall(Node):
     created_at: datetime
     finished_at: datetime
     read_count: int
+    recalled_reads: int = strawberry.field(default=0, description=(
+        "How many of its reads are recalled turns: nodes its prompt quotes inside a recall "
+        "tool's result rather than holds as messages (README, \"Recall\")."))
     # Prompt caching (README, "Prompt caching"); null on calls stored before it was kept.
     cache_creation_input_tokens: Optional[int] = strawberry.field(description=(
         "Tokens the provider wrote to its cache, as reported (Anthropic)."))
@@ -400,7 +403,9 @@ class ModelCall(Node):
     async def cache_break(self, info: Info) -> Optional[CacheBreak]:
         return await cache_break_of(info, str(self.id))
 
-    @strawberry.field(description="Ids of every node the prompt contained, in prompt order.")
+    @strawberry.field(description=(
+        "Ids of every node the call read: the prompt's, in prompt order, then the turns its "
+        "recall results quote (the last `recalledReads`; README, \"Recall\")."))
     async def read_ids(self, info: Info) -> list[strawberry.ID]:
         call = await info.context.loaders.calls.load(str(self.id))
         return list(call.read_ids or ())
@@ -518,7 +523,8 @@ def call_out(c: store.Call) -> ModelCall:
                      output_id=c.output_id, input_tokens=c.input_tokens,
                      output_tokens=c.output_tokens, error=c.error, error_code=c.error_code,
                      created_at=c.started_at, finished_at=c.finished_at,
-                     read_count=c.read_count, tools_sha256=c.tools_sha256,
+                     read_count=c.read_count, recalled_reads=c.recalled_reads,
+                     tools_sha256=c.tools_sha256,
                      cache_creation_input_tokens=c.cache_creation_input_tokens,
                      cache_read_input_tokens=c.cache_read_input_tokens,
                      prompt_tokens=c.prompt_tokens, previous_call_id=c.previous_call_id,
@@ -573,6 +579,9 @@ class Session(Node):
         "Which summaries its renders consider: \"rolling\" (the active summary alone) or "
         "\"branch\" (each head: the deepest summary compacted on its own path)."))
     active_summary_id: strawberry.ID | None = strawberry.field(default=None)
+    recall: bool = strawberry.field(default=False, description=(
+        "Whether its turns offer the model the recall tools history_search and "
+        "history_expand (README, \"Recall\")."))
     last_event_seq: int = strawberry.field(default=0, description=(
         "The seq of the session's newest event when this was read: subscribe with it as "
         "`after` to hear of everything that happens after what this read shows."))
@@ -634,8 +643,8 @@ def session_out(s: store.Session) -> Session:
     return Session(id=s.id, title=s.title, created_at=s.created_at, updated_at=s.updated_at,
                    extra_meta=s.extra_meta, head_id=s.head_id, root_id=s.root_id,
                    node_count=s.node_count, summary_strategy=s.summary_strategy,
-                   active_summary_id=s.active_summary_id, last_event_seq=s.last_event_seq,
-                   source=source_out(s.source))
+                   active_summary_id=s.active_summary_id, recall=s.recall,
+                   last_event_seq=s.last_event_seq, source=source_out(s.source))
 
 
 @strawberry.type(description="Where a page lies in its list (Relay's cursor connections).")

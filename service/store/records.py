@@ -44,8 +44,7 @@ def _count(minimum: int) -> Rule:
 
 
 def _flag(value: Any, record: Record, limits: Limits, what: str) -> None:
-    if not isinstance(value, bool):
-        raise BadInput(f"{what} must be true or false")
+    validate.flag(value, what)
 
 
 def _marked(value: Any, record: Record, limits: Limits, what: str) -> None:
@@ -195,6 +194,7 @@ SESSION: dict[str, tuple[bool, Rule]] = {
     "updated_at": (REQUIRED, _datetime),
     "next_seq": (REQUIRED, _count(1)),
     "summary_strategy": (OPTIONAL, _strategy),
+    "recall": (OPTIONAL, _flag),
     "summary_version": (OPTIONAL, _count(0)),
     "meta_version": (OPTIONAL, _count(0)),
     "next_event_seq": (OPTIONAL, _count(0)),
@@ -281,6 +281,7 @@ CALL: dict[str, tuple[bool, Rule]] = {
     "shared_prefix_reads": (OPTIONAL, _shared_reads),
     "shared_prefix_tokens": (OPTIONAL, _count(0)),
     "prompt_tokens": (OPTIONAL, _count(0)),
+    "recalled_reads": (OPTIONAL, _shared_reads),
 }
 
 def _label_text(value: Any, record: Record, limits: Limits, what: str) -> None:

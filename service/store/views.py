@@ -76,7 +76,8 @@ class Views:
                                         row["summary_version"], row["kept_count"],
                                         frozenset(row["pinned_ids"]),
                                         tuple(row["stand_in_ids"]) or (
-                                            (row["summary_id"],) if row["summary_id"] else ())))
+                                            (row["summary_id"],) if row["summary_id"] else ()),
+                                        row["recall"]))
         return results
 
     async def graph_many(self, session_ids: Sequence[str], include_deleted: bool = False

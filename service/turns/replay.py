@@ -42,10 +42,11 @@ def replayed(call: Call, nodes: Sequence[Node], today: Sequence[str] | None,
     """The replay of `call` from the nodes it read (and the data of the media they name)
     and today's render of its compared head (None: no head to compare, or the head was
     deleted since)."""
+    nodes = nodes[:call.prompt_count]  # recalled turns were read inside a tool result
     system, messages = to_messages(nodes, media)
     if today is None:
         return Replay(call, tuple(nodes), system, tuple(messages), None, None)
-    read, today = call.read_ids or (), tuple(today)
+    read, today = call.prompt_ids, tuple(today)
     diff = diff_reads(read, today)
     return Replay(call, tuple(nodes), system, tuple(messages), today, today != tuple(read),
                   added=diff.added, dropped=diff.dropped)
