@@ -9,6 +9,7 @@ so the SDK's own check, which knows only loopback names, is left off.
 """
 from __future__ import annotations
 
+import json
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Callable
 
@@ -43,4 +44,17 @@ class McpEndpoint:
         return self._sessions.run()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["method"] == "GET":
+            await _no_event_stream(send)
+            return
         await self._sessions.handle_request(scope, receive, send)
+
+
+async def _no_event_stream(send: Any) -> None:
+    payload = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32600, "message": "Method Not Allowed: this server sends no events; "
+                                   "POST requests"}}).encode()
+    await send({"type": "http.response.start", "status": 405, "headers": [
+        (b"content-type", b"application/json"), (b"allow", b"POST"),
+        (b"content-length", str(len(payload)).encode())]})
+    await send({"type": "http.response.body", "body": payload})

@@ -14,6 +14,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from service.config import Settings
 from service.store import Database, Ledger, Limits
@@ -152,6 +153,16 @@ async def test_mcp_without_a_valid_token_is_refused_as_graphql_refuses_it(servic
         assert answer.status_code == 401
         assert answer.headers["www-authenticate"].startswith("Bearer")
         assert answer.json()["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
-    with pytest.raises(Exception):
+    with pytest.raises(ExceptionGroup) as refusal:  # the SDK's client: initialize fails
         async with mcp_over_http(url, "not-a-token"):
             pass
+    assert refusal.group_contains(MCPError)
+
+
+async def test_mcp_opens_no_event_stream_a_get_is_405(service):
+    """The tools never speak first; a stream held open would hold the server's shutdown."""
+    url, tokens = service
+    async with httpx2.AsyncClient(timeout=30) as http:
+        answer = await http.get(f"{url}/mcp", headers={
+            "Authorization": f"Bearer {tokens['mine']}", "Accept": "text/event-stream"})
+    assert (answer.status_code, answer.headers["allow"]) == (405, "POST")
