@@ -35,7 +35,10 @@ INSTRUCTIONS = (
 
 
 def mcp_server(ledger_for: LedgerFor) -> MCPServer:
-    server = MCPServer("ctxdag", instructions=INSTRUCTIONS)
+    # The SDK configures the root logger when it builds a server (basicConfig, which does
+    # nothing once logging is configured); WARNING keeps the level Python's default, so
+    # neither `ctxdag serve` nor an MCP client's stderr hears of every tool call.
+    server = MCPServer("ctxdag", instructions=INSTRUCTIONS, log_level="WARNING")
 
     async def answer(ctx: Context, operation: Callable[[Ledger], Awaitable[dict[str, Any]]]
                      ) -> dict[str, Any] | CallToolResult:
