@@ -1,10 +1,13 @@
 // name: transcript_extend
 // returns: one row {problem, taken_ids, taken_elsewhere, violations, events}; nothing is written when problem is set; no row when the session does not exist
-// purpose: adds the entries a transcript gained since it was imported — nodes after the stored ones, with all their edges — moves HEAD to the transcript's head and, when it gained a compaction, makes that the active summary (the one it replaced superseded), updates the session's source (and its title unless the user changed it), sets the labels of $labels and clears those of $unlabeled (a node deleted with its branch keeps its label and takes no new one), tombstones the stored turns of $replaced (the tail an earlier import stored of a file that has grown since: a synthetic result, a message still gaining blocks), whose tool uses the new nodes take over, then checks the invariants the new nodes can break (check_extension_invariants: its cost follows the nodes added, not the session); announces a branch_deleted per group of $replaced, then a node_appended per node (in seq order), head_moved when HEAD moved and node_labeled / node_unlabeled per label written, as native writes do
-// params: session_id, tenant, now, expected_next_seq, nodes, media, head_id, active_summary_id, labels, unlabeled, source, title, source_title, replaced
+// purpose: adds the entries a transcript gained since it was imported — nodes after the stored ones, with all their edges — moves HEAD to the transcript's head and, when it gained a compaction, makes that the active summary (the one it replaced superseded), updates the session's source (and its title unless the user changed it), sets the labels of $labels and clears those of $unlabeled (a node deleted with its branch keeps its label and takes no new one), tombstones the stored turns of $replaced (the tail an earlier import stored of a file that has grown since: a synthetic result, a message still gaining blocks), whose tool uses the new nodes take over, and writes the stored nodes of $rewritten again as $nodes gives them (ids kept: what names them stays), then checks the invariants the new nodes can break (check_extension_invariants: its cost follows the nodes added, not the session); announces a branch_deleted per group of $replaced, then a node_appended per node (in seq order), head_moved when HEAD moved and node_labeled / node_unlabeled per label written, as native writes do
+// params: session_id, tenant, now, expected_next_seq, nodes, media, head_id, active_summary_id, labels, unlabeled, source, title, source_title, replaced, rewritten
 // The session's source becomes $source (null: it stays), and its title $title while it is
 // still the one the source gave before ($source_title; null: none): a title the user set stays.
 // $replaced: [{fork_point_id, tip_id, ids}], each a stored branch tail below fork_point_id.
+// $rewritten: ids of stored live nodes of the session that rows of $nodes write again (a
+// turn the grown file re-hangs, a summary keeping more, what hangs below them), each
+// keeping its seq; the other rows are numbered from $expected_next_seq.
 // $nodes are backup rows (nodes_import), numbered from $expected_next_seq: the session's
 // next_seq when the caller read which nodes it held. A write that landed since is a
 // problem (`session_changed`), so two imports of one file never number a node twice; a
@@ -17,12 +20,14 @@ WITH s
 MATCH (s)-[:HEAD]->(previous_head:Node)
 WITH s, previous_head.id AS previous_head_id, COLLECT {
     UNWIND $nodes AS row MATCH (x:Node {id: row.properties.id})
+    WHERE NOT (x.id IN $rewritten AND x.session_id = s.id AND x.deleted_at IS NULL)
     RETURN {id: x.id, own: coalesce(x.tenant = $tenant, false)} AS taken
     UNION ALL
     UNWIND $nodes AS row UNWIND row.tool_uses AS tool_use
     MATCH (x:ToolUse {session_id: s.id, id: tool_use.id})
     WHERE NOT EXISTS { (m:Node)-[:USES]->(x)
-                       WHERE any(group IN $replaced WHERE m.id IN group.ids) }
+                       WHERE m.id IN $rewritten
+                         OR any(group IN $replaced WHERE m.id IN group.ids) }
     RETURN {id: x.id, own: true} AS taken
   } AS taken
 WITH s, previous_head_id, [t IN taken WHERE t.own | t.id] AS taken_ids,
@@ -31,7 +36,7 @@ WITH s, previous_head_id, [t IN taken WHERE t.own | t.id] AS taken_ids,
        WHEN size(taken) > 0 THEN 'ids_exist' END AS problem
 OPTIONAL CALL (s, problem) {
   WITH s WHERE problem IS NULL
-  SET s.next_seq = s.next_seq + size($nodes), s.source = coalesce($source, s.source),
+  SET s.next_seq = s.next_seq + size($nodes) - size($rewritten), s.source = coalesce($source, s.source),
     s.title = CASE WHEN $source IS NOT NULL AND coalesce(s.title, '') = coalesce($source_title, '')
                    THEN $title ELSE s.title END
   WITH s
@@ -50,6 +55,20 @@ OPTIONAL CALL (s, problem) {
     CALL (x) {
       MATCH (x)-[:USES]->(u:ToolUse)
       WHERE any(row IN $nodes WHERE any(t IN row.tool_uses WHERE t.id = u.id))
+      DETACH DELETE u
+    }
+  }
+  // A rewritten node loses the edges it was imported with, and its tool uses; nodes_import
+  // writes them again from its row.
+  CALL (s) {
+    UNWIND $rewritten AS id
+    MATCH (x:Node {id: id, session_id: s.id}) WHERE x.deleted_at IS NULL
+    CALL (x) {
+      MATCH (x)-[e:PREDECESSOR|CALLER|COVERS|CARRIES_OVER|ENDS_AT|ABSORBED|REPLACED|ANSWERS|CARRIES]->()
+      DELETE e
+    }
+    CALL (x) {
+      MATCH (x)-[:USES]->(u:ToolUse)
       DETACH DELETE u
     }
   }

@@ -240,6 +240,13 @@ def checked_rows(document: Any, limits: Limits) -> tuple[list[dict], list[dict]]
     return parsed.params["nodes"], parsed.params["labels"]
 
 
+def stored_form(row: Any) -> dict[str, Any]:
+    """A document's node row with its values as the import stores them (timestamps as
+    Neo4j's), to compare with a stored node; BadInput when it holds a value no import
+    takes."""
+    return _node(row, 0, VERSION)
+
+
 @dataclass(frozen=True)
 class _Parsed:
     params: dict[str, Any]  # the import statement's: session, nodes, calls, media

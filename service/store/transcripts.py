@@ -9,8 +9,11 @@ are added after them by one statement (cypher/transcript_extend.cypher), numbere
 the stored ones, HEAD moved to the transcript's head and its newest compaction made the
 active summary; that statement checks the invariants the new nodes can break
 (cypher/fragments/check_extension_invariants.cypher), so a grown file writes all it
-gained or nothing, at a cost that follows what it gained. The same file again writes
-nothing.
+gained or nothing. Lines a file gains can change how earlier ones map (a merged message
+gains entries, a turn is re-hung, a compaction keeps more), so the stored nodes the file
+now maps otherwise are found first (transcript_held, compared row by row) and replaced
+with all below them: tombstoned when the file no longer holds them, written again under
+their ids otherwise. The same file again writes nothing.
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import BadInput, Conflict
-from .backup import checked_rows, import_session
+from .backup import checked_rows, import_session, stored_form
 from .db import Database, Rows
 from .events import Events
 from ..model.ids import utcnow
@@ -78,14 +81,68 @@ async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
     described = _described(session["properties"], found[0])
     if stored.issuperset(ids) and not labels and not cleared and not described:
         return Stored(session_id, False, 0, len(ids))
-    params = await asyncio.to_thread(extension, {**document, "labels": labels}, stored,
-                                     found[0]["next_seq"], tenant, limits)
+    stale = await _stale(db, tenant, document, stored, found[0]["replaced"])
+    kept = stored - set(stale.rewritten)
+    params = await asyncio.to_thread(extension, {**document, "labels": labels}, kept,
+                                     found[0]["next_seq"], tenant, limits, stale.rewritten)
     await write_extension(db, {**params, "unlabeled": cleared,
                                **_description(session["properties"], found[0]),
-                               "replaced": replaced_tails(found[0]["replaced"])}, events)
+                               "replaced": stale.replaced,
+                               "rewritten": sorted(stale.rewritten)}, events)
     return Stored(session_id, False, len(params["nodes"]), len(ids),
                   sum(label["node_id"] in stored for label in labels) + len(cleared),
                   described)
+
+
+@dataclass(frozen=True)
+class Stale:
+    """What a grown transcript replaces of the session as stored: the tails it tombstones
+    (transcript_extend's $replaced) and the stored nodes it writes again ($rewritten)."""
+
+    replaced: list[dict[str, Any]]
+    rewritten: dict[str, int]  # id -> its seq, which it keeps
+
+
+async def _stale(db: Database, tenant: str, document: dict[str, Any], stored: set[str],
+                 replaced: list[dict[str, Any]]) -> Stale:
+    """The stale tail of the stored session: what `replaced` (transcript_stored's) names,
+    and each stored node the document maps otherwise than it was stored — a turn re-hung
+    below a result that arrived, a summary keeping more — with everything below it."""
+    session_id = document["session"]["properties"]["id"]
+    held = await db.read_on_leader("transcript_held", session_id=session_id, tenant=tenant,
+                                   node_ids=sorted(stored))
+    remapped = await asyncio.to_thread(remapped_ids, document, held)
+    below = [] if not remapped else [row["replaced"] for row in await db.read_on_leader(
+        "transcript_below", session_id=session_id, tenant=tenant, top_ids=remapped)]
+    tails, rewritten = stale_tails(replaced + below,
+                                   {row["properties"]["id"] for row in document["nodes"]})
+    seqs = {node["id"]: node["properties"]["seq"] for node in held}
+    return Stale(tails, {node_id: seqs[node_id] for node_id in rewritten})
+
+
+# What ctxdag itself moves on a node it holds (superseding a summary, carrying a turn
+# over) and the write order: no mapping of the source's.
+_MOVED_BY_THE_LEDGER = {"seq", "tenant", "superseded_summary", "retired_at", "carried_from_id"}
+
+
+def remapped_ids(document: dict[str, Any], held: list[dict[str, Any]]) -> list[str]:
+    """The held (stored, live) nodes whose row in `document` differs from the stored one:
+    other properties, predecessor, caller or edges. Lines a file gains can change how
+    earlier ones map, not only add nodes."""
+    rows = {row["properties"]["id"]: row for row in document["nodes"]}
+    remapped = []
+    for node in held:
+        row = stored_form(rows[node["id"]])
+        if _mapping(row) != _mapping(node):
+            remapped.append(node["id"])
+    return sorted(remapped)
+
+
+def _mapping(row: dict[str, Any]) -> tuple[Any, ...]:
+    properties = {k: v for k, v in row["properties"].items() if k not in _MOVED_BY_THE_LEDGER}
+    return (properties, row["predecessor_id"], row["caller_id"],
+            sorted((c["node_id"], c["order"]) for c in row["covers"]),
+            sorted((c["node_id"], c["order"]) for c in row.get("carries_over") or []))
 
 
 def _described(properties: dict[str, Any], stored: dict[str, Any]) -> bool:
@@ -108,37 +165,54 @@ def _source(text: str | None) -> dict[str, Any]:
     return json.loads(text) if text else {}
 
 
-def replaced_tails(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The stored tails a grown transcript replaces, as transcript_extend takes them: each
-    stored branch below a turn the transcript goes on from differently (a synthetic
-    cancelled result where the real one arrived, a message that gained blocks, a tool
-    message that gained results). A tail holding a node the import did not write (the
-    session went on in ctxdag from it) stays: what was written there is not the file's."""
+def stale_tails(rows: list[dict[str, Any]],
+                named: set[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The stored tails `rows` name ({id, top_id, predecessor_id, metadata}: each node at or
+    below a stale top), merged where one lies below another, as transcript_extend takes
+    them: the nodes the document (`named` its ids) still holds, written again, and the
+    others, tombstoned (one group per tail, announced as a deleted branch). A tail holding a
+    node the import did not write (the session went on in ctxdag from it) stays: what was
+    written there is not the file's."""
+    nodes = {row["id"]: row for row in rows}
+
+    def top(node_id: str) -> str:
+        while nodes[node_id]["predecessor_id"] in nodes:
+            node_id = nodes[node_id]["predecessor_id"]
+        return node_id
+
     tails: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        tails.setdefault(row["top_id"], []).append(row)
-    replaced = []
-    for top, nodes in sorted(tails.items()):
-        if not all("source" in json.loads(node["metadata"] or "{}") for node in nodes):
+    for node_id in sorted(nodes):
+        tails.setdefault(top(node_id), []).append(nodes[node_id])
+    replaced, rewritten = [], []
+    for members in tails.values():
+        if not all("source" in json.loads(node["metadata"] or "{}") for node in members):
             continue
-        below = {node["predecessor_id"] for node in nodes}
-        tips = sorted(node["id"] for node in nodes if node["id"] not in below)
-        fork = next(node["predecessor_id"] for node in nodes if node["id"] == top)
-        replaced.append({"fork_point_id": fork, "tip_id": tips[0],
-                         "ids": sorted(node["id"] for node in nodes)})
-    return replaced
+        rewritten += [node["id"] for node in members if node["id"] in named]
+        gone = {node["id"]: node for node in members if node["id"] not in named}
+        if not gone:
+            continue
+        below = {node["predecessor_id"] for node in gone.values()}
+        tips = sorted(node_id for node_id in gone if node_id not in below)
+        fork = min(node["predecessor_id"] for node in gone.values()
+                   if node["predecessor_id"] not in gone)
+        replaced.append({"fork_point_id": fork, "tip_id": tips[0], "ids": sorted(gone)})
+    return replaced, sorted(rewritten)
 
 
 def extension(document: dict[str, Any], stored: set[str], next_seq: int, tenant: str,
-              limits: Limits) -> dict[str, Any]:
-    """transcript_extend's parameters but `unlabeled`: the document's nodes `stored`
-    lacks, numbered from `next_seq` (the session's when `stored` was read), and its
+              limits: Limits, rewritten: dict[str, int] | None = None) -> dict[str, Any]:
+    """transcript_extend's parameters but `unlabeled`, `replaced` and `rewritten`: the
+    document's nodes `stored` lacks, numbered from `next_seq` (the session's when `stored`
+    was read) but those `rewritten` (written again, each keeping its seq), and its
     labels."""
     session = document["session"]
+    rewritten = rewritten or {}
     rows, labels = checked_rows(_gained(document, stored), limits)
     new = [row for row in rows if row["properties"]["id"] not in stored]
-    numbered = [{**row, "properties": {**row["properties"], "seq": next_seq + i}}
-                for i, row in enumerate(new)]
+    seqs = iter(range(next_seq, next_seq + len(new)))
+    numbered = [{**row, "properties": {**row["properties"], "seq": rewritten[row["properties"]["id"]]
+                                       if row["properties"]["id"] in rewritten else next(seqs)}}
+                for row in new]
     media = {digest for row in new for digest in row["media_refs"]}
     return {"session_id": session["properties"]["id"], "tenant": tenant,
             "expected_next_seq": next_seq, "nodes": numbered,
@@ -154,7 +228,8 @@ async def write_extension(db: Database, params: dict[str, Any], events: Events) 
     session_id = params["session_id"]
     written = await db.write("transcript_extend", _extend_check(session_id), now=utcnow(),
                              **{"unlabeled": [], "source": None, "title": None,
-                                "source_title": None, "replaced": [], **params})
+                                "source_title": None, "replaced": [], "rewritten": [],
+                                **params})
     await events.committed(session_id, written[0]["events"])
 
 
