@@ -61,10 +61,15 @@ function needsToken(error) {
 
 function askForToken(message) {
   const dialog = $("auth");
+  // Several requests can be refused at once: the later refusals must not wipe a token
+  // the user is already typing.
+  if (dialog.open && !message) return;
   $("auth-error").hidden = !message;
   $("auth-error").textContent = message || "";
-  $("auth-token").value = "";
-  if (!dialog.open) dialog.showModal();
+  if (!dialog.open) {
+    $("auth-token").value = "";
+    dialog.showModal();
+  }
   $("auth-token").focus();
 }
 
