@@ -17,7 +17,7 @@ from ..runtime import Runtime
 from ..store import Database
 from .bookmark_seal import BookmarkSeal
 from .bookmarks import HEADER as BOOKMARKS_HEADER, ClientBookmarks
-from .context import Context, tenant_for
+from .context import Context, may_redact, tenant_for
 from .cors import Cors
 from .errors import route_refused
 from .guards import Guards
@@ -58,14 +58,19 @@ def create_app(settings: Settings, database: Database | None = None,
     def authenticate(authorization: str | None) -> str | None:
         return tenant_for(authorization, settings.api_tokens, settings.tenant)
 
+    def redactor(authorization: str | None) -> bool:
+        return may_redact(authorization, settings.api_tokens, settings.redact_tokens)
+
     bookmark_seal = BookmarkSeal.for_settings(settings)
 
     async def context(connection: HTTPConnection) -> Context:
         runtime: Runtime = connection.app.state.runtime
-        return Context(runtime, authenticate(connection.headers.get("authorization")),
+        authorization = connection.headers.get("authorization")
+        return Context(runtime, authenticate(authorization),
                        authenticate, ClientBookmarks.from_headers(
                            connection.headers.getlist(BOOKMARKS_HEADER)),
-                       bookmark_seal=bookmark_seal)
+                       bookmark_seal=bookmark_seal, redactor=redactor,
+                       authorization=authorization)
 
     # The guards check a websocket's Origin first (guards.py); strawberry checks it again
     # with the same list, and its rule (same host and port) admits whatever they admit.

@@ -20,6 +20,17 @@ def tenant_for(authorization: str | None, tokens: Mapping[str, str],
     """The tenant a bearer token maps to; the default tenant when no tokens are configured."""
     if not tokens:
         return default_tenant
+    return _listed(authorization, tokens)
+
+
+def may_redact(authorization: str | None, tokens: Mapping[str, str],
+               redact_tokens: Mapping[str, str]) -> bool:
+    """Whether the bearer token may redact: one of CTXDAG_REDACT_TOKENS; anyone in
+    token-less mode, where the one local user owns every conversation."""
+    return not tokens or _listed(authorization, redact_tokens) is not None
+
+
+def _listed(authorization: str | None, tokens: Mapping[str, str]) -> str | None:
     if not authorization or not authorization.lower().startswith("bearer "):
         return None
     given = authorization[7:].strip()
@@ -33,17 +44,22 @@ class Context(BaseContext):
     def __init__(self, runtime: Runtime, tenant: str | None,
                  authenticate: Callable[[str | None], str | None] | None = None,
                  bookmarks: ClientBookmarks | None = None, *,
-                 bookmark_seal: BookmarkSeal) -> None:
+                 bookmark_seal: BookmarkSeal,
+                 redactor: Callable[[str | None], bool] = lambda _: False,
+                 authorization: str | None = None) -> None:
         """`authenticate`: the tenant an Authorization value names (a websocket may send
         one in its connection_init payload, after the context is made). `bookmarks`: the
         sealed bookmarks the connection holds (bookmarks.py), shared by its operations,
-        which `bookmark_seal` opens (the app's one, from the settings)."""
+        which `bookmark_seal` opens (the app's one, from the settings). `redactor`: whether
+        an Authorization value may redact (`may_redact`), asked of `authorization`."""
         super().__init__()
         self.runtime = runtime
         self.tenant = tenant
         self.authenticate = authenticate or (lambda _: tenant)
         self.bookmarks = bookmarks if bookmarks is not None else ClientBookmarks()
         self.bookmark_seal = bookmark_seal
+        self.redactor = redactor
+        self.may_redact = redactor(authorization)
         self._services: TenantServices | None = None
         self._loaders: Loaders | None = None
 
