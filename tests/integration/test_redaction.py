@@ -130,3 +130,28 @@ async def test_export_import_and_replay_know_redactions(ledger, compactor, db, t
             n["properties"]["content"] = "Compare the picture with the spec."
     with pytest.raises(BadInput):
         await import_session(db, f"{tenant}-tampered", tampered, Limits())
+
+
+async def test_ctxdag_redact_warns_without_yes_and_redacts_with_it(db, tenant, capsys):
+    from tests.integration.helpers import run_command, runtime_for
+
+    runtime = runtime_for(db, tenant)
+    session = await runtime.ledger.sessions.create("s", "sys")
+    user, = await chat(runtime.ledger, session, "token ghp_secret")
+    assert await run_command(runtime, "redact", user.id, "--reason", "a token") == 1
+    assert "cannot be undone" in capsys.readouterr().err
+    assert (await runtime.ledger.nodes.get(user.id)).redaction is None
+    assert await run_command(runtime, "redact", user.id, "--reason", "a token", "--yes") == 0
+    assert (await runtime.ledger.nodes.get(user.id)).content == MARKER
+    assert await run_command(runtime, "check", session.id) == 0
+
+
+def test_redact_tokens_are_tokens_of_their_tenant():
+    from service.config import Settings
+    from service.errors import ConfigurationError
+
+    settings = Settings.from_env({"CTXDAG_API_TOKENS": "a=t1", "CTXDAG_REDACT_TOKENS": "r=t1"})
+    assert settings.api_tokens == {"a": "t1", "r": "t1"} and settings.redact_tokens == {"r": "t1"}
+    for value in ("r", "a=t2", "=t1"):
+        with pytest.raises(ConfigurationError):
+            Settings.from_env({"CTXDAG_API_TOKENS": "a=t1", "CTXDAG_REDACT_TOKENS": value})
