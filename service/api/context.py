@@ -2,42 +2,17 @@
 from __future__ import annotations
 
 import copy
-import hmac
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator
 
 from strawberry.extensions import SchemaExtension
 from strawberry.fastapi import BaseContext
 
+from ..auth import TOKEN_REQUIRED
 from ..errors import Unauthenticated
 from ..runtime import Runtime, TenantServices
 from .bookmark_seal import BookmarkSeal
 from .bookmarks import ClientBookmarks
 from .loaders import Loaders
-
-
-def tenant_for(authorization: str | None, tokens: Mapping[str, str],
-               default_tenant: str) -> str | None:
-    """The tenant a bearer token maps to; the default tenant when no tokens are configured."""
-    if not tokens:
-        return default_tenant
-    return _listed(authorization, tokens)
-
-
-def may_redact(authorization: str | None, tokens: Mapping[str, str],
-               redact_tokens: Mapping[str, str]) -> bool:
-    """Whether the bearer token may redact: one of CTXDAG_REDACT_TOKENS; anyone in
-    token-less mode, where the one local user owns every conversation."""
-    return not tokens or _listed(authorization, redact_tokens) is not None
-
-
-def _listed(authorization: str | None, tokens: Mapping[str, str]) -> str | None:
-    if not authorization or not authorization.lower().startswith("bearer "):
-        return None
-    given = authorization[7:].strip()
-    for token, tenant in tokens.items():
-        if hmac.compare_digest(token.encode(), given.encode()):
-            return tenant
-    return None
 
 
 class Context(BaseContext):
@@ -66,8 +41,7 @@ class Context(BaseContext):
     @property
     def services(self) -> TenantServices:
         if self.tenant is None:
-            raise Unauthenticated("a valid bearer token is required "
-                                  "(Authorization: Bearer <token>)")
+            raise Unauthenticated(TOKEN_REQUIRED)
         if self._services is None:
             self._services = self.runtime.for_tenant(self.tenant)
         return self._services
