@@ -1,5 +1,5 @@
 """Admin commands of `ctxdag`: `export SESSION`, `import FILE`, `check [SESSION]`,
-`import-transcript FILE…`.
+`import-transcript FILE…`, `redact NODE --reason TEXT --yes`.
 
 `add_commands` adds them to the `ctxdag` parser's subcommands, each naming its handler
 as every other command does (service/cli.py). A handler runs on the Runtime built from
@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import BadInput
-from .model import validate
+from .model import redaction, validate
 from .store.backup import export_session, import_session
 from .store.invariants import check_each
+from .store.paging import window
 from .store.transcripts import store_transcript
 
 if TYPE_CHECKING:
@@ -49,6 +50,15 @@ def add_commands(commands: Any) -> None:
                             help="with --follow: how long the file stays quiet before a "
                             "closing reply is imported")
     transcript.set_defaults(job=_import_transcript)
+    redact = commands.add_parser(
+        "redact", help="erase a node's content for good (it cannot be undone), keeping its "
+        "place, edges and the calls that read it")
+    redact.add_argument("node")
+    redact.add_argument("--reason", required=True,
+                        help="why (kept for the audit; must not quote what is erased)")
+    redact.add_argument("--yes", action="store_true",
+                        help="redact; without it the command only says what it would erase")
+    redact.set_defaults(job=_redact)
     check = commands.add_parser("check", help="check the storage invariants of sessions")
     check.add_argument("session", nargs="?", help="one session (default: all of the tenant)")
     check.add_argument("--all-tenants", action="store_true",
@@ -164,6 +174,26 @@ def _read_text(file: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise BadInput(f"{file} is not UTF-8 text (invalid byte at offset {e.start})") from None
+
+
+async def _redact(runtime: Runtime, args: argparse.Namespace) -> int:
+    ledger = runtime.ledger
+    validate.redaction_reason(args.reason)
+    node = await ledger.nodes.get(args.node)
+    if not args.yes:
+        readers = await ledger.calls.readers_pages([node.id], window(1, None, None, None))
+        read_by = readers[node.id].total if node.id in readers else 0
+        print(f"redacting {node.id} ({node.role.value}, session {node.session_id}) erases its "
+              f"content for good: it cannot be undone. {read_by} calls read it; they keep "
+              "their READ edges and will show the redaction marker. Run again with --yes to "
+              "redact.", file=sys.stderr)
+        return 1
+    done = await ledger.redactions.redact(node.id, args.reason)
+    print(f"redacted {node.id}: its content is now {redaction.MARKER!r}"
+          + (f"; erased media {', '.join(done.erased_media)}" if done.erased_media else ""))
+    for quoting_id in done.quoting_ids:
+        print(f"may quote it: {quoting_id} (redact it, or re-summarize)")
+    return 0
 
 
 async def _check(runtime: Runtime, args: argparse.Namespace) -> int:

@@ -1,5 +1,6 @@
-"""Who a request speaks for: the tenant its bearer token names. The GraphQL API and the
-MCP endpoint both decide it here, and refuse a caller without one in the same words."""
+"""Who a request speaks for: the tenant its bearer token names, and whether it may redact.
+The GraphQL API and the MCP endpoint both decide it here, and refuse a caller without one
+in the same words."""
 from __future__ import annotations
 
 import hmac
@@ -13,6 +14,17 @@ def tenant_for(authorization: str | None, tokens: Mapping[str, str],
     """The tenant a bearer token maps to; the default tenant when no tokens are configured."""
     if not tokens:
         return default_tenant
+    return _listed(authorization, tokens)
+
+
+def may_redact(authorization: str | None, tokens: Mapping[str, str],
+               redact_tokens: Mapping[str, str]) -> bool:
+    """Whether the bearer token may redact: one of CTXDAG_REDACT_TOKENS; anyone in
+    token-less mode, where the one local user owns every conversation."""
+    return not tokens or _listed(authorization, redact_tokens) is not None
+
+
+def _listed(authorization: str | None, tokens: Mapping[str, str]) -> str | None:
     if not authorization or not authorization.lower().startswith("bearer "):
         return None
     given = authorization[7:].strip()

@@ -257,7 +257,7 @@ async def _trace(runtime: Runtime, args: argparse.Namespace) -> int:
     print(f"{'pos':>4}  {'node':36}  {'role':9}  {'tokens':>6}  content")
     for position, node in enumerate(replayed.nodes):
         text = " ".join(node.content.split())
-        flag = " (deleted)" if node.deleted else ""
+        flag = _flags(node)
         print(f"{position:4d}  {node.id:36}  {node.role.value:9}  {node.tokens:6d}  "
               f"{text[:60]}{flag}")
     if replayed.differs is None:
@@ -284,8 +284,16 @@ async def _diff(runtime: Runtime, args: argparse.Namespace) -> int:
         for node_id in ids:
             node = nodes[node_id]
             text = " ".join(node.content.split())
-            print(f"{mark} {node.id:36}  {node.role.value:9}  {text[:60]}")
+            print(f"{mark} {node.id:36}  {node.role.value:9}  {text[:60]}{_flags(node)}")
     return 0
+
+
+def _flags(node) -> str:
+    """What a row of a past prompt no longer shows as the model read it."""
+    flags = (["deleted"] if node.deleted else []) + (
+        [f"redacted {node.redaction.at:%Y-%m-%d}: {node.redaction.reason}"]
+        if node.redaction else [])
+    return f" ({'; '.join(flags)})" if flags else ""
 
 
 async def _mcp(runtime: Runtime, args: argparse.Namespace) -> int:

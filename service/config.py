@@ -105,6 +105,8 @@ class Settings:
     # The API: bearer tokens mapped to tenants (none: single-tenant, loopback only). Never
     # in the repr: a logged Settings must not hand out the tokens.
     api_tokens: Mapping[str, str] = field(repr=False)
+    # Those of them that may also redact (CTXDAG_REDACT_TOKENS; README "Redaction").
+    redact_tokens: Mapping[str, str] = field(repr=False)
     # Bounds on clients (service/api/guards.py, server.py, limits.py).
     operation_timeout_seconds: float
     request_read_timeout_seconds: float
@@ -144,6 +146,7 @@ class Settings:
         else:
             context_window, window_from = DEFAULT_CONTEXT_WINDOW, "the default"
         keep_recent_tokens = _integer(env, "CTXDAG_KEEP_RECENT_TOKENS", 20_000, 0)
+        redact_tokens = _redact_tokens(env, _api_tokens(env))
         auto_compact_ratio = _float(env, "CTXDAG_AUTO_COMPACT_RATIO", 0.8, 0, 1,
                                     exclusive_minimum=True)
         compact_at = int(context_window * auto_compact_ratio)
@@ -178,7 +181,8 @@ class Settings:
             segment_merge_share=_float(env, "CTXDAG_SEGMENT_MERGE_SHARE", 0.25, 0, 1,
                                        exclusive_minimum=True),
             anthropic=anthropic,
-            api_tokens=_api_tokens(env),
+            api_tokens={**_api_tokens(env), **redact_tokens},
+            redact_tokens=redact_tokens,
             recall_budget_tokens=_integer(env, "CTXDAG_RECALL_BUDGET", DEFAULT_RECALL_BUDGET, 1),
             operation_timeout_seconds=_float(env, "CTXDAG_OPERATION_TIMEOUT_SECONDS", 300.0, 0,
                                              exclusive_minimum=True),
@@ -376,6 +380,23 @@ def _api_tokens(env: Mapping[str, str]) -> dict[str, str]:
                 "CTXDAG_API_TOKENS must look like token=tenant,token2=tenant2 "
                 "(an entry has no token or no tenant)", variable="CTXDAG_API_TOKENS")
         tokens[token.strip()] = tenant.strip()
+    return tokens
+
+
+def _redact_tokens(env: Mapping[str, str], api_tokens: Mapping[str, str]) -> dict[str, str]:
+    """CTXDAG_REDACT_TOKENS="token=tenant,…": tokens that may do what API tokens do and
+    redact too. A token listed in both must name the same tenant there."""
+    name = "CTXDAG_REDACT_TOKENS"
+    tokens: dict[str, str] = {}
+    for pair in filter(None, (p.strip() for p in env.get(name, "").split(","))):
+        token, sep, tenant = (part.strip() for part in pair.partition("="))
+        if not sep or not token or not tenant:
+            raise ConfigurationError(f"{name} must look like token=tenant,token2=tenant2 "
+                                     "(an entry has no token or no tenant)", variable=name)
+        if api_tokens.get(token, tenant) != tenant:
+            raise ConfigurationError(f"{name}: a token is given another tenant than in "
+                                     "CTXDAG_API_TOKENS", variable=name)
+        tokens[token] = tenant
     return tokens
 
 

@@ -88,6 +88,12 @@ class Unauthenticated(CtxdagError):
     code = "UNAUTHENTICATED"
 
 
+class Forbidden(CtxdagError):
+    """A valid token that does not grant what was asked (redaction: CTXDAG_REDACT_TOKENS)."""
+
+    code = "FORBIDDEN"
+
+
 class OperationTimedOut(CtxdagError):
     """A query or mutation ran past the operation timeout and was cancelled."""
 

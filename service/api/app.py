@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import HTTPConnection
 
-from ..auth import tenant_for
+from ..auth import may_redact, tenant_for
 from ..config import Settings
 from ..errors import CtxdagError
 from ..mcp.http import McpEndpoint
@@ -64,14 +64,19 @@ def create_app(settings: Settings, database: Database | None = None,
     app = FastAPI(title="ctxdag", lifespan=lifespan,
                   exception_handlers={StarletteHTTPException: route_refused})
 
+    def redactor(authorization: str | None) -> bool:
+        return may_redact(authorization, settings.api_tokens, settings.redact_tokens)
+
     bookmark_seal = BookmarkSeal.for_settings(settings)
 
     async def context(connection: HTTPConnection) -> Context:
         runtime: Runtime = connection.app.state.runtime
-        return Context(runtime, authenticate(connection.headers.get("authorization")),
+        authorization = connection.headers.get("authorization")
+        return Context(runtime, authenticate(authorization),
                        authenticate, ClientBookmarks.from_headers(
                            connection.headers.getlist(BOOKMARKS_HEADER)),
-                       bookmark_seal=bookmark_seal)
+                       bookmark_seal=bookmark_seal, redactor=redactor,
+                       authorization=authorization)
 
     # The guards check a websocket's Origin first (guards.py); strawberry checks it again
     # with the same list, and its rule (same host and port) admits whatever they admit.

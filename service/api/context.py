@@ -19,17 +19,22 @@ class Context(BaseContext):
     def __init__(self, runtime: Runtime, tenant: str | None,
                  authenticate: Callable[[str | None], str | None] | None = None,
                  bookmarks: ClientBookmarks | None = None, *,
-                 bookmark_seal: BookmarkSeal) -> None:
+                 bookmark_seal: BookmarkSeal,
+                 redactor: Callable[[str | None], bool] = lambda _: False,
+                 authorization: str | None = None) -> None:
         """`authenticate`: the tenant an Authorization value names (a websocket may send
         one in its connection_init payload, after the context is made). `bookmarks`: the
         sealed bookmarks the connection holds (bookmarks.py), shared by its operations,
-        which `bookmark_seal` opens (the app's one, from the settings)."""
+        which `bookmark_seal` opens (the app's one, from the settings). `redactor`: whether
+        an Authorization value may redact (`may_redact`), asked of `authorization`."""
         super().__init__()
         self.runtime = runtime
         self.tenant = tenant
         self.authenticate = authenticate or (lambda _: tenant)
         self.bookmarks = bookmarks if bookmarks is not None else ClientBookmarks()
         self.bookmark_seal = bookmark_seal
+        self.redactor = redactor
+        self.may_redact = redactor(authorization)
         self._services: TenantServices | None = None
         self._loaders: Loaders | None = None
 

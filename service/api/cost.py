@@ -129,6 +129,13 @@ LIST_SIZES: dict[str, Paged | Given | Assumed | Holds | str] = {
     "Message.carriedIds": Assumed("turns a carry node summarizes", PROMPT),
     "Message.carriedFrom": Assumed("turns a carry node summarizes", PROMPT),
     "Message.carriedBy": Assumed("carry nodes summarizing a node", FEW),
+    "Message.mayQuoteRedactedIds": Assumed("redacted nodes a summary covers", FEW),
+    "Summary.mayQuoteRedactedIds": Assumed("redacted nodes a summary covers", FEW),
+    "Redaction.media": Assumed("media a redacted message named", FEW),
+    "Redaction.mayBeQuotedByIds": Assumed("summaries covering a node", FEW),
+    "Redacted.mayBeQuotedByIds": Assumed("summaries covering a node", FEW),
+    "Redacted.erasedMedia": Assumed("media a redacted message named", FEW),
+    "NodeRedacted.summaryIds": Assumed("summaries covering a node", FEW),
     "CarryOver.carriedIds": Assumed("turns a carry node summarizes", PROMPT),
     # Content blocks (README, "Content blocks and tool calls"): a message holds a few (each
     # parallel tool call is one), as do a tool result's parts and a head's open tool uses.

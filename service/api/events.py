@@ -27,6 +27,7 @@ class EventType(enum.Enum):
     NODE_PINNED = "node_pinned"
     NODE_UNPINNED = "node_unpinned"
     BRANCH_CARRIED = "branch_carried"
+    NODE_REDACTED = "node_redacted"
 
 
 @strawberry.enum(description="What started a compaction.")
@@ -146,10 +147,20 @@ class BranchCarried(SessionEvent):
     carried_count: int = strawberry.field(description="The turns it summarizes.")
 
 
+@strawberry.type(description=(
+    "A node's content was erased for good (`redact`); the render of any head holding it "
+    "shows the redaction marker in its place."))
+class NodeRedacted(SessionEvent):
+    node_id: strawberry.ID
+    reason: str
+    summary_ids: list[strawberry.ID] = strawberry.field(description=(
+        "The summaries and carry nodes whose text may quote what was erased, newest first."))
+
+
 EVENT_TYPES = (CompactionStarted, CompactionFinished, CompactionFailed, HeadMoved, NodeAppended,
                BranchDeleted, SummaryRetired, SummaryStrategyChanged, NodeLabeled,
                NodeUnlabeled, BranchNamed, BranchUnnamed, NodePinned, NodeUnpinned,
-               BranchCarried)
+               BranchCarried, NodeRedacted)
 
 
 async def replay_start(ledger_events: events.Events, session_id: str, after: int | None) -> int:
@@ -218,4 +229,7 @@ def event_out(e: events.SessionEvent) -> SessionEvent:
         case EventType.BRANCH_CARRIED:
             return BranchCarried(**common, node_id=d["node_id"], from_id=d["from_id"],
                                  into_id=d["into_id"], carried_count=d["carried_count"])
+        case EventType.NODE_REDACTED:
+            return NodeRedacted(**common, node_id=d["node_id"], reason=d["reason"],
+                                summary_ids=list(d.get("summary_ids") or []))
     raise TypeError(f"unknown event type {e.type!r}")

@@ -75,6 +75,8 @@ class Loaders:
     pins: DataLoader[str, bool | None]  # whether nodes are pinned, by node id
     carried: DataLoader[str, list[str]]  # the turns a carry node summarizes, chain order
     carriers: DataLoader[str, list[str]]  # the carry nodes summarizing a node, newest first
+    quoting: DataLoader[str, list[str]]  # what may quote a redacted node, newest first
+    quoted: DataLoader[str, list[str]]  # the redacted nodes a summary or carry may quote
     # prompt-cache totals by (session id, branch tip id or None for the whole session)
     cache_totals: DataLoader[tuple[str, str | None], CacheTotals]
 
@@ -102,6 +104,8 @@ class Loaders:
             pins=DataLoader(_found(ledger.pins.get_many)),
             carried=_grouped(ledger.carries.carried_many),
             carriers=_grouped(ledger.carries.carriers_many),
+            quoting=_grouped(ledger.redactions.quoting_many),
+            quoted=_grouped(ledger.redactions.quoted_many),
             cache_totals=_grouped(ledger.calls.cache_totals),
         )
 

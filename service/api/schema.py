@@ -22,6 +22,7 @@ from .errors import coded_stream, with_codes
 from .events import EVENT_TYPES, SessionEvent, event_out, replay_start
 from .limits import MAX_TOKENS, BoundedValidation, OperationDeadline
 from .nodes import MAX_NODES_PER_LOOKUP, resolve_node
+from .redaction import DESCRIPTION as REDACT, Redacted, redact
 from .search import SearchHitConnection, SearchKind, search_field
 from .transcripts import TranscriptFormat, TranscriptImport, import_transcript
 from .types import (
@@ -338,6 +339,10 @@ class Mutation:
         await ledger.labels.clear(str(node_id))
         return message_out(await ledger.nodes.get(str(node_id)))
 
+    @strawberry.mutation(description=REDACT)
+    async def redact(self, info: Info, node_id: strawberry.ID, reason: str) -> Redacted:
+        return await redact(info, str(node_id), reason)
+
     @strawberry.mutation(description=(
         "Names the branch whose tip this is (replacing its name): one line of non-blank "
         f"text, at most {MAX_BRANCH_NAME_LENGTH} characters, not used by another branch of the "
@@ -419,7 +424,7 @@ class Subscription:
     @strawberry.subscription(description=(
         "The events of one session (node_appended, head_moved, branch_deleted, compaction_*, "
         "summary_retired, summary_strategy_changed, node_labeled, node_unlabeled, branch_named, "
-        "branch_unnamed, node_pinned, node_unpinned, branch_carried), in order, from whichever "
+        "branch_unnamed, node_pinned, node_unpinned, branch_carried, node_redacted), in order, from whichever "
         "replica wrote them. With `after` (the seq of the last event received), first the "
         "ones missed since, then live; EVENTS_EXPIRED when those are no longer kept (reload "
         "the session and subscribe without `after`). Without, from now on."))

@@ -200,6 +200,7 @@ class Router(GraphQLRouter):
             if isinstance(params, dict) else None
         if isinstance(context, Context) and context.tenant is None and given is not None:
             context.tenant = context.authenticate(given if isinstance(given, str) else None)
+            context.may_redact = context.redactor(given if isinstance(given, str) else None)
             if context.tenant is None:
                 raise ConnectionRejectionError({"code": "UNAUTHENTICATED",
                                                 "message": "the token in connection_init "

@@ -40,6 +40,40 @@ class Node:
     id: strawberry.ID
 
 
+@strawberry.type(description="A medium a redacted message named: its data is erased.")
+class RedactedMedium:
+    sha256: str
+    media_type: str
+    bytes: int
+
+
+@strawberry.type(description=(
+    "When and why a node's content was erased (`redact`). Its id, role, edges, the calls "
+    "that read it and the summaries covering it stay; it cannot be undone."))
+class Redaction:
+    node_id: strawberry.Private[str]
+    at: datetime
+    reason: str
+    media: list[RedactedMedium] = strawberry.field(description=(
+        "The media its blocks named, with their hash and size (a medium no other node "
+        "carried was deleted, data and all)."))
+
+    @strawberry.field(description=(
+        "The summaries and carry nodes that stand in for this node with their own text, "
+        "not redacted themselves: they may quote what was erased (redact or re-summarize "
+        "them). Newest first."))
+    async def may_be_quoted_by_ids(self, info: Info) -> list[strawberry.ID]:
+        return list(await info.context.loaders.quoting.load(self.node_id))
+
+
+def redaction_out(node_id: str, r: store.Redaction | None) -> Optional[Redaction]:
+    if r is None:
+        return None
+    return Redaction(node_id=node_id, at=r.at, reason=r.reason, media=[
+        RedactedMedium(sha256=m.sha256, media_type=m.media_type, bytes=m.bytes)
+        for m in r.media])
+
+
 @strawberry.type(description=(
     "One node of a session's conversation DAG: a turn, the system prompt (ROOT), a "
     "summary or a carry node (a summary of another branch). Immutable."))
@@ -63,6 +97,17 @@ class Message(Node):
         "imported aborted or errored reply) or a tool message answering one."))
     metadata: JSON
     stored_blocks: strawberry.Private[tuple]
+    redaction: Optional[Redaction] = strawberry.field(description=(
+        "Set once the node was redacted: its content and blocks then hold the redaction "
+        "marker \"[redacted]\" (tool uses keep their id and name, results the id they "
+        "answer). Null for a node never redacted."))
+
+    @strawberry.field(description=(
+        "On a summary or carry node not itself redacted: the redacted nodes it stands in "
+        "for, in seq order. Its text may quote them: redact or re-summarize it too. Empty "
+        "on any other node."))
+    async def may_quote_redacted_ids(self, info: Info) -> list[strawberry.ID]:
+        return list(await info.context.loaders.quoted.load(str(self.id)))
 
     @strawberry.field(description=(
         "The message's content blocks, in order (a plain message is one text block); "
@@ -141,7 +186,8 @@ def message_out(n: store.Node) -> Message:
                 predecessor_id=n.predecessor_id, caller_id=n.caller_id, fork_of=n.fork_of,
                 tokens=n.tokens, created_at=n.created_at, seq=n.seq, depth=n.depth,
                 side_branch=n.side_branch, deleted=n.deleted, metadata=dict(n.metadata),
-                out_of_context=n.out_of_context, stored_blocks=n.blocks)
+                out_of_context=n.out_of_context, stored_blocks=n.blocks,
+                redaction=redaction_out(n.id, n.redaction))
 
 
 @strawberry.type
@@ -239,6 +285,14 @@ class Summary:
         "A nested summary (segmented strategy): the summaries it merged, in chain order; "
         "their segments make up its own. Empty for every other summary."))
     stored_superseded: strawberry.Private[bool]
+    redaction: Optional[Redaction] = strawberry.field(
+        description="Set once the summary itself was redacted.")
+
+    @strawberry.field(description=(
+        "The redacted nodes its segment holds, in seq order, while it is not redacted "
+        "itself: its text may quote them (redact it, or uncompact and compact again)."))
+    async def may_quote_redacted_ids(self, info: Info) -> list[strawberry.ID]:
+        return list(await info.context.loaders.quoted.load(str(self.id)))
 
     @strawberry.field(description=(
         "A relic: no live branch renders it (rolling strategy: it is not the active "
@@ -265,7 +319,8 @@ def summary_out(s: store.Summary) -> Summary:
                    seq=s.node.seq, retired=s.retired, deleted=s.node.deleted,
                    absorbed_id=s.absorbed_id, compacted_head_id=s.compacted_head_id,
                    retained_ids=None if s.retained_ids is None else list(s.retained_ids),
-                   nested_ids=list(s.nested_ids))
+                   nested_ids=list(s.nested_ids),
+                   redaction=redaction_out(s.id, s.node.redaction))
 
 
 PREVIEW_CHARACTERS = 120

@@ -549,15 +549,16 @@ def answered_ids(blocks: Sequence[Block]) -> list[str]:
     return [b.tool_use_id for b in blocks if isinstance(b, ToolResult)]
 
 
+def media_sources(blocks: Sequence[Block]) -> list[MediaRef]:
+    """The stored media the blocks name, in order (a medium named twice is listed twice)."""
+    return [part.source for block in blocks
+            for part in (block.content if isinstance(block, ToolResult) else (block,))
+            if isinstance(getattr(part, "source", None), MediaRef)]
+
+
 def media_hashes(blocks: Sequence[Block]) -> list[str]:
     """The stored media the blocks name, each once, in order."""
-    found: dict[str, None] = {}
-    for block in blocks:
-        for part in (block.content if isinstance(block, ToolResult) else (block,)):
-            source = getattr(part, "source", None)
-            if isinstance(source, MediaRef):
-                found.setdefault(source.sha256)
-    return list(found)
+    return list(dict.fromkeys(source.sha256 for source in media_sources(blocks)))
 
 
 def estimate(blocks: Sequence[Block]) -> int:

@@ -54,6 +54,24 @@ class Session:
 
 
 @dataclass(frozen=True)
+class RedactedMedium:
+    """A medium a redacted node's blocks named: its hash and size are kept, its data is not."""
+
+    sha256: str
+    media_type: str
+    bytes: int
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """When and why a node's content was erased, and the media it named."""
+
+    at: datetime
+    reason: str
+    media: tuple[RedactedMedium, ...] = ()
+
+
+@dataclass(frozen=True)
 class Node:
     id: str
     session_id: str
@@ -74,6 +92,7 @@ class Node:
     element_id: str | None = field(default=None, compare=False, repr=False)
     # The stored `blocks` text (service/model/blocks.py); None for a plain-text message.
     blocks_json: str | None = field(default=None, repr=False)
+    redaction: "Redaction | None" = None  # set once the node was redacted (redaction.py)
 
     @property
     def deleted(self) -> bool:
@@ -189,7 +208,17 @@ def node_from_row(row: Mapping[str, Any]) -> Node:
         out_of_context=bool(row.get("out_of_context")),
         element_id=row.get("element_id"),
         blocks_json=row.get("blocks"),
+        redaction=_redaction(row),
     )
+
+
+def _redaction(row: Mapping[str, Any]) -> Redaction | None:
+    if row.get("redacted_at") is None:
+        return None
+    media = json.loads(row.get("redacted_media") or "[]")
+    return Redaction(native(row["redacted_at"]), row["redaction_reason"],
+                     tuple(RedactedMedium(m["sha256"], m["media_type"], m["bytes"])
+                           for m in media))
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ MAX_NAME_LENGTH = 200  # a model, provider or error code
 MAX_INSTRUCTIONS_LENGTH = 4000  # a compaction's focus instructions, in characters
 MAX_LABEL_LENGTH = 100  # a node's label, in characters
 MAX_BRANCH_NAME_LENGTH = 100  # a branch's name, in characters
+MAX_REDACTION_REASON_LENGTH = 500  # why a node was redacted, in characters
 MAX_INTEGER = 2**63 - 1  # Neo4j stores 64-bit integers
 MAX_JSON_DEPTH = 32  # objects and arrays within one another in metadata / extra_meta
 APPENDABLE_ROLES = (Role.USER, Role.ASSISTANT, Role.TOOL)
@@ -182,6 +183,18 @@ def label(value: object, what: str = "label") -> str:
     if len(value) > MAX_LABEL_LENGTH:
         raise BadInput(f"{what} is {len(value)} characters; the limit is {MAX_LABEL_LENGTH}")
     return one_line(value, what)
+
+
+def redaction_reason(value: object, what: str = "reason") -> str:
+    """Why a node was redacted: non-blank text, at most MAX_REDACTION_REASON_LENGTH
+    characters (it is kept for the audit, so it must not quote what it erases)."""
+    if not isinstance(value, str) or not value.strip():
+        raise BadInput(f"{what} must be non-blank text: a redaction says why it was made")
+    utf8_size(value, what)
+    if len(value) > MAX_REDACTION_REASON_LENGTH:
+        raise BadInput(f"{what} is {len(value)} characters; the limit is "
+                       f"{MAX_REDACTION_REASON_LENGTH}")
+    return value
 
 
 def branch_name(value: object, what: str = "branch name") -> str:

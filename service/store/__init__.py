@@ -2,13 +2,13 @@
 from .db import Database, open_driver
 from .ledger import Ledger
 from ..model.models import (
-    Appended, Branch, Call, CallRecord, Carried, DeletedBranch, HeadMove, Node, Purpose, Rendered,
-    Role, Session, Summary, SummaryStrategy,
+    Appended, Branch, Call, CallRecord, Carried, DeletedBranch, HeadMove, Node, Purpose, Redaction,
+    Rendered, Role, Session, Summary, SummaryStrategy,
 )
 from .paging import Page, Window
 from ..model.validate import Limits
 
 __all__ = [
     "Appended", "Branch", "Call", "CallRecord", "Carried", "Database", "Purpose", "DeletedBranch", "HeadMove", "Ledger", "Limits", "Node",
-    "Page", "Rendered", "Role", "Session", "Summary", "SummaryStrategy", "Window", "open_driver",
+    "Page", "Redaction", "Rendered", "Role", "Session", "Summary", "SummaryStrategy", "Window", "open_driver",
 ]

@@ -14,6 +14,7 @@ from .branch_names import BranchNames
 from .labels import Labels
 from .nodes import Nodes
 from .pins import Pins
+from .redactions import Redactions
 from .search import Search
 from .sessions import Sessions
 from .summaries import Summaries
@@ -34,6 +35,7 @@ class Ledger:
     labels: Labels
     branch_names: BranchNames
     pins: Pins
+    redactions: Redactions
     views: Views
     search: Search
     calls: Calls
@@ -58,6 +60,7 @@ class Ledger:
             labels=Labels(db, tenant, events),
             branch_names=BranchNames(db, tenant, events),
             pins=Pins(db, tenant, events),
+            redactions=Redactions(db, tenant, events),
             views=Views(db, tenant),
             search=Search(db, tenant),
             calls=Calls(db, tenant, limits),

@@ -62,6 +62,8 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
     "node_not_found": _not_found("node", "node_id"),
     "node_other_session": _bad("node {node_id} belongs to another session"),
     "node_deleted": _bad("node {node_id} was deleted with its branch"),
+    "node_redacted": _conflict("node {node_id} is redacted already; a redaction is never "
+                               "undone or repeated"),
     "node_summary": _bad("node {node_id} is a summary; HEAD stays on conversation turns"),
     "not_an_ancestor": _bad("node {node_id} is not an ancestor of HEAD; rewind only goes back "
                             "along the current branch (use checkout to jump elsewhere)"),

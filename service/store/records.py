@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 from neo4j.time import DateTime
 
 from ..errors import BadInput
-from ..model import blocks, validate
+from ..model import blocks, redaction, validate
 from ..model.models import Purpose, Role
 from ..model.validate import Limits
 
@@ -153,6 +153,37 @@ def _ids_of_blocks(ids_in: Callable[[Sequence[blocks.Block]], list[str]], kind: 
     return rule
 
 
+def _redacted_at(value: Any, record: Record, limits: Limits, what: str) -> None:
+    """A redacted node holds its blocks in the redacted form (model/redaction.py) and says why."""
+    _datetime(value, record, limits, what)
+    if "redaction_reason" not in record:
+        raise BadInput("redaction_reason is missing: a redacted node says why it was redacted")
+    stored = _sound_blocks(record, limits)
+    if stored is not None and not redaction.is_redacted_form(stored):
+        raise BadInput(f"the node is redacted ({what} is set) but holds content other than "
+                       f"the redaction marker {redaction.MARKER!r}")
+
+
+def _redaction_reason(value: Any, record: Record, limits: Limits, what: str) -> None:
+    validate.redaction_reason(value, what)
+    if "redacted_at" not in record:
+        raise BadInput(f"{what} is set on a node that is not redacted (no redacted_at)")
+
+
+def _redacted_media(value: Any, record: Record, limits: Limits, what: str) -> None:
+    if "redacted_at" not in record:
+        raise BadInput(f"{what} is set on a node that is not redacted (no redacted_at)")
+    media = validate.parse_json(value, what) if isinstance(value, str) else None
+    try:
+        refs = [blocks.MediaRef(m["media_type"], m["sha256"], m["bytes"]) for m in media]
+    except (TypeError, KeyError):
+        refs = None
+    if not refs or any(not _SHA256.match(str(m.sha256)) or type(m.bytes) is not int
+                       or m.bytes < 1 for m in refs) or redaction.media_json(refs) != value:
+        raise BadInput(f"{what} must be the media the node named, as the ledger writes them "
+                       "(compact JSON of {sha256, media_type, bytes}, in hash order)")
+
+
 def _instructions(value: Any, record: Record, limits: Limits, what: str) -> None:
     if value is None:  # stored only when given: absent, never null
         raise BadInput(f"{what} must be a string")
@@ -216,6 +247,9 @@ NODE: dict[str, tuple[bool, Rule]] = {
     "side_branch": (REQUIRED, _flag),
     "deleted_at": (OPTIONAL, _datetime),
     "blocks": (OPTIONAL, _blocks),
+    "redacted_at": (OPTIONAL, _redacted_at),
+    "redaction_reason": (OPTIONAL, _redaction_reason),
+    "redacted_media": (OPTIONAL, _redacted_media),
 }
 
 FORK = {"fork_of": (OPTIONAL, _identifier)}
