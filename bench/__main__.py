@@ -30,6 +30,7 @@ from .planning import planning
 from .prompt_cache import prompt_cache
 from .provenance import reading
 from .render import compacted, uncompacted
+from .search import search_growth
 from .replicas import replicas
 from .server import HEAP, PAGECACHE_MB, BenchNeo4j
 from .storage import storage
@@ -37,7 +38,7 @@ from .transcripts import transcript_import
 from .writes import append_at_head, persist, record_call, send_messages, write_floor
 
 SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15",
-            "16")
+            "16", "17")
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -142,6 +143,7 @@ async def run(args: argparse.Namespace) -> int:
         await section("14", lambda: pinned_render(b))
         await section("15", lambda: carry(b))
         await section("16", lambda: prompt_cache(b))
+        await section("17", lambda: search_growth(b))
         await section("11", lambda: replicas(b))  # `ctxdag serve` processes over HTTP
         await section("10", lambda: planning(b))  # last: it clears Neo4j's plan cache
         end_floor = await b.floor("end")
