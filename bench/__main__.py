@@ -14,6 +14,7 @@ import os
 import sys
 import time
 import traceback
+from dataclasses import replace
 from typing import Any, Awaitable, Callable
 
 from service.store import Database, open_driver
@@ -52,6 +53,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
                         help=f"comma-separated workload numbers to run (of {','.join(SECTIONS)})")
     parser.add_argument("--keep-neo4j", action="store_true",
                         help="keep the temporary Neo4j home (logs, store) after the run")
+    parser.add_argument("--search-nodes", default="",
+                        help="workload 17's points, comma-separated node counts "
+                             "(e.g. 10000,100000,1000000; default: the run's sizes)")
     parser.add_argument("--name", default="latest",
                         help="results file name under bench/results/ (default: latest)")
     return parser.parse_args(argv)
@@ -60,6 +64,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
 async def run(args: argparse.Namespace) -> int:
     args.quick = args.quick or args.smoke
     sizes = SMOKE if args.smoke else QUICK if args.quick else Sizes()
+    if args.search_nodes:
+        sizes = replace(sizes, search_points=tuple(
+            int(n.replace("_", "")) for n in args.search_nodes.split(",") if n.strip()))
     mode = "smoke" if args.smoke else "quick" if args.quick else "full"
     only = {s.strip() for s in args.only.split(",") if s.strip()} or set(SECTIONS)
     started = time.perf_counter()
