@@ -1,6 +1,6 @@
 // name: render_context
-// returns: one row {index, problem, head_id, summary_id, stand_in_ids, strategy, summary_version, kept_count, pinned_ids, nodes} per request whose session exists; nodes in prompt order
-// purpose: what the model reads from a head: the chain from ROOT, with the summary that applies to the head (per the session's strategy) standing in for its segment, followed by the segment's pinned turns
+// returns: one row {index, problem, head_id, summary_id, stand_in_ids, strategy, recall, summary_version, kept_count, pinned_ids, nodes} per request whose session exists; nodes in prompt order
+// purpose: what the model reads from a head: the chain from ROOT, with the summary that applies to the head (per the session's strategy) standing in for its segment, followed by the segment's pinned turns; nodes marked out_of_context left out
 // params: requests, tenant
 // $requests: [{session_id, head_id}] (head_id null: the session's HEAD).
 // covers_ids is a contiguous chain segment, so "all of it is on the chain" is "its last node
@@ -84,9 +84,11 @@ OPTIONAL CALL (h, summary, chain, problem) {
 }
 RETURN index, problem, h.id AS head_id, summary.id AS summary_id,
   [x IN coalesce(stand_ins, []) WHERE x.role = 'summary' | x.id] AS stand_in_ids,
-  s.summary_strategy AS strategy, summary_version, size(coalesce(kept, [])) AS kept_count,
+  s.summary_strategy AS strategy, coalesce(s.recall, false) AS recall, summary_version, size(coalesce(kept, [])) AS kept_count,
   COLLECT { MATCH (s)-[:PINNED]->(p:Node) RETURN p.id } AS pinned_ids,
+  // A node kept out of the context (an imported aborted reply, its results) is never read.
   [n IN coalesce(compacted,
-      CASE WHEN summary IS NOT NULL AND stand_ins IS NOT NULL THEN segmented_render END, CASE WHEN summary IS NULL THEN coalesce(chain, walked) END, []) |
+      CASE WHEN summary IS NOT NULL AND stand_ins IS NOT NULL THEN segmented_render END, CASE WHEN summary IS NULL THEN coalesce(chain, walked) END, [])
+    WHERE n.out_of_context IS NULL |
     // include: node_map
   ] AS nodes

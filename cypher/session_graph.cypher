@@ -30,7 +30,7 @@ CALL (s, head, rolling, capsule_ids) {
   MATCH (n:Node {session_id: s.id})
   WHERE n.deleted_at IS NULL OR $include_deleted
   RETURN collect(n {
-    .id, .role, .seq, .tokens, .fork_of, .blocks,
+    .id, .role, .seq, .tokens, .fork_of, .blocks, .out_of_context,
     preview: left(n.content, $preview_length),
     side_branch: coalesce(n.side_branch, false),
     deleted: n.deleted_at IS NOT NULL,

@@ -1,7 +1,9 @@
 // name: session_update
 // returns: zero or one row {problem, session, strategy_changed, events}; problem 'meta_changed' when meta_version moved since the caller read it (nothing is set then)
 // purpose: sets title, the user's extra_meta and the summary strategy; optimistic on meta_version so merges never lose a key
-// params: session_id, tenant, title, set_title, extra_meta, expected_meta_version, summary_strategy, now
+// params: session_id, tenant, title, set_title, extra_meta, expected_meta_version, summary_strategy, recall, now
+// $recall null leaves the session's recall setting (README, "Recall") as it is; a change
+// bumps summary_version too: the summary stand-ins' text says whether they can be expanded.
 // $summary_strategy null leaves it as it is; a change bumps summary_version, so a
 // compaction whose render followed the old strategy is refused when it persists.
 // meta_version is read after session_write_lock, so after any concurrent save has
@@ -16,15 +18,17 @@ MATCH (fresh:Session {id: s.id, tenant: $tenant})
 WITH fresh AS s,
   CASE WHEN coalesce(fresh.meta_version, 0) <> $expected_meta_version THEN 'meta_changed' END AS problem
 WITH s, problem, problem IS NULL AND $summary_strategy IS NOT NULL
-  AND coalesce(s.summary_strategy, 'rolling') <> $summary_strategy AS strategy_changed
-CALL (s, problem, strategy_changed) {
+  AND coalesce(s.summary_strategy, 'rolling') <> $summary_strategy AS strategy_changed,
+  problem IS NULL AND $recall IS NOT NULL AND coalesce(s.recall, false) <> $recall AS recall_changed
+CALL (s, problem, strategy_changed, recall_changed) {
   WITH * WHERE problem IS NULL
   SET s.title = CASE WHEN $set_title THEN $title ELSE s.title END,
       s.extra_meta = coalesce($extra_meta, s.extra_meta),
       s.meta_version = coalesce(s.meta_version, 0) + 1,
       s.summary_strategy = coalesce($summary_strategy, s.summary_strategy),
+      s.recall = coalesce($recall, s.recall),
       s.summary_version = coalesce(s.summary_version, 0)
-        + CASE WHEN strategy_changed THEN 1 ELSE 0 END
+        + CASE WHEN strategy_changed OR recall_changed THEN 1 ELSE 0 END
 }
 WITH s, problem, strategy_changed, CASE WHEN strategy_changed
   THEN [{type: 'summary_strategy_changed', strategy: s.summary_strategy}] ELSE [] END AS announced

@@ -1,7 +1,10 @@
 // name: transcript_extend
 // returns: one row {problem, taken_ids, taken_elsewhere, violations, events}; nothing is written when problem is set; no row when the session does not exist
-// purpose: adds the entries a transcript gained since it was imported — nodes after the stored ones, with all their edges — moves HEAD to the transcript's head and, when it gained a compaction, makes that the active summary (the one it replaced superseded), sets the labels of $labels and clears those of $unlabeled (a node deleted with its branch keeps its label and takes no new one), then checks the invariants the new nodes can break (check_extension_invariants: its cost follows the nodes added, not the session); announces a node_appended per node (in seq order), head_moved when HEAD moved and node_labeled / node_unlabeled per label written, as native writes do
-// params: session_id, tenant, now, expected_next_seq, nodes, media, head_id, active_summary_id, labels, unlabeled
+// purpose: adds the entries a transcript gained since it was imported — nodes after the stored ones, with all their edges — moves HEAD to the transcript's head and, when it gained a compaction, makes that the active summary (the one it replaced superseded), updates the session's source (and its title unless the user changed it), sets the labels of $labels and clears those of $unlabeled (a node deleted with its branch keeps its label and takes no new one), tombstones the stored turns of $replaced (the tail an earlier import stored of a file that has grown since: a synthetic result, a message still gaining blocks), whose tool uses the new nodes take over, then checks the invariants the new nodes can break (check_extension_invariants: its cost follows the nodes added, not the session); announces a branch_deleted per group of $replaced, then a node_appended per node (in seq order), head_moved when HEAD moved and node_labeled / node_unlabeled per label written, as native writes do
+// params: session_id, tenant, now, expected_next_seq, nodes, media, head_id, active_summary_id, labels, unlabeled, source, title, source_title, replaced
+// The session's source becomes $source (null: it stays), and its title $title while it is
+// still the one the source gave before ($source_title; null: none): a title the user set stays.
+// $replaced: [{fork_point_id, tip_id, ids}], each a stored branch tail below fork_point_id.
 // $nodes are backup rows (nodes_import), numbered from $expected_next_seq: the session's
 // next_seq when the caller read which nodes it held. A write that landed since is a
 // problem (`session_changed`), so two imports of one file never number a node twice; a
@@ -18,6 +21,8 @@ WITH s, previous_head.id AS previous_head_id, COLLECT {
     UNION ALL
     UNWIND $nodes AS row UNWIND row.tool_uses AS tool_use
     MATCH (x:ToolUse {session_id: s.id, id: tool_use.id})
+    WHERE NOT EXISTS { (m:Node)-[:USES]->(x)
+                       WHERE any(group IN $replaced WHERE m.id IN group.ids) }
     RETURN {id: x.id, own: true} AS taken
   } AS taken
 WITH s, previous_head_id, [t IN taken WHERE t.own | t.id] AS taken_ids,
@@ -26,8 +31,28 @@ WITH s, previous_head_id, [t IN taken WHERE t.own | t.id] AS taken_ids,
        WHEN size(taken) > 0 THEN 'ids_exist' END AS problem
 OPTIONAL CALL (s, problem) {
   WITH s WHERE problem IS NULL
-  SET s.next_seq = s.next_seq + size($nodes)
+  SET s.next_seq = s.next_seq + size($nodes), s.source = coalesce($source, s.source),
+    s.title = CASE WHEN $source IS NOT NULL AND coalesce(s.title, '') = coalesce($source_title, '')
+                   THEN $title ELSE s.title END
   WITH s
+  // A replaced turn is tombstoned, as a deleted branch's are; a tool use id the new nodes
+  // hold again is theirs now (a ToolUse is one message's).
+  CALL (s) {
+    UNWIND $replaced AS group
+    UNWIND group.ids AS id
+    MATCH (x:Node {id: id, session_id: s.id}) WHERE x.deleted_at IS NULL
+    SET x.deleted_at = $now
+    WITH s, x
+    CALL (s, x) {
+      MATCH (s)-[named:NAMES]->(x)
+      DELETE named
+    }
+    CALL (x) {
+      MATCH (x)-[:USES]->(u:ToolUse)
+      WHERE any(row IN $nodes WHERE any(t IN row.tool_uses WHERE t.id = u.id))
+      DETACH DELETE u
+    }
+  }
   // include: nodes_import
   // include: branch_names_follow
   CALL (s) {
@@ -65,8 +90,10 @@ OPTIONAL CALL (s, problem) {
   RETURN collect(violation) AS violations, labeled + unlabeled AS relabeled
 }
 WITH s, problem, taken_ids, taken_elsewhere, violations, relabeled, CASE WHEN problem IS NULL THEN
-    [row IN $nodes | {type: 'node_appended', node_id: row.properties.id,
-                      role: row.properties.role, predecessor_id: row.predecessor_id}]
+    [group IN $replaced | {type: 'branch_deleted', tip_id: group.tip_id,
+                           fork_point_id: group.fork_point_id, deleted_ids: group.ids}]
+    + [row IN $nodes | {type: 'node_appended', node_id: row.properties.id,
+                        role: row.properties.role, predecessor_id: row.predecessor_id}]
     + CASE WHEN previous_head_id <> $head_id
         THEN [{type: 'head_moved', previous_head_id: previous_head_id, head_id: $head_id}]
         ELSE [] END

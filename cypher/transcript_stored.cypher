@@ -1,9 +1,22 @@
 // name: transcript_stored
-// returns: one row {next_seq, stored_ids, labels} when the tenant holds the session; none otherwise
-// purpose: which of an imported transcript's derived node ids its session holds already, and the labels those of $label_node_ids hold ({node_id, text}), so a re-import writes only what the file gained
-// params: session_id, tenant, node_ids, label_node_ids
+// returns: one row {next_seq, stored_ids, labels, title, source, replaced} when the tenant holds the session; none otherwise
+// purpose: which of an imported transcript's derived node ids its session holds already, the labels those of $label_node_ids hold ({node_id, text}), the session's title and source (what an import last said it came from), and the stored turns the transcript's grown tail replaces ({id, predecessor_id, metadata}: every live turn below a stored predecessor of a new turn that the transcript no longer holds, with what hangs from it), so a re-import writes only what the file gained
+// params: session_id, tenant, node_ids, label_node_ids, new_turns
+// $new_turns: [{id, predecessor_id}] of the document's turns (summaries and side branches
+// apart); those already stored are skipped here.
 MATCH (s:Session {id: $session_id, tenant: $tenant})
-RETURN s.next_seq AS next_seq,
+RETURN s.next_seq AS next_seq, s.title AS title, s.source AS source,
   [id IN $node_ids WHERE EXISTS { (:Node {id: id, session_id: s.id}) }] AS stored_ids,
   COLLECT { UNWIND $label_node_ids AS id MATCH (s)-[l:LABELED]->(:Node {id: id})
-            RETURN {node_id: id, text: l.text} AS label } AS labels
+            RETURN {node_id: id, text: l.text} AS label } AS labels,
+  COLLECT { UNWIND $new_turns AS turn
+            MATCH (p:Node {id: turn.predecessor_id, session_id: s.id})
+            WHERE NOT EXISTS { (:Node {id: turn.id, session_id: s.id}) }
+            MATCH (p)<-[:PREDECESSOR]-(top:Node)
+            WHERE top.deleted_at IS NULL AND top.role <> 'summary' AND NOT top.side_branch
+              AND NOT top.id IN $node_ids
+            MATCH (top)<-[:PREDECESSOR*0..]-(x:Node)
+            WHERE x.deleted_at IS NULL
+            MATCH (x)-[:PREDECESSOR]->(xp:Node)
+            RETURN DISTINCT {id: x.id, top_id: top.id, predecessor_id: xp.id,
+                             metadata: x.metadata} AS replaced } AS replaced

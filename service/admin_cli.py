@@ -37,6 +37,9 @@ def add_commands(commands: Any) -> None:
         "a file imported before writes only what it gained")
     transcript.add_argument("files", nargs="+", metavar="FILE")
     transcript.add_argument("--format", help="the files' format (default: detected per file)")
+    transcript.add_argument("--strict", action="store_true",
+                            help="refuse a file holding an entry that cannot be mapped "
+                            "(default: skip or mention it, and list it)")
     transcript.add_argument("--follow", action="store_true",
                             help="keep importing one FILE as its tool appends to it, until "
                             "interrupted (SIGINT, SIGTERM)")
@@ -82,13 +85,39 @@ async def _import_transcript(runtime: Runtime, args: argparse.Namespace) -> int:
     if args.follow:
         return await _follow_transcript(ledger, args)
     # Every file is read before anything is written: one bad file writes nothing.
-    documents = [(file, transcripts.read(_read_text(file), file, args.format, ledger.tenant,
-                                         ledger.limits, _read_text)) for file in args.files]
-    for file, document in documents:
+    documents = []
+    for file in args.files:
+        mode = transcripts.Mode(args.strict)
+        documents.append((file, transcripts.read(_read_text(file), file, args.format,
+                                                 ledger.tenant, ledger.limits, _read_text,
+                                                 mode=mode), mode.degraded))
+    for file, document, degraded in documents:
         stored = await store_transcript(ledger.db, ledger.tenant, document, ledger.limits,
                                         ledger.events)
         print(_imported(file, stored))
+        for line in _degraded(file, degraded):
+            print(line)
     return 0
+
+
+DEGRADED_SHOWN = 10  # entries listed one by one; the rest are counted
+
+
+def _degraded(file: str, degraded: list[Any]) -> list[str]:
+    """What an import could not map, for its summary: counts by kind, then the first
+    entries by file:line."""
+    if not degraded:
+        return []
+    counts: dict[str, int] = {}
+    for entry in degraded:
+        counts[entry.kind.value] = counts.get(entry.kind.value, 0) + 1
+    lines = [f"{file}: {len(degraded)} entries degraded ("
+             + ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items())) + ")"]
+    lines += [f"  {entry.file}:{entry.line}: {entry.kind.value}: {entry.reason}"
+              for entry in degraded[:DEGRADED_SHOWN]]
+    if len(degraded) > DEGRADED_SHOWN:
+        lines.append(f"  … and {len(degraded) - DEGRADED_SHOWN} more")
+    return lines
 
 
 def _imported(file: str, stored: Any) -> str:
@@ -117,7 +146,7 @@ async def _follow_transcript(ledger: Any, args: argparse.Namespace) -> int:
     try:
         last = await follow(ledger, file, args.format, stop,
                             lambda stored: print(_imported(file, stored), flush=True),
-                            interval=args.poll, settle=args.settle)
+                            interval=args.poll, settle=args.settle, strict=args.strict)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)

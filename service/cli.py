@@ -110,6 +110,12 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--first", type=int, default=20, help="hits to print (at most 100)")
     search.add_argument("--json", action="store_true", help="one JSON object per hit")
     search.set_defaults(job=_search)
+    mcp = commands.add_parser("mcp", help="serve search, expand, render and trace as MCP "
+                              "tools to an MCP client (CTXDAG_TENANT's sessions)")
+    mcp.add_argument("--stdio", action="store_true",
+                     help="over stdin and stdout (the default; over HTTP, `ctxdag serve` "
+                          "answers at /mcp)")
+    mcp.set_defaults(job=_mcp)
     admin_cli.add_commands(commands)
     return parser
 
@@ -205,6 +211,7 @@ async def _branches(runtime: Runtime, args: argparse.Namespace) -> int:
 
 async def _search(runtime: Runtime, args: argparse.Namespace) -> int:
     from .search import Field, Filters, search
+    from .search.records import hit_record
 
     try:
         kinds = tuple(Field(k) for k in args.kind) if args.kind else None
@@ -217,7 +224,7 @@ async def _search(runtime: Runtime, args: argparse.Namespace) -> int:
         first=args.first)
     if args.json:
         for hit in page.hits:
-            print(json.dumps(_hit_json(hit), ensure_ascii=False))
+            print(json.dumps(hit_record(hit), ensure_ascii=False))
         return 0
     print(f"{len(page.hits)} hits" + (" (more: --first)" if page.has_next else ""))
     for hit in page.hits:
@@ -236,16 +243,6 @@ def _marked(hit) -> str:
         out += [text[at:start], "[[", text[start:end], "]]"]
         at = end
     return " ".join("".join(out + [text[at:]]).split())
-
-
-def _hit_json(hit) -> dict:
-    p = hit.placement
-    return {"node_id": hit.node.id, "role": hit.node.role.value, "session_id": hit.session_id,
-            "session_title": hit.session_title, "score": hit.score,
-            "matched_in": hit.field.value, "snippet": hit.snippet.text,
-            "highlights": [list(h) for h in hit.snippet.highlights],
-            "state": p.state.value, "head_id": p.head_id, "summary_id": p.summary_id,
-            "summary_rendered": p.summary_rendered}
 
 
 async def _trace(runtime: Runtime, args: argparse.Namespace) -> int:
@@ -288,6 +285,13 @@ async def _diff(runtime: Runtime, args: argparse.Namespace) -> int:
             node = nodes[node_id]
             text = " ".join(node.content.split())
             print(f"{mark} {node.id:36}  {node.role.value:9}  {text[:60]}")
+    return 0
+
+
+async def _mcp(runtime: Runtime, args: argparse.Namespace) -> int:
+    from .mcp import mcp_server
+
+    await mcp_server(lambda _: runtime.ledger).run_stdio_async()
     return 0
 
 

@@ -41,6 +41,7 @@ DEFAULT_ANTHROPIC_MAX_RETRIES = 2
 # Prompt caching: the lifetimes Anthropic's cache_control takes; the API's default first.
 CACHE_TTLS = ("5m", "1h")
 DEFAULT_CACHE_TTL = CACHE_TTLS[0]
+DEFAULT_RECALL_BUDGET = 4000  # tokens a history_expand page holds at most
 
 Number = TypeVar("Number", int, float)
 
@@ -123,6 +124,8 @@ class Settings:
     # The lifetime of the cache breakpoints every Anthropic request marks (README,
     # "Prompt caching"): "5m" (writes at 1.25x the input price) or "1h" (2x).
     cache_ttl: str = DEFAULT_CACHE_TTL
+    # The tokens a history_expand page holds at most (README, "Recall").
+    recall_budget_tokens: int = DEFAULT_RECALL_BUDGET
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
@@ -176,6 +179,7 @@ class Settings:
                                        exclusive_minimum=True),
             anthropic=anthropic,
             api_tokens=_api_tokens(env),
+            recall_budget_tokens=_integer(env, "CTXDAG_RECALL_BUDGET", DEFAULT_RECALL_BUDGET, 1),
             operation_timeout_seconds=_float(env, "CTXDAG_OPERATION_TIMEOUT_SECONDS", 300.0, 0,
                                              exclusive_minimum=True),
             request_read_timeout_seconds=_float(env, "CTXDAG_REQUEST_READ_TIMEOUT_SECONDS", 10.0,

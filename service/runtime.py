@@ -68,7 +68,8 @@ class Runtime:
         policy = BudgetPolicy(settings.context_window, settings.keep_recent_tokens,
                               settings.auto_compact_ratio, settings.segment_merge_share)
         compactor = Compactor(ledger, summarizer, policy, estimator)
-        turns = Turns(ledger, compactor, provider)
+        turns = Turns(ledger, compactor, provider,
+                      recall_budget_tokens=settings.recall_budget_tokens)
         return cls(settings, database, ledger, events, policy, summarizer, estimator, compactor,
                    provider, turns)
 
@@ -79,7 +80,8 @@ class Runtime:
         ledger = ledger_for(self.database, self.settings, self.events, tenant)
         compactor = Compactor(ledger, self.summarizer, self.policy, self.estimator)
         return TenantServices(ledger, compactor,
-                              Turns(ledger, compactor, self.provider, self.turns.renders))
+                              Turns(ledger, compactor, self.provider, self.turns.renders,
+                                    recall_budget_tokens=self.settings.recall_budget_tokens))
 
     async def close(self) -> None:
         await self.events.close()

@@ -1,5 +1,6 @@
 // fragment call_write: records $call (if given) as a Call node with a READ edge, carrying its
-// position, to every node its prompt contained, PRODUCED to `produced` (may be null), and
+// position, to every node its prompt contained and then to every turn its recall results
+// quote (the last $call.recalled_reads of its reads; README, "Recall"), PRODUCED to `produced` (may be null), and
 // OFFERED to the tools it was offered ($call.tools, stored once per tenant and content hash),
 // and its shared prefix with the session's previous call (README, "Prompt caching").
 // Expects `s`, `produced` and `call_reads` (from call_reads_check, all found) in scope.
@@ -13,7 +14,8 @@ CALL (s, produced, call_reads) {
     error_code: $call.error_code, error_message: $call.error_message,
     read_count: size($call.read_ids), tools_sha256: $call.tools_sha256,
     cache_creation_input_tokens: $call.cache_creation_input_tokens,
-    cache_read_input_tokens: $call.cache_read_input_tokens
+    cache_read_input_tokens: $call.cache_read_input_tokens,
+    recalled_reads: CASE WHEN $call.recalled_reads > 0 THEN $call.recalled_reads END
   })
   FOREACH (offered IN CASE WHEN $call.tools_sha256 IS NULL THEN [] ELSE [$call] END |
     MERGE (tools:ToolSet {tenant: s.tenant, sha256: offered.tools_sha256})
@@ -28,13 +30,15 @@ CALL (s, produced, call_reads) {
     CREATE (c)-[:READ {position: position}]->(r)
   }
   // The prompt's tokens as the ledger counts them (its reads' stored tokens and its tools'),
+  // over the prompt's own reads: recalled turns (the last $call.recalled_reads) are counted
+  // in the tool message quoting them.
   // and its shared prefix: the previous call (the session's call started last before this
   // one, found through call_session_started) and the reads both prompts hold at the same
   // positions from the start, up to the first difference; its tokens are the stored tokens
   // of those nodes, plus the tools' when both calls were offered the same ones. Tools come
   // first in a request: offered other tools, the prompts share nothing.
-  WITH c, call_reads
-  CALL (c, call_reads) {
+  WITH c, call_reads[0..size(call_reads) - coalesce($call.recalled_reads, 0)] AS prompt_reads
+  CALL (c, prompt_reads) {
     // Ordered as the index call_session_started holds them, so the seek stops at the first
     // call before this one (PartialTop): the cost does not grow with the session's calls.
     OPTIONAL CALL (c) {
@@ -43,18 +47,20 @@ CALL (s, produced, call_reads) {
         AND p.id <> $call.id AND p.tenant = c.tenant
       RETURN p ORDER BY p.session_id DESC, p.started_at DESC, p.id DESC LIMIT 1
     }
-    WITH c, call_reads, p,
-      COLLECT { MATCH (p)-[r:READ]->(n:Node) RETURN n ORDER BY r.position } AS before
-    WITH c, call_reads, p, before,
+    WITH c, prompt_reads, p,
+      COLLECT { MATCH (p)-[r:READ]->(n:Node)
+                WHERE r.position < p.read_count - coalesce(p.recalled_reads, 0)
+                RETURN n ORDER BY r.position } AS before
+    WITH c, prompt_reads, p, before,
       p IS NOT NULL AND coalesce(p.tools_sha256, '') = coalesce(c.tools_sha256, '') AS comparable,
-      CASE WHEN size(before) < size(call_reads) THEN size(before) ELSE size(call_reads) END AS both
-    WITH c, call_reads, p, comparable, CASE WHEN comparable
-      THEN coalesce([i IN range(0, both - 1) WHERE before[i] <> call_reads[i]][0], both)
+      CASE WHEN size(before) < size(prompt_reads) THEN size(before) ELSE size(prompt_reads) END AS both
+    WITH c, prompt_reads, p, comparable, CASE WHEN comparable
+      THEN coalesce([i IN range(0, both - 1) WHERE before[i] <> prompt_reads[i]][0], both)
       ELSE 0 END AS shared
     SET c.previous_call_id = p.id, c.shared_prefix_reads = shared,
-      c.prompt_tokens = $call.tools_tokens + reduce(t = 0, n IN call_reads | t + n.tokens),
+      c.prompt_tokens = $call.tools_tokens + reduce(t = 0, n IN prompt_reads | t + n.tokens),
       c.shared_prefix_tokens = CASE WHEN comparable
-        THEN $call.tools_tokens + reduce(t = 0, n IN call_reads[0..shared] | t + n.tokens)
+        THEN $call.tools_tokens + reduce(t = 0, n IN prompt_reads[0..shared] | t + n.tokens)
         ELSE 0 END
   }
 }

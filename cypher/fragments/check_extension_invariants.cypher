@@ -169,3 +169,11 @@ WHERE n.tool_use_ids IS :: LIST<STRING NOT NULL> NOT NULL AND size(n.tool_use_id
 RETURN 'tool pair: ' + c.id + ' (' + toString(c.role) + ') follows ' + n.id + ', whose tool uses ('
   + reduce(ids = '', i IN n.tool_use_ids | ids + CASE WHEN ids = '' THEN '' ELSE ', ' END + i)
   + ') only a tool message answering every one of them may follow' AS violation
+UNION ALL
+UNWIND $nodes AS row
+MATCH (c:Node {id: row.properties.id, role: 'tool'})-[:PREDECESSOR]->(n:Node)
+WHERE coalesce(n.out_of_context, false) <> coalesce(c.out_of_context, false)
+RETURN 'out of the context: tool message ' + c.id
+  + CASE WHEN c.out_of_context THEN ' is' ELSE ' is not' END + ' out of the context but '
+  + n.id + ', whose tool uses it answers,' + CASE WHEN c.out_of_context THEN ' is not' ELSE ' is' END
+  AS violation

@@ -190,7 +190,8 @@ UNION ALL
 // Tool pairs (README, "Content blocks and tool calls"). A node's USES edges are its
 // tool_use_ids in order, each to a ToolUse of this session and tenant; each ToolUse is the
 // tool use of one message. (A value that is not a list of ids is a property problem, named
-// by records.py; here it counts as none.)
+// by records.py; here it counts as none.) A tombstoned node may hold none: one a grown
+// transcript replaced gave its tool uses to the message that replaced it.
 MATCH (n:Node {session_id: s.id})
 WHERE n.tool_use_ids IS NOT NULL OR EXISTS { (n)-[:USES]->() }
 WITH n, CASE WHEN n.tool_use_ids IS :: LIST<STRING NOT NULL> NOT NULL THEN n.tool_use_ids ELSE [] END AS named,
@@ -198,7 +199,7 @@ WITH n, CASE WHEN n.tool_use_ids IS :: LIST<STRING NOT NULL> NOT NULL THEN n.too
             WHERE t.session_id = n.session_id AND t.tenant = n.tenant AND t.id IS :: STRING
             RETURN t.id AS id ORDER BY u.order } AS uses,
   COUNT { (n)-[:USES]->() } AS edges
-WHERE uses <> named OR edges <> size(uses)
+WHERE (uses <> named OR edges <> size(uses)) AND NOT (n.deleted_at IS NOT NULL AND edges = 0)
 RETURN 'USES: ' + n.id + ' has USES edges to ('
   + reduce(ids = '', i IN uses | ids + CASE WHEN ids = '' THEN '' ELSE ', ' END + i) + ')'
   + CASE WHEN edges > size(uses) THEN ', and ' + toString(edges - size(uses))
@@ -218,9 +219,11 @@ MATCH (u:ToolUse {session_id: s.id})
 WITH u.id AS id, count(*) AS uses WHERE uses > 1
 RETURN 'USES: tool use id ' + toString(id) + ' names ' + toString(uses) + ' tool uses' AS violation
 UNION ALL
-// A node's ANSWERS edges are its answered_ids, each to a tool use of its predecessor.
+// A node's ANSWERS edges are its answered_ids, each to a tool use of its predecessor (a
+// tombstoned node's predecessor may have given its tool uses away: see USES).
 MATCH (n:Node {session_id: s.id})
-WHERE n.answered_ids IS NOT NULL OR EXISTS { (n)-[:ANSWERS]->() }
+WHERE (n.answered_ids IS NOT NULL OR EXISTS { (n)-[:ANSWERS]->() })
+  AND NOT (n.deleted_at IS NOT NULL AND NOT EXISTS { (n)-[:ANSWERS]->() })
 WITH n, CASE WHEN n.answered_ids IS :: LIST<STRING NOT NULL> NOT NULL THEN n.answered_ids ELSE [] END AS named,
   COLLECT { MATCH (n)-[:PREDECESSOR]->(:Node)-[:USES]->(t:ToolUse)<-[:ANSWERS]-(n)
             WHERE t.id IS :: STRING
@@ -288,4 +291,13 @@ RETURN 'CARRIES_OVER: ' + x.id + CASE WHEN x.role <> 'carry' THEN ' is no carry 
   ELSE ' does not stand for the chain of ' + coalesce(toString(x.carried_from_id), 'its source')
     + ' below its common ancestor with its own chain (' + toString(size(carried))
     + ' edges for a carried_count of ' + coalesce(toString(x.carried_count), 'none') + ')' END
+  AS violation
+UNION ALL
+// A reply kept out of every render takes the tool message answering it along (a render never
+// holds a result without its tool use), and only such a message is out of the context with it.
+MATCH (n:Node {session_id: s.id})<-[:PREDECESSOR]-(c:Node {role: 'tool'})
+WHERE coalesce(n.out_of_context, false) <> coalesce(c.out_of_context, false)
+RETURN 'out of the context: tool message ' + c.id
+  + CASE WHEN c.out_of_context THEN ' is' ELSE ' is not' END + ' out of the context but '
+  + n.id + ', whose tool uses it answers,' + CASE WHEN c.out_of_context THEN ' is not' ELSE ' is' END
   AS violation

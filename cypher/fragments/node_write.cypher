@@ -16,7 +16,9 @@ OPTIONAL CALL (s, seq, pred, caller, fork_id, side_branch, moves_head, problem, 
     created_at: $now, tokens: $tokens, metadata: $metadata, seq: seq, blocks: $blocks,
     tool_use_ids: CASE WHEN size($tool_uses) > 0 THEN [u IN $tool_uses | u.id] END,
     answered_ids: CASE WHEN size($answers) > 0 THEN $answers END,
-    depth: pred.depth + 1, side_branch: side_branch OR pred.side_branch, fork_of: fork_id
+    depth: pred.depth + 1, side_branch: side_branch OR pred.side_branch, fork_of: fork_id,
+    // A result of a reply no render reads is not read either (an imported aborted reply).
+    out_of_context: CASE WHEN $role = 'tool' AND pred.out_of_context THEN true END
   })
   CREATE (n)-[:PREDECESSOR]->(pred)
   WITH *

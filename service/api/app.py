@@ -1,5 +1,5 @@
 """The FastAPI application: /graphql (GraphiQL in a browser, its assets under
-/graphql/static/), /healthz."""
+/graphql/static/), /mcp (the MCP tools, mcp_route.py), /healthz."""
 from __future__ import annotations
 
 import asyncio
@@ -11,16 +11,19 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import HTTPConnection
 
+from ..auth import tenant_for
 from ..config import Settings
 from ..errors import CtxdagError
+from ..mcp.http import McpEndpoint
 from ..runtime import Runtime
 from ..store import Database
 from .bookmark_seal import BookmarkSeal
 from .bookmarks import HEADER as BOOKMARKS_HEADER, ClientBookmarks
-from .context import Context, tenant_for
+from .context import Context
 from .cors import Cors
 from .errors import route_refused
 from .guards import Guards
+from .mcp_route import PATH as MCP_PATH, McpRoute
 from .schema import schema
 from .transport import Router
 from .ui import mount_ui
@@ -36,6 +39,11 @@ def create_app(settings: Settings, database: Database | None = None,
     uvicorn re-raises SIGTERM once the app has shut down, so later code would not run).
     """
 
+    def authenticate(authorization: str | None) -> str | None:
+        return tenant_for(authorization, settings.api_tokens, settings.tenant)
+
+    mcp = McpEndpoint(authenticate, lambda tenant: app.state.runtime.for_tenant(tenant).ledger)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         runtime = (Runtime.assemble(settings, database) if database is not None
@@ -44,7 +52,8 @@ def create_app(settings: Settings, database: Database | None = None,
         # Planned before the first request rather than during it.
         await runtime.database.plan_statements()
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
             await runtime.events.close()
             if database is None:
@@ -54,9 +63,6 @@ def create_app(settings: Settings, database: Database | None = None,
 
     app = FastAPI(title="ctxdag", lifespan=lifespan,
                   exception_handlers={StarletteHTTPException: route_refused})
-
-    def authenticate(authorization: str | None) -> str | None:
-        return tenant_for(authorization, settings.api_tokens, settings.tenant)
 
     bookmark_seal = BookmarkSeal.for_settings(settings)
 
@@ -74,6 +80,7 @@ def create_app(settings: Settings, database: Database | None = None,
                               allowed_origins=settings.cors_origins,
                               tokens_required=bool(settings.api_tokens)), prefix="/graphql")
 
+    app.router.add_route(MCP_PATH, McpRoute(mcp, authenticate), include_in_schema=False)
     mount_ui(app)
 
     @app.get("/healthz")

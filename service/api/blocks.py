@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 from enum import Enum
-from typing import Annotated, Any, Optional, Union
+from typing import Annotated, Any, Optional, Sequence, Union
 
 import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from ..model import blocks
-from ..store import Rendered
+from ..store import Node, Rendered
 from ..turns import requests
 
 
@@ -49,8 +49,9 @@ class ToolUseBlock:
 
 @strawberry.type(description="An image or document: stored data (by content hash) or a URL.")
 class MediaSource:
-    media_type: Optional[str] = strawberry.field(description="Null for a URL.")
-    sha256: Optional[str] = strawberry.field(description="The stored data's content hash.")
+    media_type: Optional[str] = strawberry.field(default=None, description="Null for a URL.")
+    sha256: Optional[str] = strawberry.field(default=None,
+                                             description="The stored data's content hash.")
     bytes: Optional[int] = None
     width: Optional[int] = strawberry.field(default=None, description="An image's pixels.")
     height: Optional[int] = None
@@ -271,10 +272,10 @@ class ToolChoiceInput:
 
 
 def options_in(model: Optional[str], max_tokens: Optional[int],
-               tools: Optional[list[ToolInput]], tool_choice: Optional[ToolChoiceInput]
-               ) -> requests.Options:
+               tools: Optional[list[ToolInput]], tool_choice: Optional[ToolChoiceInput],
+               recall: Optional[bool] = None) -> requests.Options:
     return requests.options(
-        model=model, max_tokens=max_tokens,
+        model=model, max_tokens=max_tokens, recall=recall,
         tools=None if tools is None else [
             {"name": t.name, "description": t.description, "input_schema": t.input_schema}
             for t in tools],
@@ -282,11 +283,16 @@ def options_in(model: Optional[str], max_tokens: Optional[int],
             "mode": tool_choice.mode.value, "name": tool_choice.name})
 
 
+async def media_of(info: Info, nodes: Sequence[Node]) -> dict[str, str]:
+    """The data of every medium the nodes name, by hash (the request's loader)."""
+    hashes = list(dict.fromkeys(h for n in nodes for h in blocks.media_hashes(n.blocks)))
+    data = await info.context.loaders.media.load_many(hashes)
+    return {h: d for h, d in zip(hashes, data) if d is not None}
+
+
 async def request_of(info: Info, rendered: Rendered, format: RequestFormat,
                      options: requests.Options) -> dict[str, Any]:
-    hashes = list(dict.fromkeys(h for n in rendered.nodes for h in blocks.media_hashes(n.blocks)))
-    data = await info.context.loaders.media.load_many(hashes)
-    media = {h: d for h, d in zip(hashes, data) if d is not None}
+    media = await media_of(info, rendered.nodes)
     build = (requests.anthropic_messages if format is RequestFormat.ANTHROPIC_MESSAGES
              else requests.openai_chat)
     ttl = info.context.runtime.settings.cache_ttl  # as the service's own requests mark it

@@ -2,31 +2,17 @@
 from __future__ import annotations
 
 import copy
-import hmac
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator
 
 from strawberry.extensions import SchemaExtension
 from strawberry.fastapi import BaseContext
 
+from ..auth import TOKEN_REQUIRED
 from ..errors import Unauthenticated
 from ..runtime import Runtime, TenantServices
 from .bookmark_seal import BookmarkSeal
 from .bookmarks import ClientBookmarks
 from .loaders import Loaders
-
-
-def tenant_for(authorization: str | None, tokens: Mapping[str, str],
-               default_tenant: str) -> str | None:
-    """The tenant a bearer token maps to; the default tenant when no tokens are configured."""
-    if not tokens:
-        return default_tenant
-    if not authorization or not authorization.lower().startswith("bearer "):
-        return None
-    given = authorization[7:].strip()
-    for token, tenant in tokens.items():
-        if hmac.compare_digest(token.encode(), given.encode()):
-            return tenant
-    return None
 
 
 class Context(BaseContext):
@@ -50,8 +36,7 @@ class Context(BaseContext):
     @property
     def services(self) -> TenantServices:
         if self.tenant is None:
-            raise Unauthenticated("a valid bearer token is required "
-                                  "(Authorization: Bearer <token>)")
+            raise Unauthenticated(TOKEN_REQUIRED)
         if self._services is None:
             self._services = self.runtime.for_tenant(self.tenant)
         return self._services

@@ -34,6 +34,10 @@ STRATEGY_HELP = ('"rolling" (default: the active summary alone, one at a time), 
                  '(each head renders the deepest summary compacted on its own path) or '
                  '"segmented" (a summary per disjoint segment of the head\'s chain, each '
                  'compaction adding one: the prompt before the newest stays as it was)')
+RECALL_HELP = ("its turns offer the model history_search and history_expand, which the "
+               "service answers itself within the turn, so the model can read back the "
+               "turns a summary stands in for (README, \"Recall\"); a sendMessage or "
+               "submitToolResults `recall` overrides it for that turn")
 
 
 @strawberry.type
@@ -134,26 +138,30 @@ async def _branch_of(info: Info, tip_id: str, name: str | None = None) -> Branch
 
 @strawberry.type
 class Mutation:
-    @strawberry.mutation(description=f"A new session. `summaryStrategy`: {STRATEGY_HELP}.")
+    @strawberry.mutation(description=f"A new session. `summaryStrategy`: {STRATEGY_HELP}. "
+                                     f"`recall`: {RECALL_HELP}.")
     async def create_session(self, info: Info, title: Optional[str] = None,
                              system_prompt: Optional[str] = None,
                              extra_meta: Optional[JSON] = None,
-                             summary_strategy: Optional[str] = None) -> Session:
+                             summary_strategy: Optional[str] = None,
+                             recall: bool = False) -> Session:
         ledger = info.context.services.ledger
         return session_out(await ledger.sessions.create(title, system_prompt or "", extra_meta,
-                                                        summary_strategy))
+                                                        summary_strategy, recall))
 
     @strawberry.mutation(description="Sets the title, merges extra_meta (a key set to null is "
-                                     "removed) and/or sets the summary strategy "
-                                     f"({STRATEGY_HELP}). Never moves HEAD.")
+                                     "removed), sets the summary strategy "
+                                     f"({STRATEGY_HELP}) and/or `recall` ({RECALL_HELP}). "
+                                     "Never moves HEAD.")
     async def update_session(self, info: Info, session_id: strawberry.ID,
                              title: Optional[str] = strawberry.UNSET,
                              extra_meta: Optional[JSON] = None,
-                             summary_strategy: Optional[str] = None) -> Session:
+                             summary_strategy: Optional[str] = None,
+                             recall: Optional[bool] = None) -> Session:
         set_title = title is not strawberry.UNSET
         return session_out(await info.context.services.ledger.sessions.update(
             str(session_id), title=title if set_title else None, set_title=set_title,
-            extra_meta=extra_meta, summary_strategy=summary_strategy))
+            extra_meta=extra_meta, summary_strategy=summary_strategy, recall=recall))
 
     @strawberry.mutation(description=(
         "The user's turn: the message (`content` or `blocks`) at HEAD, then the reply. "
@@ -167,10 +175,11 @@ class Mutation:
                            blocks: Optional[list[ContentBlockInput]] = None,
                            tools: Optional[list[ToolInput]] = None,
                            tool_choice: Optional[ToolChoiceInput] = None,
-                           cancel_open_tool_uses: bool = False) -> Turn:
+                           cancel_open_tool_uses: bool = False,
+                           recall: Optional[bool] = None) -> Turn:
         return turn_out(await info.context.services.turns.send_message(
             str(session_id), content, blocks=blocks_in(blocks),
-            options=options_in(None, None, tools, tool_choice),
+            options=options_in(None, None, tools, tool_choice, recall),
             cancel_open_tool_uses=cancel_open_tool_uses))
 
     @strawberry.mutation(description=(
@@ -180,10 +189,11 @@ class Mutation:
     async def submit_tool_results(self, info: Info, session_id: strawberry.ID,
                                   results: list[ToolResultBlockInput],
                                   tools: Optional[list[ToolInput]] = None,
-                                  tool_choice: Optional[ToolChoiceInput] = None) -> Turn:
+                                  tool_choice: Optional[ToolChoiceInput] = None,
+                                  recall: Optional[bool] = None) -> Turn:
         return turn_out(await info.context.services.turns.submit_tool_results(
             str(session_id), blocks_in([ContentBlockInput(tool_result=r) for r in results]),
-            options=options_in(None, None, tools, tool_choice)))
+            options=options_in(None, None, tools, tool_choice, recall)))
 
     @strawberry.mutation(description="Appends a node without calling a model. HEAD advances "
                                      "only when the predecessor (default: HEAD) is HEAD. The "
@@ -393,12 +403,15 @@ class Mutation:
         "line when not given) as a session: new, extended by the entries it gained since it "
         "was imported, or unchanged. `fileName` names it in errors and provenance (a Claude "
         "Code session is named by it: without it, by the file's sessionId). Bounded by the "
-        "request body limit; a line it cannot take is BAD_INPUT naming the line "
-        "(`extensions.line`) and why, and writes nothing."))
+        "request body limit. An entry it cannot map (a malformed line, an unknown entry "
+        "type, a block the ledger refuses) is skipped or mentioned and listed in "
+        "`degraded`; with `strict` it is BAD_INPUT naming the line (`extensions.line`) and "
+        "why, and writes nothing, as a line no import can take always is."))
     async def import_transcript(self, info: Info, content: str,
                                 format: Optional[TranscriptFormat] = None,
-                                file_name: Optional[str] = None) -> TranscriptImport:
-        return await import_transcript(info, content, format, file_name)
+                                file_name: Optional[str] = None,
+                                strict: bool = False) -> TranscriptImport:
+        return await import_transcript(info, content, format, file_name, strict)
 
 
 @strawberry.type

@@ -18,7 +18,8 @@ SearchKind = strawberry.enum(found.Field, name="SearchKind", description=(
 ContextState = strawberry.enum(found.State, name="ContextState", description=(
     "Where a hit stands in what the model reads at the head: IN_CONTEXT (the render holds "
     "it), PINNED (covered, but rendered after its summary), SUMMARIZED (a summary the render "
-    "shows stands in for it), NOT_RENDERED (a summary the render does not show), "
+    "shows stands in for it), NOT_RENDERED (a summary the render does not show, or a "
+    "turn no render reads: outOfContext), "
     "OTHER_BRANCH (off the head's path), DELETED (removed with its branch)."))
 
 

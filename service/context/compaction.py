@@ -32,13 +32,12 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
-from typing import Awaitable, Callable, Literal, Sequence, TypeVar
+from typing import Awaitable, Callable, Literal, Mapping, Sequence, TypeVar
 
 from ..errors import BadInput, ContextOverflow, CtxdagError
 from ..store import (CallRecord, Ledger, Node, Purpose, Rendered, Role, Summary,
                      SummaryStrategy)
 from ..model import validate
-from ..model.blocks import media_hashes
 from ..model.ids import utcnow
 from ..model.models import tools_json
 from ..tokens import estimate_tokens
@@ -164,15 +163,19 @@ class Compactor:
     async def compact_if_over_budget(self, session_id: str, pending_tokens: int = 0,
                                      head_id: str | None = None,
                                      view: Rendered | None = None,
-                                     options: RequestOptions | None = None
+                                     options: RequestOptions | None = None,
+                                     media: Mapping[str, str] | None = None
                                      ) -> CompactionResult | None:
         """Auto trigger: compacts when the prompt about to be sent reaches the threshold.
 
         `view`: the head's render, when the caller has it already (a turn renders once
-        and sends that render unless a compaction changed it)."""
+        and sends that render unless a compaction changed it); `media`: the data of the
+        media it names, when the caller has read them (a turn sends them)."""
         if view is None:
             view = await render_context(self.ledger, session_id, head_id)
-        estimate = await self.estimator.count(view.nodes) + pending_tokens
+        if media is None:
+            media = await self.ledger.nodes.media_of(view.nodes)
+        estimate = await self.estimator.count(view.nodes, media) + pending_tokens
         if not self.policy.needs_compaction(estimate):
             return None
         return await self._run(view, session_id, "auto", None, None, options=options)
@@ -444,8 +447,7 @@ class Compactor:
         if not getattr(self.summarizer, "reads_conversation", False) or plan.gap or \
                 open_tool_uses(view.nodes, len(view.nodes)):
             return None  # (a gap between stand-ins: no instruction of the request names it)
-        hashes = list(dict.fromkeys(h for n in view.nodes for h in media_hashes(n.blocks)))
-        media = await self.ledger.nodes.media(hashes) if hashes else {}
+        media = await self.ledger.nodes.media_of(view.nodes)
         # What renders before the covered entries stays (segmented: the earlier stand-ins).
         covered_from = plan.covered[0] if plan.covered[0] is not view.history[0] else None
         return Conversation(tuple(view.nodes), plan.retained, media, options, covered_from)

@@ -2,11 +2,12 @@
 
 `HeuristicEstimator` (the default) adds up the estimate stored on every node;
 `service.llm.anthropic_summarizer.AnthropicTokenCounter` asks the provider's
-count_tokens endpoint when configured.
+count_tokens endpoint when configured. Both are given the data of the media the nodes
+name (by hash), which a provider's count reads as its request does.
 """
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from typing import Mapping, Protocol, Sequence
 
 from ..store import Node
 
@@ -14,11 +15,11 @@ from ..store import Node
 class TokenEstimator(Protocol):
     name: str
 
-    async def count(self, nodes: Sequence[Node]) -> int: ...
+    async def count(self, nodes: Sequence[Node], media: Mapping[str, str]) -> int: ...
 
 
 class HeuristicEstimator:
     name = "heuristic"
 
-    async def count(self, nodes: Sequence[Node]) -> int:
+    async def count(self, nodes: Sequence[Node], media: Mapping[str, str]) -> int:
         return sum(node.tokens for node in nodes)

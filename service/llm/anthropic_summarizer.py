@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import AbstractSet, Any, Sequence
+from typing import AbstractSet, Any, Mapping, Sequence
 
 import anthropic
 
@@ -102,7 +102,7 @@ class AnthropicSummarizer:
 
 
 class AnthropicTokenCounter:
-    """Prompt tokens as the provider counts them (count_tokens on `to_messages(nodes)`)."""
+    """Prompt tokens as the provider counts them (count_tokens on `to_messages(nodes, media)`)."""
 
     name = "anthropic"
 
@@ -110,7 +110,7 @@ class AnthropicTokenCounter:
         self.client = client
         self.settings = settings
 
-    async def count(self, nodes: Sequence[Node]) -> int:
-        system, messages = to_messages(nodes)
+    async def count(self, nodes: Sequence[Node], media: Mapping[str, str]) -> int:
+        system, messages = to_messages(nodes, media)
         return await count_tokens(self.client, model=self.settings.model, system=system,
                                   messages=messages)

@@ -36,9 +36,12 @@ class Session:
     summary_strategy: str  # which summaries count: SummaryStrategy's values
     active_summary_id: str | None
     active_summary_text: str | None
+    recall: bool = False  # the model is offered the recall tools (README, "Recall")
     # The seq of its newest event when it was read: where its news stood, not part of the
     # conversation (an imported session's sequence starts afresh).
     last_event_seq: int = field(default=0, compare=False)
+    # Where an imported session came from (service/transcripts/origin.py); None: native.
+    source: Mapping[str, Any] | None = None
 
     @property
     def extra_meta(self) -> dict[str, Any]:
@@ -66,6 +69,7 @@ class Node:
     side_branch: bool  # on a spawned side branch: never a user branch
     deleted_at: datetime | None
     fork_of: str | None = None  # the node this one was retried or edited from
+    out_of_context: bool = False  # no render reads it (README, "Importing agent transcripts")
     # Neo4j's element id, as read: lets a call recorded from a render find its reads directly.
     element_id: str | None = field(default=None, compare=False, repr=False)
     # The stored `blocks` text (service/model/blocks.py); None for a plain-text message.
@@ -160,7 +164,9 @@ def session_from_row(row: Mapping[str, Any]) -> Session:
         summary_strategy=row.get("summary_strategy") or "rolling",
         active_summary_id=active.get("id"),
         active_summary_text=active.get("content"),
+        recall=bool(row.get("recall")),
         last_event_seq=row.get("next_event_seq") or 0,
+        source=json.loads(row["source"]) if row.get("source") else None,
     )
 
 
@@ -180,6 +186,7 @@ def node_from_row(row: Mapping[str, Any]) -> Node:
         side_branch=bool(row.get("side_branch")),
         deleted_at=native(row.get("deleted_at")),
         fork_of=row.get("fork_of"),
+        out_of_context=bool(row.get("out_of_context")),
         element_id=row.get("element_id"),
         blocks_json=row.get("blocks"),
     )
@@ -227,6 +234,7 @@ class Rendered:
     # Every summary standing in, in prompt order (segmented: one per segment; otherwise the
     # summary alone, or none); summary_id is the last of them.
     stand_in_ids: tuple[str, ...] = ()
+    recall: bool = False  # the session's recall setting (README, "Recall")
 
     @property
     def lead(self) -> int:
@@ -283,6 +291,11 @@ def tools_json(tools: Sequence[Any]) -> str | None:
                       ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
+# A node's metadata key naming the nodes its text quotes (a recall tool's result): every
+# call whose prompt holds the node reads them too (CallRecord.of_prompt).
+RECALLED_IDS = "recalled_ids"
+
+
 @dataclass(frozen=True)
 class CallRecord:
     """A model call to record: what its prompt contained (read_ids, in prompt order)."""
@@ -308,6 +321,9 @@ class CallRecord:
     # Prompt caching as the provider reported it (None: not reported).
     cache_creation_input_tokens: int | None = None
     cache_read_input_tokens: int | None = None
+    # How many of read_ids, at their end, are recalled turns: nodes the prompt quotes inside
+    # a recall tool's result (RECALLED_IDS), not messages of their own (README, "Recall").
+    recalled_reads: int = 0
 
     @property
     def tools_sha256(self) -> str | None:
@@ -319,9 +335,17 @@ class CallRecord:
     def of_prompt(cls, purpose: Purpose, provider: str, model: str | None,
                   nodes: Sequence[Node], started_at: datetime, finished_at: datetime,
                   **fields: Any) -> "CallRecord":
-        """A call whose prompt was `nodes` (a render, or nodes read from the store)."""
-        return cls(purpose, provider, model, tuple(n.id for n in nodes), started_at,
-                   finished_at, read_element_ids=tuple(n.element_id for n in nodes), **fields)
+        """A call whose prompt was `nodes` (a render, or nodes read from the store).
+
+        Its reads are the prompt's nodes, then the turns its recall results quote that the
+        prompt does not hold itself: the call read those too."""
+        prompt = tuple(n.id for n in nodes)
+        held = set(prompt)
+        recalled = tuple(dict.fromkeys(
+            i for n in nodes for i in n.metadata.get(RECALLED_IDS) or () if i not in held))
+        return cls(purpose, provider, model, prompt + recalled, started_at, finished_at,
+                   read_element_ids=tuple(n.element_id for n in nodes) + (None,) * len(recalled),
+                   recalled_reads=len(recalled), **fields)
 
     def as_param(self) -> dict[str, Any]:
         return {
@@ -336,6 +360,7 @@ class CallRecord:
             "tools_tokens": 0 if self.tools_json is None else estimate_tokens(self.tools_json),
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
+            "recalled_reads": self.recalled_reads,
         }
 
 
@@ -387,7 +412,18 @@ class Call:
     previous_call_id: str | None = None
     shared_prefix_reads: int | None = None
     shared_prefix_tokens: int | None = None
-    prompt_tokens: int | None = None  # its reads' stored tokens and its tools'
+    prompt_tokens: int | None = None  # its prompt's stored tokens and its tools'
+    recalled_reads: int = 0  # the last of read_ids that are recalled turns (CallRecord)
+
+    @property
+    def prompt_count(self) -> int:
+        """How many of its reads are the prompt's own nodes (the rest were recalled)."""
+        return self.read_count - self.recalled_reads
+
+    @property
+    def prompt_ids(self) -> tuple[str, ...]:
+        """The prompt's own reads, in prompt order (read_ids loaded)."""
+        return (self.read_ids or ())[:self.prompt_count]
 
     @property
     def error(self) -> str | None:
@@ -410,4 +446,5 @@ def call_from_row(row: Mapping[str, Any]) -> Call:
         shared_prefix_reads=row.get("shared_prefix_reads"),
         shared_prefix_tokens=row.get("shared_prefix_tokens"),
         prompt_tokens=row.get("prompt_tokens"),
+        recalled_reads=row.get("recalled_reads") or 0,
     )

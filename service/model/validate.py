@@ -218,6 +218,12 @@ def file_name(value: object, what: str = "file name") -> str:
     return one_line(name(value, what), what)
 
 
+def flag(value: object, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise BadInput(f"{what} must be true or false")
+    return value
+
+
 def count(value: object, what: str, minimum: int = 0) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= MAX_INTEGER:
         raise BadInput(f"{what} must be an integer from {minimum} to {MAX_INTEGER}")

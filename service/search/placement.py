@@ -8,7 +8,8 @@ segments hold the node, so it says exactly what the model reads at that head:
 - PINNED: a turn a summary covers, rendered after it because it is pinned;
 - SUMMARIZED: not rendered; a summary the render shows stands in for it (`summary_id`);
 - NOT_RENDERED: a summary the render does not show (superseded, uncompacted, absorbed
-  into a later one or another branch's);
+  into a later one or another branch's), or a turn no render reads (`outOfContext`: an
+  imported reply its tool never sent to the model, and its tool results);
 - OTHER_BRANCH: a turn off the head's path (another branch, or after the head); when a
   summary there covers it, `summary_id` names the newest such and `summary_rendered` is
   false;
@@ -52,7 +53,7 @@ def place(node: Node, rendered: Rendered, covering: Sequence[str]) -> Placement:
         if standing is not None and node.id in rendered.pinned_ids:
             return Placement(State.PINNED, head, standing, True)
         return Placement(State.IN_CONTEXT, head)
-    if node.role is Role.SUMMARY:
+    if node.role is Role.SUMMARY or node.out_of_context:
         return Placement(State.NOT_RENDERED, head)
     if standing is not None:
         return Placement(State.SUMMARIZED, head, standing, True)

@@ -315,7 +315,7 @@ def _parse(document: Any, limits: Limits) -> _Parsed:
     _check_references(session, nodes, calls)
     for call in calls:
         _check_reads(call, limits)
-    nodes = [{**node, **_implied(node, limits)} for node in nodes]
+    nodes = _released([{**node, **_implied(node, limits)} for node in nodes])
     named_not_carried = _check_media(nodes, media)
     tool_sets = _tool_sets(doc.get(_TOOL_SETS_KEY, []), calls)
     expected = {
@@ -464,6 +464,23 @@ def _without_deleted_active(session: dict, nodes: list[dict]) -> tuple[dict, lis
     return {**session, "active_summary_id": None}, [
         {**n, "properties": {**n["properties"], "superseded_summary": True}}
         if n["properties"].get("id") == active_id else n for n in nodes]
+
+
+def _released(nodes: list[dict]) -> list[dict]:
+    """A tool use id a live node holds is that node's: a tombstoned node holding it too
+    gave it away (a grown transcript replaced it: service/store/transcripts.py), and its
+    rows imply neither that tool use nor the answers to it."""
+    live = {use["id"] for n in nodes if n["properties"].get("deleted_at") is None
+            for use in n["tool_uses"]}
+    released = {n["properties"].get("id") for n in nodes
+                if n["properties"].get("deleted_at") is not None
+                and any(use["id"] in live for use in n["tool_uses"])}
+    if not released:
+        return nodes
+    return [{**n, "tool_uses": [], "answers": [], "answer_errors": []}
+            if n["properties"].get("id") in released
+            or (n["predecessor_id"] in released and n["properties"].get("deleted_at"))
+            else n for n in nodes]
 
 
 def _is_count(value: Any) -> bool:

@@ -77,7 +77,7 @@ def cache_break(previous: Call, call: Call, nodes: Mapping[str, Node],
     write broke it; None when it holds the whole previous prompt. `nodes`: the two nodes at
     the break, by id (read_ids of both calls loaded); `covering`: the ids of the summaries
     whose segments hold each of them (Summaries.covering_many)."""
-    before, after = previous.read_ids or (), call.read_ids or ()
+    before, after = previous.prompt_ids, call.prompt_ids
     shared = call.shared_prefix_reads
     if shared is None or (shared == len(before) and shared <= len(after)):
         return None
@@ -96,7 +96,7 @@ def _cause(previous: Call, call: Call, node: Node | None, was: Node | None,
     pair), so this reads the prompts and the summaries' segments, not today's pins."""
     if previous.tools_sha256 != call.tools_sha256:
         return BreakCause.TOOLS
-    before, after = previous.read_ids or (), call.read_ids or ()
+    before, after = previous.prompt_ids, call.prompt_ids
     if node is not None and node.id not in before:
         if node.role is Role.SUMMARY:
             return BreakCause.COMPACTION
@@ -154,7 +154,8 @@ class Calls:
                     input_tokens=record.input_tokens, output_tokens=record.output_tokens,
                     error_code=record.error_code, error_message=record.error_message,
                     cache_creation_input_tokens=record.cache_creation_input_tokens,
-                    cache_read_input_tokens=record.cache_read_input_tokens)
+                    cache_read_input_tokens=record.cache_read_input_tokens,
+                    recalled_reads=record.recalled_reads)
 
     async def get(self, call_id: str) -> Call:
         return the_one(await self.get_many([call_id]), "call", call_id)

@@ -5,6 +5,7 @@ from typing import Sequence
 
 from .batch import by_ids, grouped, the_one
 from .db import Database
+from ..model.blocks import media_hashes
 from ..model.models import Node, node_from_row
 
 
@@ -30,6 +31,12 @@ class Nodes:
         return await grouped(self._db, "node_children_many", node_ids, param="node_ids",
                              what="node", group="parent_id",
                              build=lambda r: node_from_row(r["node"]), tenant=self._tenant)
+
+    async def media_of(self, nodes: Sequence[Node]) -> dict[str, str]:
+        """The base64 data of every medium the nodes' blocks name (a prompt's), by hash;
+        no read when they name none."""
+        return await self.media(list(dict.fromkeys(
+            digest for node in nodes for digest in media_hashes(node.blocks))))
 
     async def media(self, hashes: Sequence[str]) -> dict[str, str]:
         """The base64 data of stored media by hash (the tenant's; unknown ones left out)."""

@@ -44,8 +44,12 @@ def _count(minimum: int) -> Rule:
 
 
 def _flag(value: Any, record: Record, limits: Limits, what: str) -> None:
-    if not isinstance(value, bool):
-        raise BadInput(f"{what} must be true or false")
+    validate.flag(value, what)
+
+
+def _marked(value: Any, record: Record, limits: Limits, what: str) -> None:
+    if value is not True:  # stored only when set: absent, never false
+        raise BadInput(f"{what} must be true when stored")
 
 
 def _strategy(value: Any, record: Record, limits: Limits, what: str) -> None:
@@ -190,10 +194,13 @@ SESSION: dict[str, tuple[bool, Rule]] = {
     "updated_at": (REQUIRED, _datetime),
     "next_seq": (REQUIRED, _count(1)),
     "summary_strategy": (OPTIONAL, _strategy),
+    "recall": (OPTIONAL, _flag),
     "summary_version": (OPTIONAL, _count(0)),
     "meta_version": (OPTIONAL, _count(0)),
     "next_event_seq": (OPTIONAL, _count(0)),
     "events_pruned_through": (OPTIONAL, _count(0)),
+    # Where an imported session came from (service/transcripts/origin.py).
+    "source": (OPTIONAL, _json_object),
 }
 
 NODE: dict[str, tuple[bool, Rule]] = {
@@ -212,15 +219,20 @@ NODE: dict[str, tuple[bool, Rule]] = {
 }
 
 FORK = {"fork_of": (OPTIONAL, _identifier)}
+# A reply an import keeps out of every render (README, "Importing agent transcripts"), and
+# the tool message answering it.
+OUT_OF_CONTEXT = {"out_of_context": (OPTIONAL, _marked)}
 
 NODE_BY_ROLE: dict[str, dict[str, tuple[bool, Rule]]] = {
     Role.SYSTEM.value: NODE,
     Role.USER.value: {**NODE, **FORK},
     Role.ASSISTANT.value: {
-        **NODE, **FORK, "tool_use_ids": (OPTIONAL, _ids_of_blocks(blocks.tool_use_ids, "tool_use")),
+        **NODE, **FORK, **OUT_OF_CONTEXT,
+        "tool_use_ids": (OPTIONAL, _ids_of_blocks(blocks.tool_use_ids, "tool_use")),
         "thinking": (OPTIONAL, _thinking)},
     Role.TOOL.value: {
-        **NODE, "answered_ids": (OPTIONAL, _ids_of_blocks(blocks.answered_ids, "tool_result"))},
+        **NODE, **OUT_OF_CONTEXT,
+        "answered_ids": (OPTIONAL, _ids_of_blocks(blocks.answered_ids, "tool_result"))},
     Role.SUMMARY.value: {
         **NODE,
         "strategy": (REQUIRED, _strategy),
@@ -269,6 +281,7 @@ CALL: dict[str, tuple[bool, Rule]] = {
     "shared_prefix_reads": (OPTIONAL, _shared_reads),
     "shared_prefix_tokens": (OPTIONAL, _count(0)),
     "prompt_tokens": (OPTIONAL, _count(0)),
+    "recalled_reads": (OPTIONAL, _shared_reads),
 }
 
 def _label_text(value: Any, record: Record, limits: Limits, what: str) -> None:

@@ -24,17 +24,19 @@ class Sessions:
 
     async def create(self, title: str | None = None, system_prompt: str = "",
                      extra_meta: Mapping[str, Any] | None = None,
-                     summary_strategy: str | None = None) -> Session:
-        """`summary_strategy`: which summaries its renders consider (default rolling)."""
+                     summary_strategy: str | None = None, recall: bool = False) -> Session:
+        """`summary_strategy`: which summaries its renders consider (default rolling);
+        `recall`: its turns offer the model the recall tools (README, "Recall")."""
         title = validate.title(title)
         strategy = _strategy(summary_strategy) or SummaryStrategy.ROLLING.value
         system_prompt = validate.content(system_prompt, self._limits, "system prompt",
                                          allow_empty=True)
         meta = validate.extra_meta(extra_meta, self._limits)
+        validate.flag(recall, "recall")
         rows = await self._db.write(
             "session_create", session_id=new_id("ses"), tenant=self._tenant, title=title,
             extra_meta=meta, now=utcnow(), root_id=new_id("nod"), system_prompt=system_prompt,
-            root_tokens=estimate_tokens(system_prompt), summary_strategy=strategy,
+            root_tokens=estimate_tokens(system_prompt), summary_strategy=strategy, recall=recall,
         )
         return session_from_row(rows[0]["session"])
 
@@ -62,9 +64,10 @@ class Sessions:
 
     async def update(self, session_id: str, *, title: str | None = None, set_title: bool = False,
                      extra_meta: Mapping[str, Any] | None = None,
-                     summary_strategy: str | None = None) -> Session:
-        """Sets the title, merges `extra_meta` (a key set to None is removed) and/or sets
-        the summary strategy, in one write.
+                     summary_strategy: str | None = None,
+                     recall: bool | None = None) -> Session:
+        """Sets the title, merges `extra_meta` (a key set to None is removed), sets the
+        summary strategy and/or the recall setting, in one write.
 
         Keys starting with '_' belong to ctxdag (the active summary lives there)
         and are refused. A metadata save never touches HEAD. A strategy change is
@@ -73,6 +76,8 @@ class Sessions:
         """
         title = validate.title(title) if set_title else None
         strategy = _strategy(summary_strategy)
+        if recall is not None:
+            validate.flag(recall, "recall")
         if extra_meta is not None:
             validate.extra_meta(extra_meta, self._limits)
         for _ in range(_META_RETRIES):
@@ -87,7 +92,7 @@ class Sessions:
                     "session_update", single_row(session_id, {"session_id": session_id}),
                     session_id=session_id, tenant=self._tenant, title=title,
                     set_title=set_title, extra_meta=merged,
-                    expected_meta_version=current.meta_version, summary_strategy=strategy,
+                    expected_meta_version=current.meta_version, summary_strategy=strategy, recall=recall,
                     now=utcnow(),
                 )
             except Stale:  # another save landed between our read and our write

@@ -15,7 +15,7 @@ nothing.
 from __future__ import annotations
 
 import asyncio
-
+import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -41,10 +41,11 @@ class Stored:
     written: int  # nodes written (0: the file gained nothing since it was imported)
     nodes: int  # nodes the transcript maps to
     relabeled: int = 0  # labels set or cleared on nodes it held already
+    redescribed: bool = False  # its source (or title) says more than the stored one
 
     @property
     def changed(self) -> bool:
-        return bool(self.written or self.relabeled)
+        return bool(self.written or self.relabeled or self.redescribed)
 
 
 async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
@@ -59,8 +60,13 @@ async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
     session_id = session["properties"]["id"]
     ids = [row["properties"]["id"] for row in document["nodes"]]
     labeled = [label["node_id"] for label in document["labels"]]
+    new_turns = [{"id": row["properties"]["id"], "predecessor_id": row["predecessor_id"]}
+                 for row in document["nodes"] if row["predecessor_id"] is not None
+                 and row["properties"]["role"] != "summary"
+                 and not row["properties"].get("side_branch")]
     found = await db.read_on_leader("transcript_stored", session_id=session_id, tenant=tenant,
-                                    node_ids=ids, label_node_ids=labeled + unlabeled)
+                                    node_ids=ids, label_node_ids=labeled + unlabeled,
+                                    new_turns=new_turns)
     if not found:
         await import_session(db, tenant, document, limits)
         return Stored(session_id, True, len(ids), len(ids))
@@ -69,13 +75,58 @@ async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
     labels = [label for label in document["labels"]
               if stored_labels.get(label["node_id"]) != label["properties"]["text"]]
     cleared = [node_id for node_id in unlabeled if node_id in stored_labels]
-    if stored.issuperset(ids) and not labels and not cleared:
+    described = _described(session["properties"], found[0])
+    if stored.issuperset(ids) and not labels and not cleared and not described:
         return Stored(session_id, False, 0, len(ids))
     params = await asyncio.to_thread(extension, {**document, "labels": labels}, stored,
                                      found[0]["next_seq"], tenant, limits)
-    await write_extension(db, {**params, "unlabeled": cleared}, events)
+    await write_extension(db, {**params, "unlabeled": cleared,
+                               **_description(session["properties"], found[0]),
+                               "replaced": replaced_tails(found[0]["replaced"])}, events)
     return Stored(session_id, False, len(params["nodes"]), len(ids),
-                  sum(label["node_id"] in stored for label in labels) + len(cleared))
+                  sum(label["node_id"] in stored for label in labels) + len(cleared),
+                  described)
+
+
+def _described(properties: dict[str, Any], stored: dict[str, Any]) -> bool:
+    """The document says more of where the session came from than the stored session: new
+    facts (a file read under another name counts for none) or a new title of the source's."""
+    new, old = _source(properties.get("source")), _source(stored["source"])
+    return ({k: v for k, v in new.items() if k != "file"}
+            != {k: v for k, v in old.items() if k != "file"})
+
+
+def _description(properties: dict[str, Any], stored: dict[str, Any]) -> dict[str, Any]:
+    """transcript_extend's source, title and source_title (the title the stored source gave,
+    which the session's title still is unless the user changed it)."""
+    return {"source": properties.get("source") or stored["source"],
+            "title": properties.get("title"),
+            "source_title": _source(stored["source"]).get("title")}
+
+
+def _source(text: str | None) -> dict[str, Any]:
+    return json.loads(text) if text else {}
+
+
+def replaced_tails(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stored tails a grown transcript replaces, as transcript_extend takes them: each
+    stored branch below a turn the transcript goes on from differently (a synthetic
+    cancelled result where the real one arrived, a message that gained blocks, a tool
+    message that gained results). A tail holding a node the import did not write (the
+    session went on in ctxdag from it) stays: what was written there is not the file's."""
+    tails: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        tails.setdefault(row["top_id"], []).append(row)
+    replaced = []
+    for top, nodes in sorted(tails.items()):
+        if not all("source" in json.loads(node["metadata"] or "{}") for node in nodes):
+            continue
+        below = {node["predecessor_id"] for node in nodes}
+        tips = sorted(node["id"] for node in nodes if node["id"] not in below)
+        fork = next(node["predecessor_id"] for node in nodes if node["id"] == top)
+        replaced.append({"fork_point_id": fork, "tip_id": tips[0],
+                         "ids": sorted(node["id"] for node in nodes)})
+    return replaced
 
 
 def extension(document: dict[str, Any], stored: set[str], next_seq: int, tenant: str,
@@ -102,7 +153,8 @@ async def write_extension(db: Database, params: dict[str, Any], events: Events) 
     (Stale)."""
     session_id = params["session_id"]
     written = await db.write("transcript_extend", _extend_check(session_id), now=utcnow(),
-                             **{"unlabeled": [], **params})
+                             **{"unlabeled": [], "source": None, "title": None,
+                                "source_title": None, "replaced": [], **params})
     await events.committed(session_id, written[0]["events"])
 
 

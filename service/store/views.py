@@ -31,6 +31,7 @@ class GraphRow:
     side_branch: bool = False
     deleted: bool = False
     fork_of: str | None = None
+    out_of_context: bool = False
     blocks_json: str | None = None  # the node's stored blocks (None: plain text)
 
     @property
@@ -75,7 +76,8 @@ class Views:
                                         row["summary_version"], row["kept_count"],
                                         frozenset(row["pinned_ids"]),
                                         tuple(row["stand_in_ids"]) or (
-                                            (row["summary_id"],) if row["summary_id"] else ())))
+                                            (row["summary_id"],) if row["summary_id"] else ()),
+                                        row["recall"]))
         return results
 
     async def graph_many(self, session_ids: Sequence[str], include_deleted: bool = False
@@ -101,4 +103,5 @@ def _graph_row(n: dict) -> GraphRow:
     return GraphRow(n["id"], n["role"], n["seq"], n.get("predecessor_id"), n.get("caller_id"),
                     n["is_head"], n["superseded_summary"], covers, n["retired"],
                     tokens=n["tokens"], preview=n["preview"], side_branch=n["side_branch"],
-                    deleted=n["deleted"], fork_of=n.get("fork_of"), blocks_json=n.get("blocks"))
+                    deleted=n["deleted"], fork_of=n.get("fork_of"),
+                    out_of_context=bool(n.get("out_of_context")), blocks_json=n.get("blocks"))

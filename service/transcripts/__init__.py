@@ -2,7 +2,9 @@
 
 `read(text, file, format)` parses a file of one of FORMATS (detected from its first line
 when `format` is None) into a backup document (document.py), which the store imports or,
-when the session is stored already, extends (service/store/transcripts.py).
+when the session is stored already, extends (service/store/transcripts.py). What a read
+cannot map it skips or mentions and lists in its Mode's `degraded`; a strict Mode refuses
+the file instead.
 """
 from __future__ import annotations
 
@@ -13,10 +15,10 @@ from typing import Any, Callable
 from ..store.ledger import Ledger
 from ..store.transcripts import Stored, store_transcript
 from ..model.validate import Limits
-from . import claude_code, codex, pi, subagents
+from . import claude_code, codex, origin, pi, subagents
 from .document import document
 from .jsonl import objects
-from .model import Transcript, bad_line, no_turns
+from .model import Degraded, DegradedKind, Mode, Transcript, bad_line, no_turns
 
 
 class Format(str, Enum):
@@ -27,7 +29,7 @@ class Format(str, Enum):
     CODEX = codex.TOOL
 
 
-PARSERS: dict[str, Callable[[str, str], Transcript]] = {
+PARSERS: dict[str, Callable[[str, str, Mode], Transcript]] = {
     Format.CLAUDE_CODE.value: claude_code.parse,
     Format.PI.value: pi.parse,
     Format.CODEX.value: codex.parse,
@@ -35,9 +37,9 @@ PARSERS: dict[str, Callable[[str, str], Transcript]] = {
 FORMATS = tuple(PARSERS)
 
 
-def detect(text: str, file: str) -> str:
-    """The format of a file, from its first line."""
-    for _, first in objects(text, file):
+def detect(text: str, file: str, strict: bool = False) -> str:
+    """The format of a file, from its first line (its first JSON object unless `strict`)."""
+    for _, first in objects(text, file, Mode(strict)):
         if pi.looks_like(first):
             return pi.TOOL
         if codex.looks_like(first):
@@ -51,28 +53,37 @@ def detect(text: str, file: str) -> str:
 
 def read(text: str, file: str, format: str | None, tenant: str, limits: Limits,
          read_text: Callable[[str], str] | None = None,
-         settle: Callable[[Transcript], Transcript] | None = None) -> dict[str, Any]:
+         settle: Callable[[Transcript], Transcript] | None = None,
+         mode: Mode | None = None) -> dict[str, Any]:
     """The backup document of one transcript file for `tenant`; BadInput naming file and
     line when it cannot be read. With `read_text`, the files a Claude Code session keeps
     beside it (its sub-agents) are read with it; `settle` cuts what may still grow
-    (follow.py)."""
-    tool = format or detect(text, file)
+    (follow.py); `mode` collects what the read degraded (default: not strict)."""
+    mode = mode if mode is not None else Mode()
+    tool = format or detect(text, file, mode.strict)
     if tool not in PARSERS:
         raise bad_line(file, 1, f"format {tool!r} is not one of: {', '.join(FORMATS)}")
-    transcript = PARSERS[tool](text, file)
+    transcript = PARSERS[tool](text, file, mode)
     if tool == claude_code.TOOL and read_text is not None:
-        transcript = subagents.with_agents(transcript, subagents.beside(file, read_text))
+        transcript = subagents.with_agents(transcript, subagents.beside(file, read_text), mode)
     if settle is not None:
         transcript = settle(transcript)
         if not transcript.turns:
             raise no_turns(file)
-    return document(transcript, tenant, limits)
+    # The session's origin reads the lines again; what they degrade is counted once, above.
+    origin_lines = objects(text, file, Mode())
+    shaped = document(transcript, tenant, limits, origin.describe(transcript, origin_lines), mode)
+    mode.degraded.sort(key=lambda d: (d.file != file, d.file, d.line))
+    return shaped
 
 
-async def import_text(ledger: Ledger, text: str, file: str, format: str | None) -> Stored:
+async def import_text(ledger: Ledger, text: str, file: str, format: str | None,
+                      mode: Mode | None = None) -> Stored:
     """One transcript, given as text (no side files), stored in the ledger's tenant: a new
     session, the entries it gained since it was imported, or nothing when it holds them
-    all. The file is read in a worker thread, so the event loop keeps serving meanwhile."""
-    shaped = await asyncio.to_thread(read, text, file, format, ledger.tenant, ledger.limits)
+    all. The file is read in a worker thread, so the event loop keeps serving meanwhile;
+    what it degraded is in `mode`."""
+    shaped = await asyncio.to_thread(read, text, file, format, ledger.tenant, ledger.limits,
+                                     mode=mode)
     return await store_transcript(ledger.db, ledger.tenant, shaped, ledger.limits,
                                   ledger.events)

@@ -31,7 +31,8 @@ from typing import Any
 from .building import ROOT as _ROOT, Building as _Building, key_of, keys_of, \
     merge_meta, opener, text_block, tool_use, turns_of
 from .jsonl import objects
-from .model import Compaction, Transcript, bad_line, no_turns, timestamp, tool_use_id
+from .model import Compaction, DegradedKind, Mode, Transcript, bad_line, no_turns, timestamp, \
+    tool_use_id
 
 TOOL = "claude-code"
 CHAIN = {"user", "assistant", "system", "attachment", "progress"}
@@ -44,16 +45,18 @@ def looks_like(first: dict[str, Any]) -> bool:
         "uuid" in first or "sessionId" in first or first.get("type") in BOOKKEEPING)
 
 
-def parse(text: str, file: str) -> Transcript:
-    reader = _Reader(file)
-    for line, entry in objects(text, file):
+def parse(text: str, file: str, mode: Mode | None = None) -> Transcript:
+    mode = mode if mode is not None else Mode(strict=True)
+    reader = _Reader(file, mode)
+    for line, entry in objects(text, file, mode):
         reader.take(line, entry)
     return reader.transcript(PurePath(file).stem or reader.session_key)
 
 
 class _Reader:
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, mode: Mode) -> None:
         self.file = file
+        self.mode = mode
         self.turns: list[_Building] = []
         self.node_of: dict[str, int] = {}  # entry uuid -> the turn it is or hangs from
         self.compactions: list[tuple[int, int, int, str, datetime, tuple[str, ...], dict]] = []
@@ -77,8 +80,14 @@ class _Reader:
                     self.title = entry[key].strip()[:200]
             return
         if kind not in CHAIN:
-            raise bad_line(self.file, line, f"unknown entry type {kind!r} (known: "
-                           f"{', '.join(sorted(CHAIN | BOOKKEEPING))})")
+            self.mode.degrade(self.file, line, DegradedKind.UNKNOWN_ENTRY,
+                              f"unknown entry type {kind!r} (known: "
+                              f"{', '.join(sorted(CHAIN | BOOKKEEPING))})")
+            uuid, parent_uuid = entry.get("uuid"), entry.get("parentUuid")
+            if isinstance(uuid, str) and uuid not in self.node_of:
+                # bookkeeping: what names it as its parent hangs from what it hangs from
+                self.node_of[uuid] = self.node_of.get(parent_uuid, _ROOT)
+            return
         uuid, parent_uuid = entry.get("uuid"), entry.get("parentUuid")
         if not isinstance(uuid, str) or not uuid:
             raise bad_line(self.file, line, f"a {kind} entry without a uuid")

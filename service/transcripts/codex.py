@@ -36,7 +36,7 @@ from typing import Any
 from .building import ROOT, Building, key_of, keys_of, merge_meta, opener, tool_use, \
     turns_of
 from .jsonl import objects
-from .model import Compaction, Transcript, bad_line, no_turns, timestamp, tool_use_id
+from .model import Compaction, Mode, Transcript, bad_line, no_turns, timestamp, tool_use_id
 
 TOOL = "codex"
 CONTEXTUAL = ("# AGENTS.md instructions for", "<user_instructions>", "<environment_context>",
@@ -52,9 +52,10 @@ def looks_like(first: dict[str, Any]) -> bool:
     return first.get("type") == "session_meta" and isinstance(first.get("payload"), dict)
 
 
-def parse(text: str, file: str) -> Transcript:
+def parse(text: str, file: str, mode: Mode | None = None) -> Transcript:
+    mode = mode if mode is not None else Mode(strict=True)
     reader = _Reader(file)
-    for line, entry in objects(text, file):
+    for line, entry in objects(text, file, mode):
         reader.take(line, entry)
     return reader.transcript()
 

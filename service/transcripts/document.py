@@ -11,12 +11,19 @@ The conventions (README, "Importing agent transcripts"):
   starts it; the last compaction is the active one (strategy rolling), the others are
   superseded; an empty summary reads so and says so in its metadata;
 - HEAD is the tool's head (its synthetic result when it ends on open tool uses);
+- a reply the tool kept out of its model's context (`Turn.out_of_context`) is stored with
+  `out_of_context: true`, and so is every tool message answering it: no render reads them;
 - a sub-agent's turns (subagents.py) are side-branch nodes pointing CALLER at the turn
   that spawned them, numbered after the transcript's own.
 - the source's labels are the nodes' labels (labeled_at: the label entry's time); the
   nodes whose label the source cleared are listed under `unlabeled` (UNLABELED), the one
   key a transcript's document has beyond a backup's, so that a grown file clears them.
-Every node's metadata names its source: {"source": {tool, file, entries, line}}.
+Every node's metadata names its source: {"source": {tool, file, entries, line}}; the
+session's `source` property says where it came from (origin.py), its title is the one the
+source gives.
+A block the ledger refuses (a placeholder image URL, media it cannot hold) is, unless the
+Mode is strict, a text block mentioning it (OMITTED), degraded as INVALID_BLOCK; a
+tool_result keeps its place and loses only the parts refused.
 """
 from __future__ import annotations
 
@@ -31,16 +38,24 @@ from ..store.backup import FORMAT, VERSION
 from ..store.transcripts import UNLABELED
 from ..model.validate import Limits
 from ..tokens import estimate_tokens
+from . import origin
 from .model import (
-    ROOT_KEY, Compaction, Transcript, Turn, bad_line, cancelled_result, node_id, session_id,
+    ROOT_KEY, Compaction, DegradedKind, Mode, Transcript, Turn, bad_line, cancelled_result,
+    node_id, session_id,
 )
 
 EMPTY_SUMMARY = "[The tool recorded this compaction without a readable summary.]"
+OMITTED = "[{kind} omitted on import: {reason}]"
 SYNTHETIC_PREFIX = "synthetic:"
 
 
-def document(transcript: Transcript, tenant: str, limits: Limits) -> dict[str, Any]:
+def document(transcript: Transcript, tenant: str, limits: Limits,
+             source: dict[str, Any] | None = None, mode: Mode | None = None) -> dict[str, Any]:
+    """`source`: where the session came from (origin.py; what the transcript alone says
+    when None)."""
+    mode = mode if mode is not None else Mode(strict=True)
     t = transcript
+    source_of = source or origin.describe(t, ())
     sid = session_id(tenant, t.tool, t.session_key)
     turns, head = _paired(t.turns, t.head)
     ids = {ROOT_KEY: node_id(tenant, t.tool, t.session_key, ROOT_KEY)}
@@ -51,6 +66,7 @@ def document(transcript: Transcript, tenant: str, limits: Limits) -> dict[str, A
     for turn in turns:
         depth[turn.key] = depth[turn.parent] + 1
     started = min(turn.at for turn in turns)
+    unread = _out_of_context(turns)
     media: dict[str, dict[str, Any]] = {}
 
     def source(line: int, entries: tuple[str, ...], file: str | None = None) -> dict[str, Any]:
@@ -72,7 +88,8 @@ def document(transcript: Transcript, tenant: str, limits: Limits) -> dict[str, A
                                   file=t.file))
             continue
         turn = turns[index]
-        written = _written(turn.role, list(turn.blocks), limits, t.file, turn.line)
+        written = _written(turn.role, list(turn.blocks), limits, turn.file or t.file,
+                           turn.line, mode)
         for medium in written.params["media"]:
             media.setdefault(medium["sha256"], medium)
         meta = {"source": source(turn.line, turn.entries, turn.file), **turn.meta}
@@ -80,17 +97,17 @@ def document(transcript: Transcript, tenant: str, limits: Limits) -> dict[str, A
         if caller and turn.parent == ROOT_KEY:
             meta["spawned_from"] = caller  # as spawnTask marks a task's opening node
         nodes.append(_node(sid, ids[turn.key], turn.role, written, turn.at, seq,
-                           depth[turn.key], meta, ids[turn.parent], caller, turn.side_branch))
+                           depth[turn.key], meta, ids[turn.parent], caller, turn.side_branch,
+                           turn.key in unread))
     stamps = [turn.at for turn in turns] + [c.at for c in t.compactions]
     properties = {
-        "id": sid, "extra_meta": json.dumps({"source": {
-            "tool": t.tool, "file": t.file, "session": t.session_key}}, sort_keys=True),
+        "id": sid, "extra_meta": "{}", "source": origin.dumps(source_of),
         "created_at": _stamp(started), "updated_at": _stamp(max(stamps)),
         "next_seq": len(nodes), "summary_strategy": "rolling",
         "summary_version": len(t.compactions), "meta_version": 0,
     }
-    if t.title:
-        properties["title"] = t.title
+    if source_of["title"]:
+        properties["title"] = source_of["title"]
     return {"format": FORMAT, "version": VERSION,
             "session": {"properties": properties, "root_id": ids[ROOT_KEY], "head_id": ids[head],
                         "active_summary_id": summaries[-1][0] if summaries else None},
@@ -135,6 +152,16 @@ def _paired(turns: tuple[Turn, ...], head: str) -> tuple[list[Turn], str]:
             if head == turn.key:
                 head = synthetic.key
     return paired, head
+
+
+def _out_of_context(turns: list[Turn]) -> set[str]:
+    """The turns no render reads: the replies the tool kept out of its model's context, and
+    the tool messages answering them (a result is never read without its tool use)."""
+    unread: set[str] = set()
+    for turn in turns:  # parents before children
+        if turn.out_of_context or (turn.role == "tool" and turn.parent in unread):
+            unread.add(turn.key)
+    return unread
 
 
 def _answered(turn: Turn) -> list[str]:
@@ -192,18 +219,61 @@ def _chain(key: str, parent: dict[str, str]) -> list[str]:
 
 
 def _written(role: str, raw: list[dict[str, Any]], limits: Limits, file: str = "",
-             line: int = 0) -> block_rules.Written:
+             line: int = 0, mode: Mode | None = None) -> block_rules.Written:
     if role == "system":
         return block_rules.Written(block_rules.plain(""), "")
     try:
         return block_rules.message_blocks(role, None, raw, limits)
     except BadInput as e:
+        if mode is None or mode.strict:
+            raise bad_line(file, line, e.message) from None
+    mended = [_mended(role, block, limits, file, line, mode) for block in raw]
+    try:
+        return block_rules.message_blocks(role, None, mended, limits)
+    except BadInput as e:
         raise bad_line(file, line, e.message) from None
+
+
+def _mended(role: str, block: dict[str, Any], limits: Limits, file: str, line: int,
+            mode: Mode) -> dict[str, Any]:
+    """`block` as the ledger takes it: itself, a tool_result without the parts it refuses,
+    or a text block mentioning what was omitted (each degraded)."""
+    if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+        return {**block, "content": [_mended_part(block, part, limits, file, line, mode)
+                                     for part in block["content"]]}
+    reason = _refused(role, [block], limits)
+    if reason is None:
+        return block
+    mode.degrade(file, line, DegradedKind.INVALID_BLOCK, reason)
+    return _omitted(block, reason)
+
+
+def _mended_part(result: dict[str, Any], part: Any, limits: Limits, file: str, line: int,
+                 mode: Mode) -> Any:
+    reason = _refused("tool", [{**result, "content": [part]}], limits)
+    if reason is None:
+        return part
+    mode.degrade(file, line, DegradedKind.INVALID_BLOCK, reason)
+    return _omitted(part, reason)
+
+
+def _refused(role: str, blocks: list[dict[str, Any]], limits: Limits) -> str | None:
+    try:
+        block_rules.message_blocks(role, None, blocks, limits)
+    except BadInput as e:
+        return e.message.replace("blocks[0]", str(blocks[0].get("type", "the block")), 1)
+    return None
+
+
+def _omitted(block: Any, reason: str) -> dict[str, Any]:
+    kind = block.get("type") if isinstance(block, dict) else None
+    return {"type": "text", "text": OMITTED.format(kind=kind if isinstance(kind, str)
+                                                   else "block", reason=reason)}
 
 
 def _node(sid: str, nid: str, role: str, written: block_rules.Written, at: datetime, seq: int,
           depth: int, meta: dict[str, Any], predecessor: str | None, caller: str | None = None,
-          side_branch: bool = False) -> dict[str, Any]:
+          side_branch: bool = False, out_of_context: bool = False) -> dict[str, Any]:
     params = written.params
     properties = {"id": nid, "session_id": sid, "role": role, "content": params["content"],
                   "created_at": _stamp(at), "tokens": params["tokens"],
@@ -217,6 +287,8 @@ def _node(sid: str, nid: str, role: str, written: block_rules.Written, at: datet
         properties["tool_use_ids"] = [u["id"] for u in params["tool_uses"]]
     if params["answers"]:
         properties["answered_ids"] = params["answers"]
+    if out_of_context:
+        properties["out_of_context"] = True
     return {"properties": properties, "predecessor_id": predecessor, "caller_id": caller,
             "covers": [], "carries_over": []}
 

@@ -25,7 +25,7 @@ from ..errors import BadInput
 from ..store.ledger import Ledger
 from ..store.transcripts import Stored, store_transcript
 from . import claude_code, read
-from .model import ROOT_KEY, NoTurns, Transcript, Turn
+from .model import ROOT_KEY, Mode, NoTurns, Transcript, Turn
 
 
 def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
@@ -74,8 +74,9 @@ def _calls_open_before(turn: Turn, turns: dict[str, Turn]) -> bool:
 
 async def follow(ledger: Ledger, file: str, format: str | None, stop: asyncio.Event,
                  report: Callable[[Stored], None], *, interval: float = 0.5,
-                 settle: float = 2.0) -> Stored | None:
-    """Imports `file` as it grows until `stop` is set; the last import's result."""
+                 settle: float = 2.0, strict: bool = False) -> Stored | None:
+    """Imports `file` as it grows until `stop` is set; the last import's result. (What
+    it degrades is not listed: each import reads the whole file again.)"""
     path = Path(file)
     seen, changed_at, settled, last = -1, time.monotonic(), False, None
     while not stop.is_set():
@@ -90,7 +91,7 @@ async def follow(ledger: Ledger, file: str, format: str | None, stop: asyncio.Ev
                 seen, changed_at, settled, quiet = len(complete), time.monotonic(), False, False
             else:
                 settled = True
-            stored = await _import(ledger, complete, file, format, quiet)
+            stored = await _import(ledger, complete, file, format, quiet, strict)
             if stored is not None:
                 last = stored
                 if stored.changed:
@@ -103,14 +104,14 @@ async def follow(ledger: Ledger, file: str, format: str | None, stop: asyncio.Ev
 
 
 async def _import(ledger: Ledger, complete: bytes, file: str, format: str | None,
-                  quiet: bool) -> Stored | None:
+                  quiet: bool, strict: bool) -> Stored | None:
     try:
         text = complete.decode("utf-8")
     except UnicodeDecodeError as e:
         raise BadInput(f"{file} is not UTF-8 text (invalid byte at offset {e.start})") from None
     try:
         shaped = read(text, file, format, ledger.tenant, ledger.limits,
-                      settle=lambda t: without_open_tail(t, quiet))
+                      settle=lambda t: without_open_tail(t, quiet), mode=Mode(strict))
     except NoTurns:
         return None  # nothing to import yet
     return await store_transcript(ledger.db, ledger.tenant, shaped, ledger.limits,

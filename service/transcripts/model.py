@@ -17,6 +17,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from enum import Enum
 from typing import Any
 
 from ..errors import BadInput
@@ -43,6 +44,8 @@ class Turn:
     caller: str | None = None
     side_branch: bool = False
     file: str | None = None  # None: the transcript's own file
+    # A reply the tool keeps out of what its model reads (Pi: an aborted or errored one).
+    out_of_context: bool = False
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,39 @@ def session_id(tenant: str, tool: str, session_key: str) -> str:
 
 def node_id(tenant: str, tool: str, session_key: str, key: str) -> str:
     return f"nod_{digest(tenant, tool, session_key, key)}"
+
+
+class DegradedKind(str, Enum):
+    """What an import did with an entry it could not map (README, "Importing agent
+    transcripts")."""
+
+    MALFORMED_LINE = "malformed_line"  # not a JSON object with a type: skipped
+    UNKNOWN_ENTRY = "unknown_entry"  # an entry type the format's reader does not know: skipped
+    INVALID_BLOCK = "invalid_block"  # a block the ledger refuses: a text mention in its place
+
+
+@dataclass(frozen=True)
+class Degraded:
+    """One entry an import kept less of than the file holds, and why."""
+
+    file: str
+    line: int
+    kind: DegradedKind
+    reason: str
+
+
+@dataclass
+class Mode:
+    """How a read treats what it cannot map: `strict` refuses the file (BadInput naming the
+    line), otherwise each such entry is skipped or mentioned and listed in `degraded`."""
+
+    strict: bool = False
+    degraded: list[Degraded] = field(default_factory=list)
+
+    def degrade(self, file: str, line: int, kind: DegradedKind, reason: str) -> None:
+        if self.strict:
+            raise bad_line(file, line, reason)
+        self.degraded.append(Degraded(file, line, kind, reason))
 
 
 def bad_line(file: str, line: int, reason: str) -> BadInput:

@@ -19,6 +19,7 @@ none: each entry follows the one before it, keyed by its line). How they map (RE
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -27,11 +28,14 @@ from .building import ROOT as _ROOT, Building as _Building, key_of, keys_of, ope
 from .jsonl import objects
 from ..errors import BadInput
 from ..model import validate
-from .model import Compaction, Label, Transcript, bad_line, no_turns, timestamp, tool_use_id
+from .model import Compaction, DegradedKind, Label, Mode, Transcript, Turn, bad_line, no_turns, \
+    timestamp, tool_use_id
 
 TOOL = "pi"
 BOOKKEEPING = {"label", "model_change", "thinking_level_change", "session_info", "custom"}
 KINDS = {"message", "compaction", "branch_summary", "custom_message", *BOOKKEEPING}
+# Replies Pi leaves out of its model's context (its transform of messages skips them).
+UNSENT_STOPS = {"aborted", "error"}
 BRANCH_SUMMARY = ("The following is a summary of a branch that this conversation came back "
                   "from:\n\n<summary>\n{}\n</summary>")
 
@@ -40,8 +44,9 @@ def looks_like(first: dict[str, Any]) -> bool:
     return first.get("type") == "session" and isinstance(first.get("id"), str)
 
 
-def parse(text: str, file: str) -> Transcript:
-    lines = list(objects(text, file))
+def parse(text: str, file: str, mode: Mode | None = None) -> Transcript:
+    mode = mode if mode is not None else Mode(strict=True)
+    lines = list(objects(text, file, mode))
     if not lines or not looks_like(lines[0][1]):
         raise bad_line(file, 1, "a Pi session file opens with a {\"type\": \"session\", \"id\"} header")
     header = lines[0][1]
@@ -56,7 +61,16 @@ def parse(text: str, file: str) -> Transcript:
     for line, entry in lines[1:]:
         kind = entry["type"]
         if kind not in KINDS:
-            raise bad_line(file, line, f"unknown entry type {kind!r} (known: {', '.join(sorted(KINDS))})")
+            mode.degrade(file, line, DegradedKind.UNKNOWN_ENTRY,
+                         f"unknown entry type {kind!r} (known: {', '.join(sorted(KINDS))})")
+            key = f"line{line}" if legacy else entry.get("id")
+            parent_key = previous if legacy else entry.get("parentId")
+            if isinstance(key, str) and key and key not in node_of:
+                # bookkeeping: what follows it hangs from what it hangs from
+                node_of[key] = node_of.get(parent_key, _ROOT) if parent_key is not None \
+                    else _ROOT
+                previous = key
+            continue
         key = f"line{line}" if legacy else entry.get("id")
         parent_key = previous if legacy else entry.get("parentId")
         if not isinstance(key, str) or not key:
@@ -112,12 +126,18 @@ def parse(text: str, file: str) -> Transcript:
 
     head = node_of[previous] if previous is not None else len(turns) - 1
     return Transcript(
-        TOOL, file, header["id"], turns_of(turns),
+        TOOL, file, header["id"], _marked_unsent(turns_of(turns)),
         tuple(Compaction(c.key, named(c.last_covered), named(c.compacted_head), c.text, c.at,
                          c.line, c.entries, c.meta) for c in compactions),
         named(head if head != _ROOT else len(turns) - 1), title,
         labels=tuple(Label(named(t) if isinstance(t, int) else t, label.text, label.at)
                      for t, label in labels.items()))
+
+
+def _marked_unsent(turns: tuple[Turn, ...]) -> tuple[Turn, ...]:
+    return tuple(replace(t, out_of_context=True)
+                 if t.role == "assistant" and t.meta.get("stopReason") in UNSENT_STOPS else t
+                 for t in turns)
 
 
 def _labeled(target: Any, turns: list[_Building], node_of: dict[str, int],
@@ -153,7 +173,8 @@ def _message(message: Any, key: str, parent: int, turns: list[_Building],
     if role == "user":
         add("user", _content(message.get("content"), file, line))
     elif role == "assistant":
-        meta = {k: message[k] for k in ("provider", "model", "stopReason", "usage") if k in message}
+        meta = {k: message[k] for k in ("provider", "model", "stopReason", "errorMessage", "usage")
+                if k in message}
         blocks = [b for b in (_block(item, meta, file, line)
                               for item in message.get("content") or []) if b]
         if blocks:

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from ..model import validate
 from .claude_code import parse
-from .model import ROOT_KEY, Transcript, Turn, tool_use_id
+from .model import ROOT_KEY, Mode, Transcript, Turn, tool_use_id
 
 PREFIX = "agent-"
 HELPERS = "agent-acompact-"
@@ -51,10 +51,10 @@ def beside(file: str, read_text: Callable[[str], str]) -> list[SubAgent]:
     return agents
 
 
-def with_agents(main: Transcript, agents: list[SubAgent]) -> Transcript:
+def with_agents(main: Transcript, agents: list[SubAgent], mode: Mode) -> Transcript:
     turns = list(main.turns)
     for agent in agents:
-        turns += _spawned(main, agent, parse(agent.text, agent.file))
+        turns += _spawned(main, agent, parse(agent.text, agent.file, mode))
     return replace(main, turns=tuple(turns))
 
 

@@ -8,7 +8,7 @@ today's render of the call's head differs is the store's one prompt comparison
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from ..context.render import render_context
 from ..store import Call, Ledger, Node, Purpose
@@ -37,13 +37,16 @@ def compared_head(call: Call) -> str | None:
     return call.head_id
 
 
-def replayed(call: Call, nodes: Sequence[Node], today: Sequence[str] | None) -> Replay:
-    """The replay of `call` from the nodes it read and today's render of its compared
-    head (None: no head to compare, or the head was deleted since)."""
-    system, messages = to_messages(nodes)
+def replayed(call: Call, nodes: Sequence[Node], today: Sequence[str] | None,
+             media: Mapping[str, str]) -> Replay:
+    """The replay of `call` from the nodes it read (and the data of the media they name)
+    and today's render of its compared head (None: no head to compare, or the head was
+    deleted since)."""
+    nodes = nodes[:call.prompt_count]  # recalled turns were read inside a tool result
+    system, messages = to_messages(nodes, media)
     if today is None:
         return Replay(call, tuple(nodes), system, tuple(messages), None, None)
-    read, today = call.read_ids or (), tuple(today)
+    read, today = call.prompt_ids, tuple(today)
     diff = diff_reads(read, today)
     return Replay(call, tuple(nodes), system, tuple(messages), today, today != tuple(read),
                   added=diff.added, dropped=diff.dropped)
@@ -55,4 +58,4 @@ async def replay(ledger: Ledger, call_id: str) -> Replay:
     head_id, today = compared_head(call), None
     if head_id is not None and not (await ledger.nodes.get(head_id)).deleted:
         today = (await render_context(ledger, call.session_id, head_id)).node_ids
-    return replayed(call, nodes, today)
+    return replayed(call, nodes, today, await ledger.nodes.media_of(nodes))

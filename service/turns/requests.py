@@ -14,6 +14,7 @@ are still open (the runtime answers them first), refused with `BAD_INPUT`.
 Framing, the same in both formats:
 - ROOT (system) → the system prompt;
 - a summary → a user message "<summary of the earlier conversation>\\n…\\n</summary>";
+  with the recall tools offered (Options.recall), a note naming its id follows (RECALL_NOTE);
 - a carry node (a branch summary) → a user message "<summary of another branch of this
   conversation, left for this one>\\n…\\n</summary>";
 - a tool message without tool_result blocks (a plain tool output, as stored before
@@ -48,6 +49,9 @@ CARRY_CLOSE = "</summary>"
 TOOL_PREFIX = "[tool result]"
 CONTINUES = "(conversation continues)"
 ERROR_PREFIX = "[error] "  # OpenAI's tool messages have no error flag
+# After a summary stand-in when the recall tools are offered (README, "Recall").
+RECALL_NOTE = ("(This summary is {id}. history_expand with summary_id \"{id}\" returns the "
+               "turns it stands in for verbatim; history_search finds words in them.)")
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,9 @@ class Options:
     tools: tuple[Tool, ...] = ()
     tool_choice: ToolChoice | None = None
     cache_ttl: str = DEFAULT_CACHE_TTL  # the breakpoints' lifetime (CTXDAG_CACHE_TTL)
+    # The recall tools (README, "Recall"): None follows the session's setting; once a turn
+    # resolved it (service/recall/tools.py), `tools` hold them and stand-ins name their ids.
+    recall: bool | None = None
 
 
 MAX_TOOLS = 128
@@ -84,9 +91,11 @@ TOOL_CHOICE_MODES = ("auto", "any", "none", "tool")
 
 
 def options(*, model: object = None, max_tokens: object = None, tools: object = None,
-            tool_choice: object = None) -> Options:
+            tool_choice: object = None, recall: object = None) -> Options:
     """Request options as a client gives them, checked (BAD_INPUT naming the field)."""
     validate.optional_name(model, "model")
+    if recall is not None:
+        validate.flag(recall, "recall")
     if max_tokens is not None:
         validate.count(max_tokens, "maxTokens", minimum=1)
         if max_tokens > MAX_OUTPUT_TOKENS:
@@ -98,7 +107,7 @@ def options(*, model: object = None, max_tokens: object = None, tools: object = 
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise BadInput(f"tools are named once each; repeated: {some(repeated)}")
-    return Options(model, max_tokens, offered, _choice(tool_choice, names))
+    return Options(model, max_tokens, offered, _choice(tool_choice, names), recall=recall)
 
 
 def _tool(value: object, what: str) -> Tool:
@@ -157,10 +166,11 @@ def _refuse_open(nodes: Sequence[Node]) -> None:
                        open_tool_use_ids=open_ids)
 
 
-def _framed(node: Node) -> tuple[str, tuple[Block, ...]]:
+def _framed(node: Node, recall: bool | None = None) -> tuple[str, tuple[Block, ...]]:
     """(the role it is sent as, its blocks) for a non-system node."""
     if node.role is Role.SUMMARY:
-        return "user", (Text(f"{SUMMARY_OPEN}\n{node.content}\n{SUMMARY_CLOSE}"),)
+        note = f"\n{RECALL_NOTE.format(id=node.id)}" if recall else ""
+        return "user", (Text(f"{SUMMARY_OPEN}\n{node.content}\n{SUMMARY_CLOSE}{note}"),)
     if node.role is Role.CARRY:
         return "user", (Text(f"{CARRY_OPEN}\n{node.content}\n{CARRY_CLOSE}"),)
     if node.role is Role.ASSISTANT:
@@ -207,7 +217,7 @@ def anthropic_messages(nodes: Sequence[Node], media: Mapping[str, str],
     for node in nodes:
         if node.role is Role.SYSTEM:
             continue
-        role, blocks = _framed(node)
+        role, blocks = _framed(node, options.recall)
         content = [_anthropic_block(b, media) for b in blocks]
         if node.role is Role.SUMMARY:
             summary_block = content[-1]
@@ -364,7 +374,7 @@ def openai_chat(nodes: Sequence[Node], media: Mapping[str, str],
     for node in nodes:
         if node.role is Role.SYSTEM:
             continue
-        role, blocks = _framed(node)
+        role, blocks = _framed(node, options.recall)
         if role == "assistant":
             messages.append(_openai_assistant(blocks))
             continue

@@ -10,7 +10,8 @@ call. Otherwise one full render sits between them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, Mapping, Sequence
 
 from ..context.compaction import CompactionResult, CompactionStatus, Compactor
@@ -19,11 +20,13 @@ from ..errors import BadInput, CtxdagError, ModelError
 from ..model import validate
 from ..store import Appended, Call, CallRecord, Ledger, Node, Purpose, Rendered, Role
 from ..model.ids import utcnow
-from ..model.blocks import media_hashes, message_blocks, tool_use_ids
+from ..model.blocks import message_blocks, tool_use_ids
 from .providers import ModelProvider, Prompt
 from ..model.models import tools_json
 from .requests import Options
+from . import recall
 from .writer import TurnWriter
+from ..config import DEFAULT_RECALL_BUDGET
 
 
 @dataclass(frozen=True)
@@ -33,20 +36,27 @@ class TurnResult:
     call_id: str | None  # the call that produced the reply, or the failed call
     compaction: CompactionResult | None = None  # an auto or passive compaction the turn ran
     error: CtxdagError | None = None  # why there is no reply
+    # The reply's recall tool uses the service answers with the runtime's results
+    # (service/turns/recall.py): not the runtime's to answer.
+    service_use_ids: tuple[str, ...] = ()
 
     @property
     def open_tool_use_ids(self) -> list[str]:
         """The tool uses the reply opens: the runtime answers them (submit_tool_results)."""
-        return [] if self.reply is None else tool_use_ids(self.reply.blocks)
+        if self.reply is None:
+            return []
+        return [i for i in tool_use_ids(self.reply.blocks) if i not in self.service_use_ids]
 
 
 class Turns:
     def __init__(self, ledger: Ledger, compactor: Compactor, provider: ModelProvider,
-                 renders: RenderMemory | None = None) -> None:
+                 renders: RenderMemory | None = None, *,
+                 recall_budget_tokens: int = DEFAULT_RECALL_BUDGET) -> None:
         self.ledger = ledger
         self.compactor = compactor
         self.provider = provider
         self.renders = RenderMemory() if renders is None else renders
+        self.recall_budget_tokens = recall_budget_tokens
 
     async def send_message(self, session_id: str, content: str | None = None, *,
                            blocks: Sequence[Any] | None = None, options: Options = Options(),
@@ -59,6 +69,7 @@ class Turns:
         projection of stored nodes).
         """
         writer = TurnWriter(self.ledger, session_id, advance_head=True)
+        await self._refuse_recall_clash(session_id, options)
         if cancel_open_tool_uses:
             # The message is checked first: a refused one must leave nothing behind.
             message_blocks(Role.USER, content, blocks, self.ledger.limits)
@@ -71,8 +82,9 @@ class Turns:
         """The agent loop's next step: the results answering HEAD's open tool uses, then the
         model's next reply (which may call tools again)."""
         writer = TurnWriter(self.ledger, session_id, advance_head=True)
-        return await self._respond_to(writer, await writer.results(results), Purpose.CHAT,
-                                      options=options)
+        results, metadata = await self._with_recall_answers(session_id, results, options)
+        return await self._respond_to(writer, await writer.results(results, metadata),
+                                      Purpose.CHAT, options=options)
 
     async def edit(self, node_id: str, content: str | None = None, *,
                    blocks: Sequence[Any] | None = None,
@@ -80,6 +92,7 @@ class Turns:
         """A new version of a user message (a fork; HEAD moves to it), then the reply."""
         original = await self.ledger.nodes.get(node_id)
         writer = TurnWriter(self.ledger, original.session_id, advance_head=True)
+        await self._refuse_recall_clash(original.session_id, options)
         return await self._respond_to(writer, await writer.open_edit(node_id, content, blocks),
                                       Purpose.CHAT, options=options)
 
@@ -89,10 +102,12 @@ class Turns:
         if original.role is not Role.ASSISTANT or original.predecessor_id is None:
             raise BadInput(f"node {node_id} is not an assistant reply; retry forks replies")
         writer = TurnWriter(self.ledger, original.session_id, advance_head=True)
+        await self._refuse_recall_clash(original.session_id, options)
         prompt_head = await self.ledger.nodes.get(original.predecessor_id)
         result = await self._respond(writer, prompt_head, Purpose.CHAT, retry_of=node_id,
                                      options=options)
-        return TurnResult(None, result.reply, result.call_id, result.compaction, result.error)
+        result = await self._recall_rounds(writer, result, Purpose.CHAT, True, options)
+        return replace(result, user_node=None)
 
     async def spawn_task(self, session_id: str, from_node_id: str, prompt: str, *,
                          deliver_to: str | None = None) -> TurnResult:
@@ -144,9 +159,47 @@ class Turns:
     async def _respond_to(self, writer: TurnWriter, opened: Appended, purpose: Purpose, *,
                           compact: bool = True, options: Options = Options()) -> TurnResult:
         """The rest of a turn whose opening node was just written."""
+        result = await self._respond_opened(writer, opened, purpose, compact, options)
+        return await self._recall_rounds(writer, result, purpose, compact, options)
+
+    async def _respond_opened(self, writer: TurnWriter, opened: Appended, purpose: Purpose,
+                              compact: bool, options: Options) -> TurnResult:
         ready = self.renders.extend(self.ledger.tenant, writer.session_id, opened)
         return await self._respond(writer, opened.node, purpose, ready=ready, compact=compact,
                                    options=options)
+
+    async def _recall_rounds(self, writer: TurnWriter, result: TurnResult, purpose: Purpose,
+                             compact: bool, options: Options) -> TurnResult:
+        """While the reply calls recall tools only, the service answers and asks again."""
+        first = result
+        for _ in range(recall.MAX_RECALL_ROUNDS):
+            if result.reply is None or not result.service_use_ids or result.open_tool_use_ids:
+                break
+            blocks, metadata = await recall.answered(self.ledger, result.reply, (),
+                                                     self.recall_budget_tokens)
+            opened = await writer.results(blocks, metadata)
+            result = await self._respond_opened(writer, opened, purpose, compact, options)
+        if result.open_tool_use_ids == [] and result.service_use_ids:
+            result = replace(result, service_use_ids=())  # rounds spent: the runtime asks on
+        return replace(result, user_node=first.user_node,
+                       compaction=result.compaction or first.compaction)
+
+    async def _refuse_recall_clash(self, session_id: str, options: Options) -> None:
+        """A client tool named like a recall tool is BAD_INPUT, before the turn writes, when
+        recall is on (the session is read only when such a tool is offered)."""
+        if recall.clashes(options):
+            recall.recall_options(options, (await self.ledger.sessions.get(session_id)).recall)
+
+    async def _with_recall_answers(self, session_id: str, results: Sequence[Any],
+                                   options: Options) -> tuple[list[Any], dict | None]:
+        """The runtime's results, with the answers to HEAD's recall uses they leave open."""
+        if options.recall is False:
+            return list(results), None
+        session = await self.ledger.sessions.get(session_id)
+        if not (session.recall if options.recall is None else options.recall):
+            return list(results), None
+        head = await self.ledger.nodes.get(session.head_id)
+        return await recall.answered(self.ledger, head, results, self.recall_budget_tokens)
 
     async def _respond(self, writer: TurnWriter, prompt_head: Node, purpose: Purpose, *,
                        ready: Rendered | None = None, retry_of: str | None = None,
@@ -156,9 +209,18 @@ class Turns:
         # One render serves the budget check and the prompt, unless a compaction changed it.
         if ready is None:
             ready = await render_context(self.ledger, session_id, prompt_head.id)
+        options = recall.recall_options(options, ready.recall)
+        # A compacted render holds a part of this one's nodes: the media read once serve all.
+        media = await self.ledger.nodes.media_of(ready.nodes)
         if compact:
-            compaction = await self.compactor.compact_if_over_budget(
-                session_id, head_id=prompt_head.id, view=ready, options=options)
+            started = utcnow()
+            try:
+                compaction = await self.compactor.compact_if_over_budget(
+                    session_id, head_id=prompt_head.id, view=ready, options=options,
+                    media=media)
+            except ModelError as error:  # the provider's token count: the call failed
+                failed = await self._failed(writer, purpose, ready, started, error, options)
+                return TurnResult(prompt_head, None, failed, None, error)
             if compaction is not None and compaction.status is CompactionStatus.COMPACTED:
                 ready = None
         call_ids: list[str] = []
@@ -167,7 +229,7 @@ class Turns:
             nonlocal ready
             view, ready = ready, None  # a retry after a passive compaction renders afresh
             return await self._call_model(writer, prompt_head, purpose, retry_of, call_ids,
-                                          view, options)
+                                          view, media, options)
 
         try:
             if compact:
@@ -179,25 +241,22 @@ class Turns:
         except ModelError as error:
             return TurnResult(prompt_head, None, call_ids[-1] if call_ids else None,
                               compaction, error)
-        return TurnResult(prompt_head, reply, call_ids[-1], compaction)
+        return TurnResult(prompt_head, reply, call_ids[-1], compaction,
+                          service_use_ids=recall.service_uses(reply, options))
 
     async def _call_model(self, writer: TurnWriter, prompt_head: Node, purpose: Purpose,
                           retry_of: str | None, call_ids: list[str],
-                          view: Rendered | None, options: Options) -> Node:
+                          view: Rendered | None, media: Mapping[str, str],
+                          options: Options) -> Node:
         if view is None:
             view = await render_context(self.ledger, writer.session_id, prompt_head.id)
         self.renders.remember(self.ledger.tenant, writer.session_id, view)
-        hashes = list(dict.fromkeys(h for n in view.nodes for h in media_hashes(n.blocks)))
-        prompt = Prompt(view.nodes, await self.ledger.nodes.media(hashes), options)
+        prompt = Prompt(view.nodes, media, options)
         started = utcnow()
         try:
             answer = await self.provider.complete(prompt)
         except ModelError as error:
-            failed = CallRecord.of_prompt(purpose, self.provider.name, self.provider.model,
-                                          view.nodes, started, utcnow(), head_id=view.head_id,
-                                          error_code=error.code, error_message=error.message,
-                                          tools_json=tools_json(options.tools))
-            call_ids.append((await writer.failed(failed)).id)
+            call_ids.append(await self._failed(writer, purpose, view, started, error, options))
             raise
         call = CallRecord.of_prompt(purpose, self.provider.name, answer.model, view.nodes,
                                     started, utcnow(), head_id=view.head_id,
@@ -216,6 +275,15 @@ class Turns:
             reply = await writer.reply(prompt_head.id, content, blocks, call, metadata)
         self.renders.extend(self.ledger.tenant, writer.session_id, reply)
         return reply.node
+
+    async def _failed(self, writer: TurnWriter, purpose: Purpose, view: Rendered,
+                      started: datetime, error: ModelError, options: Options) -> str:
+        """Records the turn's failed call, reading the prompt it was to send; its id."""
+        failed = CallRecord.of_prompt(purpose, self.provider.name, self.provider.model,
+                                      view.nodes, started, utcnow(), head_id=view.head_id,
+                                      error_code=error.code, error_message=error.message,
+                                      tools_json=tools_json(options.tools))
+        return (await writer.failed(failed)).id
 
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",

@@ -39,10 +39,12 @@ class TurnWriter:
             caller_id=self._caller_id, metadata=metadata, side_branch=self._side_branch,
             advance_head=self.advance_head)
 
-    async def results(self, results: Sequence[Any]) -> Appended:
+    async def results(self, results: Sequence[Any],
+                      metadata: Mapping[str, Any] | None = None) -> Appended:
         """The agent loop's opening node: tool results answering HEAD's open tool uses."""
         self._require_user_turn("submit tool results")
-        return await self._ledger.head.append_message(self.session_id, "tool", blocks=results)
+        return await self._ledger.head.append_message(self.session_id, "tool", blocks=results,
+                                                      metadata=metadata)
 
     async def cancel_open_tool_uses(self) -> Appended | None:
         """Answers HEAD's open tool uses, if any, as cancelled (is_error results, stored)."""

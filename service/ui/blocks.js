@@ -2,7 +2,7 @@
 // results as cards that name each other (data-tool-use on both), images as thumbnails and
 // documents as chips. The render panel and the detail card both use it.
 
-import { h, plural, shortId, trim } from "./util.js";
+import { h, plural, printable, shortId, trim } from "./util.js";
 
 const JSON_CHARS = 1200;
 const RESULT_CHARS = 900;
@@ -30,7 +30,7 @@ function bytes(n) {
 }
 
 function clip(text, max, full) {
-  const value = String(text ?? "");
+  const value = printable(text);
   return full || value.length <= max ? value : `${value.slice(0, max - 1)}…`;
 }
 

@@ -2,7 +2,7 @@
 // then event delegation on the SVG (no listener per node) and class toggles for state.
 
 import { M, shownAs } from "./layout.js";
-import { esc, fits, trim, tokens, shortId } from "./util.js";
+import { esc, fits, printable, trim, tokens, shortId } from "./util.js";
 
 const ROLE_LABEL = { SYSTEM: "System", USER: "User", ASSISTANT: "Assistant", TOOL: "Tool", SUMMARY: "Summary",
   CARRY: "Branch summary" };
@@ -72,7 +72,30 @@ function roleLine(row, tip, answered) {
   else if (row.callerId) parts.push("call");
   if (tip && !row.isHead) parts.push("tip");
   if (row.pinned) parts.push("pinned");
+  if (row.outOfContext) parts.push("not sent");
   return parts.join(" · ");
+}
+
+// Widths of the card's top line, estimated (no layout is read): the role line is 10.5px
+// bold uppercase with letter spacing, the meta 10.5px digits.
+const ROLE_CHAR_PX = 8.2;
+const META_CHAR_PX = 6.2;
+
+/** The role line and meta of a card's top line, the role line cut to end before the meta. */
+function topLine(row, w, x, roleText) {
+  const meta = `#${row.seq} · ${tokens(row.tokens)} tok`;
+  const room = w - x - 10 - meta.length * META_CHAR_PX - 8;
+  const role = trim(roleText, Math.max(4, Math.floor(room / ROLE_CHAR_PX)));
+  const title = role === roleText ? "" : `<title>${esc(roleText)}</title>`;
+  return `<text class="t-role" x="${x}" y="18">${title}${esc(role)}</text>`
+    + `<text class="t-meta" x="${w - 10}" y="18" text-anchor="end">${esc(meta)}</text>`;
+}
+
+/** How a capsule's coverage is counted: the turns its summary covers (Summary.coversIds)
+ * and the rows of tasks spawned from them that fold in with them (side-branch rows). */
+function coverage(row, rowsById) {
+  const spawned = row.coversIds.filter((id) => rowsById.get(id)?.sideBranch).length;
+  return { turns: row.coversIds.length - spawned, spawned };
 }
 
 function nodeClasses(row, kind, { tips, answered }) {
@@ -87,6 +110,7 @@ function nodeClasses(row, kind, { tips, answered }) {
   if (row.callerId) c += " called";
   if (row.deleted) c += " deleted";
   if (row.pinned) c += " pinned";
+  if (row.outOfContext) c += " unsent";
   return c;
 }
 
@@ -110,9 +134,8 @@ function cardMarkup(item, ctx) {
   let s = `<g class="${nodeClasses(row, "node", ctx)}" data-id="${esc(row.id)}" data-kind="node" transform="translate(${item.x},${item.y})">`;
   s += `<rect class="hit card" width="${w}" height="${h}" rx="9"/>`;
   s += `<rect class="stripe" x="6" y="9" width="3" height="${h - 18}" rx="1.5"/>`;
-  s += `<text class="t-role" x="17" y="18">${esc(roleLine(row, tip, ctx.answered))}</text>`;
-  s += `<text class="t-meta" x="${w - 10}" y="18" text-anchor="end">#${row.seq} · ${esc(tokens(row.tokens))} tok</text>`;
-  s += `<text class="t-prev" x="17" y="36" clip-path="url(#clip-card)">${esc(trim(row.preview, fits(w - 27)))}</text>`;
+  s += topLine(row, w, 17, roleLine(row, tip, ctx.answered));
+  s += `<text class="t-prev" x="17" y="36" clip-path="url(#clip-card)">${esc(trim(printable(row.preview), fits(w - 27)))}</text>`;
   if (row.isHead) s += `<g class="badge b-head" transform="translate(${w - 50},-9)"><rect width="44" height="18" rx="9"/><text x="22" y="12.5">HEAD</text></g>`;
   s += tagsMarkup(row, w, h);
   return `${s}</g>`;
@@ -123,9 +146,8 @@ function relicMarkup(item, ctx) {
   const label = row.retired ? "retired" : "relic";
   let s = `<g class="${nodeClasses(row, "relic", ctx)}${row.retired ? " retired" : ""}" data-id="${esc(row.id)}" data-kind="relic" transform="translate(${item.x},${item.y})">`;
   s += `<rect class="hit card" width="${w}" height="${h}" rx="9"/>`;
-  s += `<text class="t-role" x="14" y="18">${label === "retired" ? "Retired summary" : "Summary · relic"}</text>`;
-  s += `<text class="t-meta" x="${w - 10}" y="18" text-anchor="end">#${row.seq} · ${esc(tokens(row.tokens))} tok</text>`;
-  s += `<text class="t-prev" x="14" y="36" clip-path="url(#clip-card)">${esc(trim(row.preview, fits(w - 24)))}</text>`;
+  s += topLine(row, w, 14, label === "retired" ? "Retired summary" : "Summary · relic");
+  s += `<text class="t-prev" x="14" y="36" clip-path="url(#clip-card)">${esc(trim(printable(row.preview), fits(w - 24)))}</text>`;
   s += tagsMarkup(row, w, h);
   return `${s}</g>`;
 }
@@ -134,16 +156,18 @@ function capsuleMarkup(item, ctx) {
   const { row, w } = item;
   const hh = M.headerH;
   const open = item.expanded;
-  const turns = item.folds;
-  let s = `<g class="${nodeClasses(row, "capsule", ctx)}${open ? " expanded" : ""}" data-id="${esc(row.id)}" data-kind="capsule" data-folds="${turns}" data-covers="${row.coversIds.length}" transform="translate(${item.x},${item.y})">`;
+  const folds = item.folds;
+  const { turns, spawned } = coverage(row, ctx.rowsById);
+  let s = `<g class="${nodeClasses(row, "capsule", ctx)}${open ? " expanded" : ""}" data-id="${esc(row.id)}" data-kind="capsule" data-folds="${folds}" data-covers="${turns}" data-spawned="${spawned}" transform="translate(${item.x},${item.y})">`;
   if (open) s += `<rect class="capsule-box" width="${w}" height="${item.h}" rx="16"/>`;
   else s += `<rect class="sheet s2" x="10" y="9" width="${w - 20}" height="${hh}" rx="${hh / 2}"/><rect class="sheet s1" x="5" y="4.5" width="${w - 10}" height="${hh}" rx="${hh / 2}"/>`;
   s += `<rect class="hit card" width="${w}" height="${hh}" rx="${hh / 2}"/>`;
   s += `<circle class="sigma" cx="${hh / 2}" cy="${hh / 2}" r="15"/><text class="sigma-t" x="${hh / 2}" y="${hh / 2 + 5}">Σ</text>`;
   s += `<text class="t-role" x="${hh}" y="${hh / 2 - 4}">Summary</text>`;
   s += `<text class="t-meta" x="${w - 40}" y="${hh / 2 - 4}" text-anchor="end">${esc(tokens(row.tokens))} tok</text>`;
-  const covers = row.coversIds.length;
-  const count = turns === covers ? `covers ${covers} ${covers === 1 ? "row" : "rows"}` : `covers ${covers} · ${turns} here`;
+  let count = `covers ${turns} ${turns === 1 ? "turn" : "turns"}`;
+  if (spawned) count += ` + ${spawned} spawned`;
+  if (folds !== row.coversIds.length) count += ` · ${folds} here`;
   s += `<text class="t-count" x="${hh}" y="${hh / 2 + 13}">${count}</text>`;
   s += `<g class="chev" transform="translate(${w - 22},${hh / 2})"><circle r="10"/><path d="${open ? "M-4,-2 L0,2 L4,-2" : "M-2,-4 L2,0 L-2,4"}"/></g>`;
   if (row.isHead) s += `<g class="badge b-head" transform="translate(${w - 50},-9)"><rect width="44" height="18" rx="9"/><text x="22" y="12.5">HEAD</text></g>`;
@@ -160,14 +184,14 @@ function innerMarkup(placed, capsuleId, ctx) {
   // right after the summary, wherever the capsule applies.
   const meta = row.pinned ? `pinned · rendered · #${row.seq}` : `#${row.seq}`;
   s += `<text class="t-meta" x="${w - 8}" y="${h / 2 + 4}" text-anchor="end">${meta}</text>`;
-  s += `<text class="t-inner" x="21" y="${h / 2 + 4}" clip-path="url(#clip-inner-${w})">${esc(trim(row.preview, fits(w - 56, 6.4)))}</text>`;
+  s += `<text class="t-inner" x="21" y="${h / 2 + 4}" clip-path="url(#clip-inner-${w})">${esc(trim(printable(row.preview), fits(w - 56, 6.4)))}</text>`;
   return `${s}</g>`;
 }
 
 /** The whole drawing as one SVG markup string. */
 export function drawingMarkup(model) {
   const { layout, tips } = model;
-  const ctx = { tips, answered: answeredCounts(model.rowsById) };
+  const ctx = { tips, answered: answeredCounts(model.rowsById), rowsById: model.rowsById };
   const out = [];
   // Text clips, one per card width, in each card's own coordinates: a preview longer than
   // its estimate is cut at the card's edge rather than spilling over.
@@ -385,7 +409,7 @@ export class GraphView {
     const bits = [];
     if (row.isHead) bits.push('<span class="pill p-head">HEAD</span>');
     if (this.model.tips.has(row.id)) bits.push('<span class="pill">branch tip</span>');
-    if (kind === "capsule") bits.push(`<span class="pill p-summary">capsule · covers ${el.dataset.covers} · ${el.dataset.folds} folded here</span>`);
+    if (kind === "capsule") bits.push(`<span class="pill p-summary">capsule · covers ${el.dataset.covers} turns${el.dataset.spawned !== "0" ? ` + ${el.dataset.spawned} spawned rows` : ""} · ${el.dataset.folds} rows folded here</span>`);
     if (kind === "relic") bits.push(`<span class="pill p-relic">${row.retired ? "retired" : "relic"}</span>`);
     if (row.sideBranch) bits.push('<span class="pill">spawned task</span>');
     if (row.forkOf) bits.push(`<span class="pill">${row.role === "USER" ? "edit" : "retry"} of ${esc(shortId(row.forkOf))}</span>`);

@@ -3,7 +3,7 @@
 // go; clicks are handled by delegation in app.js.
 
 import { blocksView, isPlain, toolNames } from "./blocks.js";
-import { ago, clock, fill, h, plural, shortId, tokens, trim } from "./util.js";
+import { ago, clock, fill, h, moment, plural, shortId, tokens, trim } from "./util.js";
 
 const ROLE_LABEL = { SYSTEM: "System", USER: "User", ASSISTANT: "Assistant", TOOL: "Tool", SUMMARY: "Summary",
   CARRY: "Branch summary" };
@@ -22,7 +22,20 @@ export function sessionItem(session, selected) {
       h("span", {}, plural(session.nodeCount, "node")),
       h("span", { class: `strategy st-${session.summaryStrategy}` }, session.summaryStrategy),
       h("span", { class: "muted" }, ago(session.updatedAt))),
+    session.source ? sourceLine(session.source) : null,
     h("div", { class: "s-id" }, session.id));
+}
+
+// Where an imported session came from: tool and version, project and branch, models, when.
+function sourceLine(source) {
+  const tool = [source.tool, source.version].filter(Boolean).join(" ");
+  const when = `${moment(source.firstAt)} – ${moment(source.lastAt)}`;
+  return h("div", { class: "s-source", title: [source.cwd, when].filter(Boolean).join("\n") },
+    h("span", { class: "s-tool" }, tool),
+    source.project ? h("span", { class: "s-project" }, source.project) : null,
+    source.gitBranch ? h("span", { class: "s-branch" }, `⎇ ${source.gitBranch}`) : null,
+    source.models.length ? h("span", { class: "s-models" }, source.models.join(", ")) : null,
+    h("span", { class: "s-when muted" }, when));
 }
 
 // -- what the model reads ---------------------------------------------------------------
@@ -121,6 +134,7 @@ export function detailNode(el, node, { kind, row, folds, pair = {}, names = null
   const badges = [];
   if (row?.isHead) badges.push(h("span", { class: "pill p-head" }, "HEAD"));
   if (kind === "capsule") badges.push(h("span", { class: "pill p-summary" }, `capsule · ${plural(row.coversIds.length, "row")}`));
+  if (row?.outOfContext) badges.push(h("span", { class: "pill p-unsent", title: "kept out of every render: its tool never sent it to the model" }, "not sent to the model"));
   if (kind === "relic") badges.push(h("span", { class: "pill p-relic" }, row?.retired ? "retired" : "relic"));
   if (node.sideBranch) badges.push(h("span", { class: "pill" }, "spawned task"));
   if (node.forkOf) badges.push(h("span", { class: "pill" }, `${node.role === "USER" ? "edit" : "retry"} of ${shortId(node.forkOf)}`));

@@ -4,7 +4,8 @@ export const SESSIONS = `query Sessions($first: Int!, $after: String) {
   sessions(first: $first, after: $after) {
     totalCount
     pageInfo { hasNextPage endCursor }
-    edges { node { id title nodeCount summaryStrategy updatedAt } }
+    edges { node { id title nodeCount summaryStrategy updatedAt
+      source { tool version cwd project gitBranch models firstAt lastAt } } }
   }
 }`;
 
@@ -36,6 +37,7 @@ export const SESSION_VIEW = `query SessionView($id: ID!) {
       nodes {
         id role seq predecessorId callerId forkOf isHead tokens preview sideBranch deleted
         coversIds supersededSummary retired foldedInto drawnFromId toolUseIds label branchName pinned
+        outOfContext
       }
     }
     modelCalls(last: 50) {

@@ -13,6 +13,15 @@ export function trim(text, max) {
   return flat.length > max ? `${flat.slice(0, Math.max(1, max - 1)).trimEnd()}…` : flat;
 }
 
+// Terminal escapes (colours, cursor moves, titles) a command's output carries: CSI and OSC
+// sequences, then any other escape and the control characters a page cannot show.
+const TERMINAL_ESCAPES = /\x1b\[[0-?]*[ -\/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]?|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g;
+
+/** Text as a page shows it: without terminal escapes (a tool result's coloured output). */
+export function printable(text) {
+  return String(text ?? "").replace(TERMINAL_ESCAPES, "");
+}
+
 /** The characters of 12px UI text that fit in `px` (an estimate: no layout is read). */
 export function fits(px, charPx = 6.5) {
   return Math.max(4, Math.floor(px / charPx));
@@ -48,6 +57,12 @@ export function ago(iso) {
 export function clock(iso) {
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? "" : d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+}
+
+/** A date and time of day, for times that may lie days apart. */
+export function moment(iso) {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? "" : d.toLocaleString([], { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
 }
 
 /** An element from a tag, attributes (class, dataset via data-*, on* handlers) and children. */

@@ -18,9 +18,10 @@ CODEX = FIXTURES / "codex" / "rollout-2025-09-14T08-00-00-0199a1b2-codex.jsonl"
 CC_SESSION = FIXTURES / "claude_code" / "session.jsonl"
 
 IMPORT = """
-mutation ($content: String!, $format: TranscriptFormat, $fileName: String) {
-  importTranscript(content: $content, format: $format, fileName: $fileName) {
-    outcome written session { id nodeCount headId }
+mutation ($content: String!, $format: TranscriptFormat, $fileName: String,
+          $strict: Boolean! = false) {
+  importTranscript(content: $content, format: $format, fileName: $fileName, strict: $strict) {
+    outcome written session { id nodeCount headId } degraded { file line kind reason }
   }
 }"""
 
@@ -53,10 +54,11 @@ async def test_a_claude_code_transcript_without_a_file_name_is_named_by_its_sess
 async def test_a_bad_line_is_bad_input_naming_it_and_writes_nothing(api):
     head = "".join(CODEX.read_text().splitlines(keepends=True)[:6])
     text = head.replace("0199a1b2-codex", "0199a1b2-bad") + "{not json\n"
-    errors = await api.client.errors(IMPORT, content=text, fileName="rollout.jsonl")
+    errors = await api.client.errors(IMPORT, content=text, fileName="rollout.jsonl",
+                                     strict=True)
     assert [e["extensions"] for e in errors] == [{"code": "BAD_INPUT", "line": 7}]
     assert errors[0]["message"].startswith("rollout.jsonl:7: the line is not valid JSON")
-    errors = await api.client.errors(IMPORT, content=text)
+    errors = await api.client.errors(IMPORT, content=text, strict=True)
     assert errors[0]["message"].startswith("line 7: ")
     sid = model.session_id(api.tenant, "codex", "0199a1b2-bad")
     missing = await api.client.errors("query ($id: ID!) { session(id: $id) { id } }", id=sid)
@@ -100,6 +102,25 @@ async def test_healthz_answers_while_an_import_is_read_and_checked(api, monkeypa
     finally:
         release.set()
     assert (await large)["importTranscript"]["outcome"] == "NEW" and released == [True]
+
+
+async def test_a_placeholder_image_is_mentioned_and_listed_unless_strict(api):
+    text = CODEX.read_text().replace("0199a1b2-codex", "0199a1b2-odd")
+    url = text[text.index("data:image/png"):].split('"')[0]
+    text = text.replace(url, "[REDACTED_IMAGE_URL 9f]")
+    errors = await api.client.errors(IMPORT, content=text, fileName=CODEX.name, strict=True)
+    assert [e["extensions"] for e in errors] == [{"code": "BAD_INPUT", "line": 28}]
+    assert "blocks[1].source.url must be an http(s) URL" in errors[0]["message"]
+    imported = (await api.client(IMPORT, content=text, fileName=CODEX.name))["importTranscript"]
+    clean = CODEX.read_text().replace("0199a1b2-codex", "0199a1b2-clean")
+    whole = (await api.client(IMPORT, content=clean, fileName=CODEX.name))["importTranscript"]
+    assert whole["degraded"] == [] and whole["session"]["nodeCount"] == 27
+    assert imported["outcome"] == "NEW" and imported["session"]["nodeCount"] == 27  # a mention
+    [entry] = imported["degraded"]
+    assert (entry["file"], entry["line"], entry["kind"]) == (CODEX.name, 28, "INVALID_BLOCK")
+    assert entry["reason"].startswith("image.source.url must be an http(s) URL")
+    again = (await api.client(IMPORT, content=text, fileName=CODEX.name))["importTranscript"]
+    assert again["outcome"] == "UNCHANGED" and again["degraded"] == imported["degraded"]
 
 
 EVENTS = """subscription ($s: ID!) { sessionEvents(sessionId: $s) {

@@ -199,7 +199,8 @@ async def test_bad_input_names_file_line_and_reason_and_writes_nothing(
     bad.write_text(text)
     runtime = runtime_for(ledger.db, ledger.tenant)
     with pytest.raises(BadInput) as caught:
-        await run_command(runtime, "import-transcript", "--format", "claude-code", str(bad))
+        await run_command(runtime, "import-transcript", "--strict", "--format", "claude-code",
+                          str(bad))
     assert caught.value.message.startswith(f"{bad}:{line}: {reason}")
     with pytest.raises(NotFound):
         await ledger.sessions.get(cc_session_id(ledger, bad))
@@ -372,6 +373,47 @@ async def test_codex_bad_input_names_file_line_and_reason(ledger, tmp_path, text
     assert caught.value.message.startswith(f"{bad}:{line}: {reason}")
     with pytest.raises(NotFound):
         await ledger.sessions.get(model.session_id(ledger.tenant, "codex", "c"))
+
+
+async def test_odd_entries_are_skipped_or_mentioned_and_listed_not_refused(
+        ledger, capsys, tmp_path):
+    lines = CODEX.read_text().splitlines(keepends=True)
+    # A placeholder where the image's URL was, a malformed line, an unknown Claude Code
+    # entry type: what can be mapped is, each of them listed by file:line.
+    lines[27] = lines[27].replace(lines[27][lines[27].index("data:image"):].split('"')[0],
+                                  "[REDACTED_IMAGE_URL 1a2b]")
+    lines.insert(30, "{not json\n")
+    rollout = tmp_path / CODEX.name
+    rollout.write_text("".join(lines))
+    session = tmp_path / "odd.jsonl"
+    session.write_text(USER % "null" + '{"type": "teleport", "uuid": "x", "parentUuid": "u1"}\n'
+                       + USER.replace('"u1"', '"u2"') % '"x"')
+    out = await import_files(ledger, capsys, rollout, session)
+    assert f"{rollout}: 2 entries degraded (invalid_block 1, malformed_line 1)" in out
+    assert f"  {rollout}:28: invalid_block: image.source.url must be an http(s) URL" in out
+    assert f"  {rollout}:31: malformed_line: the line is not valid JSON" in out
+    assert f"  {session}:2: unknown_entry: unknown entry type 'teleport'" in out
+    sid = model.session_id(ledger.tenant, "codex", "0199a1b2-codex")
+    await assert_sound(ledger, sid)
+    image_turn = (await ledger.nodes.get_many(
+        [model.node_id(ledger.tenant, "codex", "0199a1b2-codex", "line28")]))[0]
+    assert [b["type"] for b in json.loads(image_turn.blocks_json)] == [
+        "text", "text", "text", "text"]
+    assert "[image omitted on import: image.source.url must be an http(s) URL" \
+        in image_turn.content
+    # The unknown entry is bookkeeping: u2 follows u1 through it.
+    odd = cc_session_id(ledger, session)
+    assert await render_labels(ledger, odd) == ["ROOT", "u1", "u2"]
+    # --strict refuses the file as before, and writes nothing.
+    strict = tmp_path / "strict" / CODEX.name
+    strict.parent.mkdir()
+    strict.write_text("".join(lines).replace("0199a1b2-codex", "0199a1b2-strict"))
+    with pytest.raises(BadInput) as caught:
+        await run_command(runtime_for(ledger.db, ledger.tenant), "import-transcript",
+                          "--strict", str(strict))
+    assert caught.value.message.startswith(f"{strict}:31: the line is not valid JSON")
+    with pytest.raises(NotFound):
+        await ledger.sessions.get(model.session_id(ledger.tenant, "codex", "0199a1b2-strict"))
 
 
 CC_AGENTS = FIXTURES / "claude_code" / "agents" / "5c1d9e20-agents.jsonl"

@@ -82,8 +82,8 @@ async def test_thinking_tool_calls_results_labels_and_titles_are_found(ledger):
 
 
 async def test_a_search_never_sees_another_tenant(db, tenant, events):
-    mine = Ledger.open(db, tenant, Limits())
-    prefix = Ledger.open(db, tenant[:6], Limits())  # a tenant whose name is a word of mine
+    prefix = Ledger.open(db, tenant, Limits())
+    mine = Ledger.open(db, tenant + "-mine", Limits())  # the other's name is a word of mine
     other = Ledger.open(db, tenant + "-other", Limits())
     for ledger in (mine, prefix, other):
         session = await ledger.sessions.create("zebra crossing", "sys")
@@ -175,10 +175,9 @@ async def test_search_over_graphql_names_the_calls_that_read_each_hit(api):
     for text in ("The launch code is 0000.", "我的密码是天王盖地虎。", "Nothing here."):
         await client("mutation($s: ID!, $c: String!) { sendMessage(sessionId: $s, content: $c)"
                      " { reply { id } } }", s=sid, c=text)
-    page = (await client(SEARCH, q="密码"))["search"]
+    page = (await client(SEARCH, q="天王盖地虎 密码", kinds=["TEXT"]))["search"]
     hits = [e["node"] for e in page["edges"]]
-    assert sorted(h["matchedIn"] for h in hits) == ["TEXT", "TITLE"]
-    text_hit = next(h for h in hits if h["matchedIn"] == "TEXT")
+    text_hit = next(h for h in hits if h["node"]["role"] == "USER")
     assert text_hit["node"]["role"] == "USER" and text_hit["sessionTitle"] == "密码 audit"
     assert text_hit["session"] == {"id": sid, "title": "密码 audit"}
     start, end = text_hit["highlights"][0]["start"], text_hit["highlights"][0]["end"]
@@ -187,6 +186,8 @@ async def test_search_over_graphql_names_the_calls_that_read_each_hit(api):
     # the turn after it read it: the reply's call, and the next turn's
     assert text_hit["node"]["readBy"]["totalCount"] == 2
     assert (await other(SEARCH, q="密码"))["search"]["edges"] == []
+    titles = (await client(SEARCH, q="密码", kinds=["TITLE"]))["search"]["edges"]
+    assert [e["node"]["matchedIn"] for e in titles] == ["TITLE"]
     only_titles = (await client(SEARCH, q="audit", kinds=["TITLE"]))["search"]["edges"]
     assert [e["node"]["node"]["role"] for e in only_titles] == ["SYSTEM"]
     errors = await client.errors(SEARCH, q="-alone")
@@ -206,3 +207,16 @@ async def test_ctxdag_search_prints_hits_with_their_state(db, tenant, capsys):
     import json
     row = json.loads(capsys.readouterr().out)
     assert row["node_id"] == node.id and row["state"] == "in_context"
+
+
+async def test_a_reply_no_render_reads_is_found_but_not_rendered(ledger, db):
+    from pathlib import Path
+
+    from service.transcripts import import_text
+
+    fixture = Path(__file__).parent.parent / "fixtures" / "transcripts" / "pi" / "aborted.jsonl"
+    await import_text(ledger, fixture.read_text(), fixture.name, "pi")
+    hit, = await _find(ledger, '"Let me look at"')
+    assert hit.node.out_of_context and hit.placement.state is State.NOT_RENDERED
+    title, = await _find(ledger, "checkout", fields=(Field.TITLE,))
+    assert title.session_title and "checkout" in title.session_title.lower()

@@ -56,7 +56,8 @@ async def grown(ledger):
     document = read(ledger, LINES[:21])  # + the compaction, u4 and a9
     found = await ledger.db.read_on_leader(
         "transcript_stored", session_id=sid, tenant=ledger.tenant,
-        node_ids=[r["properties"]["id"] for r in document["nodes"]], label_node_ids=[])
+        node_ids=[r["properties"]["id"] for r in document["nodes"]], label_node_ids=[],
+        new_turns=[])
     params = extension(document, set(found[0]["stored_ids"]), found[0]["next_seq"],
                        ledger.tenant, ledger.limits)
     assert [json.loads(r["properties"]["metadata"])["source"]["entries"][0]

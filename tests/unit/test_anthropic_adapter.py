@@ -312,7 +312,7 @@ async def test_token_counter_counts_the_rendered_prompt(stub, connect):
     rendered = nodes(("system", "You help."), ("user", "question?"), ("assistant", "answer."))
     assert counter.name == "anthropic"
     system, messages = to_messages(rendered)
-    assert await counter.count(rendered) == max(1, (len(system) + sum(
+    assert await counter.count(rendered, {}) == max(1, (len(system) + sum(
         len(m["content"]) for m in messages)) // 4)
     assert stub.requests[0].body == {"model": "claude-main", "system": system,
                                      "messages": messages}

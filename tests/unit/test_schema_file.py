@@ -23,7 +23,7 @@ def test_the_contract_names_are_present():
         "createSession(title: String = null, systemPrompt: String = null",
         "sendMessage(sessionId: ID!, content: String = null, blocks: [ContentBlockInput!] = null,"
         " tools: [ToolInput!] = null, toolChoice: ToolChoiceInput = null,"
-        " cancelOpenToolUses: Boolean! = false): Turn!",
+        " cancelOpenToolUses: Boolean! = false, recall: Boolean = null): Turn!",
         "submitToolResults(sessionId: ID!, results: [ToolResultBlockInput!]!",
         "appendMessage(sessionId: ID!, role: Role!, content: String = null,"
         " blocks: [ContentBlockInput!] = null, predecessorId: ID = null, callerId: ID = null",

@@ -1,0 +1,160 @@
+"""Where an imported session came from, as its file says: a title and the tool's facts.
+
+Each format has one small reader of its own lines (`claude_code`, `pi`, `codex`), apart
+from its parser: the tool's version, the working directory, the git branch, the models
+and the tool's own title. `describe` completes that from the transcript: the first user
+prompt as the title when the tool gave none, the project (the working directory's last
+part), the first and last timestamps of what is stored.
+
+The session stores it as its `source` (README, "Importing agent transcripts"), and its
+title as the session's title, which a later import replaces only while the user has not
+changed it.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath, PureWindowsPath
+from typing import Any, Callable, Iterable
+
+from ..model.validate import MAX_TITLE_LENGTH
+from .model import Transcript
+
+TITLE_LENGTH = 80  # a first prompt as a title: the list shows one line
+Lines = Iterable[tuple[int, dict[str, Any]]]
+# Turns that are not what the user typed: context the tool adds, its own notes, summaries.
+_NOT_TYPED = {"contextual", "role", "custom", "bash", "compact_summary", "branch_summary",
+              "is_meta", "synthetic", "agent"}
+
+
+@dataclass
+class Facts:
+    """What one format's lines say; None where they say nothing."""
+
+    title: str | None = None
+    version: str | None = None
+    cwd: str | None = None
+    git_branch: str | None = None
+    models: list[str] = field(default_factory=list)
+
+    def model(self, name: Any) -> None:
+        if isinstance(name, str) and name.strip() and name not in self.models:
+            self.models.append(name)
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def claude_code(lines: Lines) -> Facts:
+    """The newest `custom-title` (the user's), else `ai-title`, else the newest `summary`
+    entry; `version`, `cwd` and `gitBranch` of the chain records (the last one's), each
+    assistant message's `model` (but Claude Code's `<synthetic>` notes)."""
+    facts, titles = Facts(), {}
+    for _, entry in lines:
+        kind = entry.get("type")
+        for key, wanted in (("customTitle", "custom-title"), ("aiTitle", "ai-title"),
+                            ("summary", "summary")):
+            if kind == wanted and _text(entry.get(key)):
+                titles[wanted] = _text(entry[key])
+        if kind in ("user", "assistant"):
+            facts.version = _text(entry.get("version")) or facts.version
+            facts.cwd = _text(entry.get("cwd")) or facts.cwd
+            facts.git_branch = _text(entry.get("gitBranch")) or facts.git_branch
+        message = entry.get("message")
+        if kind == "assistant" and isinstance(message, dict) \
+                and message.get("model") != "<synthetic>":
+            facts.model(message.get("model"))
+    facts.title = titles.get("custom-title") or titles.get("ai-title") or titles.get("summary")
+    return facts
+
+
+def pi(lines: Lines) -> Facts:
+    """The header's `cwd` (a Pi file records no version of Pi: the header's `version` is
+    its file format's), the newest `session_info` name, the models of `model_change`
+    entries and of assistant messages."""
+    facts = Facts()
+    for _, entry in lines:
+        kind = entry.get("type")
+        if kind == "session":
+            facts.cwd = _text(entry.get("cwd"))
+        elif kind == "session_info" and "name" in entry:
+            facts.title = _text(entry.get("name"))
+        elif kind == "model_change":
+            facts.model(entry.get("modelId"))
+        elif kind == "message" and isinstance(entry.get("message"), dict) \
+                and entry["message"].get("role") == "assistant":
+            facts.model(entry["message"].get("model"))
+    return facts
+
+
+def codex(lines: Lines) -> Facts:
+    """`session_meta`'s `cli_version`, `cwd` and `git.branch`; each `turn_context`'s
+    `model`. A rollout records no title."""
+    facts = Facts()
+    for _, entry in lines:
+        payload = entry.get("payload")
+        if not isinstance(payload, dict):
+            continue
+        if entry.get("type") == "session_meta":
+            facts.version = _text(payload.get("cli_version"))
+            facts.cwd = _text(payload.get("cwd"))
+            git = payload.get("git")
+            facts.git_branch = _text(git.get("branch")) if isinstance(git, dict) else None
+        elif entry.get("type") == "turn_context":
+            facts.model(payload.get("model"))
+    return facts
+
+
+READERS: dict[str, Callable[[Lines], Facts]] = {
+    "claude-code": claude_code, "pi": pi, "codex": codex}
+
+
+def describe(transcript: Transcript, lines: Lines) -> dict[str, Any]:
+    """The session's `source`: the format's facts, the title (the tool's, else the first
+    prompt), the project, and the times of the first and last turn or compaction."""
+    facts = READERS[transcript.tool](lines)
+    stamps = [t.at for t in transcript.turns] + [c.at for c in transcript.compactions]
+    return {
+        "tool": transcript.tool, "version": facts.version, "file": transcript.file,
+        "session": transcript.session_key, "cwd": facts.cwd, "project": project(facts.cwd),
+        "git_branch": facts.git_branch, "models": facts.models,
+        "title": _own_title(facts.title or transcript.title) or first_prompt(transcript),
+        "first_at": min(stamps).isoformat(), "last_at": max(stamps).isoformat(),
+    }
+
+
+def _own_title(text: str | None) -> str | None:
+    flat = " ".join(text.split()) if text else ""
+    return flat[:MAX_TITLE_LENGTH] or None
+
+
+def project(cwd: str | None) -> str | None:
+    if not cwd:
+        return None
+    path = PureWindowsPath(cwd) if "\\" in cwd else PurePosixPath(cwd)
+    return path.name or cwd
+
+
+def first_prompt(transcript: Transcript) -> str | None:
+    """The first thing the user typed: a user turn of the transcript's own chain that no
+    marker names as context, a command or a summary."""
+    for turn in transcript.turns:
+        if turn.role != "user" or turn.side_branch or turn.caller or _NOT_TYPED & turn.meta.keys():
+            continue
+        for block in turn.blocks:
+            text = block.get("text") if block.get("type") == "text" else None
+            if isinstance(text, str) and text.strip() and not text.lstrip().startswith("<"):
+                return clipped(text)
+    return None
+
+
+def clipped(text: str | None) -> str | None:
+    if not text:
+        return None
+    flat = " ".join(text.split())
+    return flat if len(flat) <= TITLE_LENGTH else flat[:TITLE_LENGTH - 1] + "…"
+
+
+def dumps(source: dict[str, Any]) -> str:
+    return json.dumps(source, ensure_ascii=False, sort_keys=True)
