@@ -14,6 +14,7 @@ import os
 import sys
 import time
 import traceback
+from dataclasses import replace
 from typing import Any, Awaitable, Callable
 
 from service.store import Database, open_driver
@@ -30,6 +31,7 @@ from .planning import planning
 from .prompt_cache import prompt_cache
 from .provenance import reading
 from .render import compacted, uncompacted
+from .search import search_growth
 from .replicas import replicas
 from .server import HEAP, PAGECACHE_MB, BenchNeo4j
 from .storage import storage
@@ -37,7 +39,7 @@ from .transcripts import transcript_import
 from .writes import append_at_head, persist, record_call, send_messages, write_floor
 
 SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15",
-            "16")
+            "16", "17")
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -51,6 +53,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
                         help=f"comma-separated workload numbers to run (of {','.join(SECTIONS)})")
     parser.add_argument("--keep-neo4j", action="store_true",
                         help="keep the temporary Neo4j home (logs, store) after the run")
+    parser.add_argument("--search-nodes", default="",
+                        help="workload 17's points, comma-separated node counts "
+                             "(e.g. 10000,100000,1000000; default: the run's sizes)")
     parser.add_argument("--name", default="latest",
                         help="results file name under bench/results/ (default: latest)")
     return parser.parse_args(argv)
@@ -59,6 +64,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
 async def run(args: argparse.Namespace) -> int:
     args.quick = args.quick or args.smoke
     sizes = SMOKE if args.smoke else QUICK if args.quick else Sizes()
+    if args.search_nodes:
+        sizes = replace(sizes, search_points=tuple(
+            int(n.replace("_", "")) for n in args.search_nodes.split(",") if n.strip()))
     mode = "smoke" if args.smoke else "quick" if args.quick else "full"
     only = {s.strip() for s in args.only.split(",") if s.strip()} or set(SECTIONS)
     started = time.perf_counter()
@@ -142,6 +150,7 @@ async def run(args: argparse.Namespace) -> int:
         await section("14", lambda: pinned_render(b))
         await section("15", lambda: carry(b))
         await section("16", lambda: prompt_cache(b))
+        await section("17", lambda: search_growth(b))
         await section("11", lambda: replicas(b))  # `ctxdag serve` processes over HTTP
         await section("10", lambda: planning(b))  # last: it clears Neo4j's plan cache
         end_floor = await b.floor("end")

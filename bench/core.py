@@ -79,6 +79,14 @@ class Sizes:
     cache_markers: int = 50
     cache_marker_span: int = 100
     cache_unmarked: bool = False
+    # Workload 17: the tenant's ledger at each point (nodes: bulk-loaded sessions of this
+    # many messages, each compacted but for a 40-message tail), the Chinese messages
+    # planted apart, and the rounds sampled at each point. 1,000,000 only when asked
+    # (`--search-nodes`): its load alone takes about 10 minutes on the 2-core machine.
+    search_points: tuple[int, ...] = (10_000, 100_000)
+    search_session_nodes: int = 10_000
+    search_planted: int = 10
+    search_samples: int = 50
     # Storage is measured after a restart (a clean shutdown flushes the store) and the
     # peer's ctxdag side runs on a fresh Neo4j; a smoke run skips both (its figures mean
     # nothing, and each start of a JVM costs 10-20 s).
@@ -105,6 +113,7 @@ QUICK = Sizes(
     carry_history=(100, 1_000), carry_samples=5,
     cache_messages=500, cache_window=12_000, cache_keep=2_400, cache_summary_tokens=300,
     cache_points=(125, 250, 500), cache_render_samples=20, cache_unmarked=True,
+    search_points=(10_000, 50_000), search_session_nodes=5_000, search_samples=20,
 )
 
 # `--smoke`: every workload runs its code once on tiny sizes, so a test can tell that the
@@ -121,6 +130,7 @@ SMOKE = replace(
     carry_samples=2, cache_messages=30, cache_window=5_000, cache_keep=1_000,
     cache_summary_tokens=100, cache_points=(15, 30), cache_render_samples=3, cache_markers=10,
     cache_marker_span=20,
+    search_points=(300, 600), search_session_nodes=200, search_samples=3,
 )
 
 

@@ -7,6 +7,7 @@ import { layout } from "./layout.js";
 import { markPair, toolNames } from "./blocks.js";
 import { wireImport } from "./importer.js";
 import * as panels from "./panels.js";
+import { wireSearch } from "./search.js";
 import {
   BLOCKS_PER_REQUEST, CALL_READS, NODE_BLOCKS, NODE_DETAIL, RENDER, SESSIONS, SESSION_EVENTS, SESSION_VIEW, TOOL_NAMES,
 } from "./queries.js";
@@ -28,7 +29,8 @@ const state = {
   expanded: new Set(),
   renderHeadId: null, // null: HEAD
   selection: null, // {type: "node" | "call", id}
-  highlightSource: null, // "render" | "call" | "pair" (a tool call and its result) | "find"
+  highlightSource: null, // "render" | "call" | "pair" (a tool call and its result) | "find" | "search"
+  pendingHit: null, // a search hit's node id, lit once its session is drawn
   found: [], // the rows the finder matched, in seq order
   foundAt: -1, // the one revealed last (Enter goes to the next)
   blocksById: new Map(), // rendered messages' blocks (nodes never change: asked once each)
@@ -190,6 +192,7 @@ async function refresh() {
     }
     draw();
     $("graph").dataset.fetchMs = String(Math.round(fetchedMs));
+    if (state.pendingHit) lightHit();
     if (state.highlightSource === "find") find({ reveal: false });
   }
   drawHeader();
@@ -357,6 +360,39 @@ function markActiveCall(callId) {
   if (callId) $("calls-list").querySelector(`[data-call-id="${CSS.escape(callId)}"]`)?.classList.add("active");
 }
 
+// -- a search hit ------------------------------------------------------------------------
+
+/** Opens a hit's session (if another is shown) and lights the node once it is drawn. */
+function openHit(sessionId, nodeId) {
+  if (sessionId !== state.sessionId) openSession(sessionId);
+  state.pendingHit = nodeId;
+  if (state.session?.id === sessionId) lightHit();
+}
+
+/** Lights the pending hit: the capsules folding it opened, highlighted, selected, shown. */
+function lightHit() {
+  const id = state.pendingHit;
+  state.pendingHit = null;
+  if (!state.rowsById.has(id)) {
+    panels.detailError($("detail"), `${shortId(id)} is not in this session's graph any more.`);
+    return;
+  }
+  let opened = false;
+  for (let row = state.rowsById.get(id); row?.foldedInto; row = state.rowsById.get(row.foldedInto)) {
+    if (state.expanded.has(row.foldedInto)) continue;
+    state.expanded.add(row.foldedInto);
+    opened = true;
+  }
+  if (opened) draw();
+  state.highlightSource = "search";
+  markActiveCall(null);
+  graph.highlight([id]);
+  state.selection = { type: "node", id };
+  graph.select(id);
+  showNode(id);
+  graph.reveal(id);
+}
+
 // -- finding labels, branch names and text ---------------------------------------------
 
 /** The rows whose label, branch name or preview holds the finder's text (any case). */
@@ -519,6 +555,10 @@ function wire() {
     $("auth-token").value = "";
   });
   $("token-button").addEventListener("click", () => askForToken(""));
+  wireSearch({
+    form: $("search-form"), input: $("search"), list: $("search-results"), status: $("search-status"),
+    more: $("more-hits"), gql, guarded, onOpen: (hit) => openHit(hit.sessionId, hit.node.id),
+  });
   wireImport({
     target: document.body, button: $("import-transcript"), input: $("import-file"), status: $("import-status"),
     onImported: (id) => {

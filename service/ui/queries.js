@@ -102,3 +102,16 @@ export const SESSION_EVENTS = `subscription Events($id: ID!) {
     ... on CompactionFinished { summaryId }
   }
 }`;
+
+// The search box (search.js): a page of hits across sessions, each with where it stands in
+// the model's context at its session's HEAD and how many calls read it.
+export const SEARCH = `query Search($query: String!, $first: Int, $after: String) {
+  search(query: $query, first: $first, after: $after) {
+    pageInfo { hasNextPage endCursor }
+    nodes {
+      sessionId sessionTitle matchedIn snippet highlights { start end }
+      context { state headId summaryId summaryRendered }
+      node { id role readBy(first: 1) { totalCount } }
+    }
+  }
+}`;

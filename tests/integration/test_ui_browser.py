@@ -575,3 +575,99 @@ def test_labels_and_branch_names_are_drawn_found_and_filtered(viewer, service):
     assert float(viewer.js(opacity, middle)) == 1.0
     viewer.js("document.getElementById('labeled-only').click();")
     assert viewer.console("SEVERE") == []
+
+
+SEARCH = ("query($q: String!) { search(query: $q, first: 20) { nodes { sessionId sessionTitle"
+          " snippet highlights { start end } context { state summaryId }"
+          " node { id role readBy(first: 1) { totalCount } } } } }")
+HITS = ("return [...document.querySelectorAll('#search-results .search-hit')].map(b => ({"
+        " node: b.dataset.nodeId, session: b.dataset.hitSession, state: b.dataset.state,"
+        " title: b.querySelector('.sh-session').textContent,"
+        " badge: b.querySelector('.sh-state').textContent,"
+        " reads: b.querySelector('.sh-reads').textContent,"
+        " snippet: b.querySelector('.sh-snippet').textContent,"
+        " marks: [...b.querySelectorAll('mark')].map(m => m.textContent),"
+        " elements: [...b.querySelectorAll('.sh-snippet *')].map(e => e.tagName) }))")
+
+
+def test_the_search_box_finds_hits_across_sessions_and_opens_one_lit(viewer, service):
+    """The search box lists what `search` answers — session, role, snippet with its matches
+    marked, the hit's state at HEAD and its readers — as text (markup in a message stays
+    text); a click (or Enter after the arrow keys) opens the hit's session with the node
+    highlighted and selected, the capsule folding it opened."""
+    from selenium.webdriver.common.keys import Keys
+
+    word = f"zq{uuid.uuid4().hex[:8]}"
+    alpha = service.gql("mutation { createSession(title: \"Search alpha\") { id } }"
+                        )["createSession"]["id"]
+    early = service.gql(SEND, s=alpha, c=f"Decide the {word} schema first.")["sendMessage"]
+    for i in range(4):
+        service.gql(SEND, s=alpha, c=f"Question {i}: " + "tell me more. " * 12)
+    assert service.gql(COMPACT, s=alpha, k=150)["compact"]["status"] == "COMPACTED"
+    late = service.gql(SEND, s=alpha, c=f"And the {word} index later.")["sendMessage"]
+    beta = service.gql("mutation($t: String) { createSession(title: $t) { id } }",
+                       t="Beta <i>notes</i>")["createSession"]["id"]
+    markup = f"{word} <img src=x onerror=\"window.__pwned=1\"><b>bold</b>"
+    service.gql(SEND, s=beta, c=markup)
+    view = graph_of(service, alpha)
+    capsule = view["rows"][early["userNode"]["id"]]["foldedInto"]
+    assert capsule in view["rows"] and view["rows"][capsule]["coversIds"]
+
+    expected = service.gql(SEARCH, q=word)["search"]["nodes"]
+    by_node = {h["node"]["id"]: h for h in expected}
+    summarized, verbatim = early["userNode"]["id"], late["userNode"]["id"]
+    assert by_node[summarized]["context"]["state"] == "SUMMARIZED"
+    assert by_node[verbatim]["context"]["state"] == "IN_CONTEXT"
+    assert {h["sessionId"] for h in expected} == {alpha, beta}
+
+    viewer.open(beta, token=service.token)
+    viewer.wait(lambda: viewer.drawn(), what="the session to draw")
+    viewer.console()
+    box = viewer.driver.find_element("id", "search")
+    box.send_keys(word, Keys.ENTER)
+    viewer.wait(lambda: len(viewer.js(HITS)) == len(expected), what="the hits to be listed")
+    shown = viewer.js(HITS)
+    assert [h["node"] for h in shown] == [h["node"]["id"] for h in expected]
+    for hit, want in zip(shown, expected):
+        context = want["context"]
+        assert hit["session"] == want["sessionId"] and hit["title"] == want["sessionTitle"]
+        assert hit["state"] == context["state"]
+        reads = want["node"]["readBy"]["totalCount"]
+        assert hit["reads"] == (f"read by {reads} call{'s' if reads != 1 else ''}"
+                                if reads else "read by no call")
+        assert hit["snippet"] == want["snippet"]
+        assert hit["marks"] and all(m.lower() == word for m in hit["marks"])
+        assert hit["marks"] == [want["snippet"][r["start"]:r["end"]] for r in want["highlights"]]
+        assert hit["elements"] == ["MARK"] * len(hit["marks"])  # nothing else is markup
+    badges = {h["node"]: h["badge"] for h in shown}
+    assert badges[verbatim] == "in context"
+    prefix = "summarized by "
+    assert badges[summarized].startswith(prefix)
+    assert by_node[summarized]["context"]["summaryId"].startswith(badges[summarized][len(prefix):])
+    injected = next(h for h in shown if h["session"] == beta and h["snippet"].startswith(word))
+    assert "<b>bold</b>" in injected["snippet"] and "<img" in injected["snippet"]
+    assert next(h for h in shown if h["session"] == beta)["title"] == "Beta <i>notes</i>"
+    assert viewer.js("return window.__pwned === undefined"
+                     " && !document.querySelector('#search-results img, #search-results b,"
+                     " #search-results i')")
+
+    # A click on the summarized turn opens its session, the capsule folding it opened.
+    viewer.driver.find_element(
+        "css selector", f'#search-results [data-node-id="{summarized}"]').click()
+    viewer.wait(lambda: viewer.js("return location.search") == f"?session={alpha}",
+                what="the hit's session to open")
+    viewer.wait(lambda: viewer.highlighted() == {summarized}, what="the hit to be lit")
+    assert "expanded" in viewer.classes(capsule)
+    assert "selected" in viewer.classes(summarized)
+    assert summarized in members(viewer, capsule)
+
+    # The keyboard: ↓ from the box through the hits, Enter opens one.
+    box.click()
+    box.send_keys(Keys.ARROW_DOWN)
+    for _ in range([h["node"] for h in shown].index(verbatim)):
+        viewer.driver.switch_to.active_element.send_keys(Keys.ARROW_DOWN)
+    assert viewer.js("return document.activeElement.dataset.nodeId") == verbatim
+    viewer.driver.switch_to.active_element.send_keys(Keys.ENTER)
+    viewer.wait(lambda: viewer.highlighted() == {verbatim}, what="the verbatim hit to be lit")
+    assert "selected" in viewer.classes(verbatim)
+    assert viewer.console("SEVERE") == []

@@ -111,7 +111,8 @@ def test_what_the_viewer_and_the_demo_send_is_admitted_by_default():
     chunk = int(re.search(r"BLOCKS_PER_REQUEST = (\d+);", text).group(1))
     documents = viewer_documents()
     assert set(documents) == {"SESSIONS", "SESSION_VIEW", "RENDER", "CALL_READS", "NODE_DETAIL",
-                              "NODE_BLOCKS", "TOOL_NAMES", "SESSION_EVENTS", "IMPORT_TRANSCRIPT"}
+                              "NODE_BLOCKS", "TOOL_NAMES", "SESSION_EVENTS", "IMPORT_TRANSCRIPT",
+                              "SEARCH"}
     documents["demo"] = (  # what `ctxdag demo` prints to paste into GraphiQL
         '{ session(id: "s") { branches { isHead length tip { content } } '
         "render { nodes { role content } } graph { nodes { id role predecessorId callerId "
