@@ -172,7 +172,8 @@ class Compactor:
         and sends that render unless a compaction changed it)."""
         if view is None:
             view = await render_context(self.ledger, session_id, head_id)
-        estimate = await self.estimator.count(view.nodes) + pending_tokens
+        estimate = await self.estimator.count(
+            view.nodes, options.tools if options is not None else ()) + pending_tokens
         if not self.policy.needs_compaction(estimate):
             return None
         return await self._run(view, session_id, "auto", None, None, options=options)

@@ -6,7 +6,7 @@ count_tokens endpoint when configured.
 """
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from typing import Any, Protocol, Sequence
 
 from ..store import Node
 
@@ -14,11 +14,13 @@ from ..store import Node
 class TokenEstimator(Protocol):
     name: str
 
-    async def count(self, nodes: Sequence[Node]) -> int: ...
+    async def count(self, nodes: Sequence[Node], tools: Sequence[Any] = ()) -> int:
+        """The prompt's tokens, `tools` (service/turns/requests.Tool) offered with it."""
+        ...
 
 
 class HeuristicEstimator:
     name = "heuristic"
 
-    async def count(self, nodes: Sequence[Node]) -> int:
+    async def count(self, nodes: Sequence[Node], tools: Sequence[Any] = ()) -> int:
         return sum(node.tokens for node in nodes)
