@@ -70,8 +70,9 @@ def read(text: str, file: str, format: str | None, tenant: str, limits: Limits,
         transcript = settle(transcript)
         if not transcript.turns:
             raise no_turns(file)
-    shaped = document(transcript, tenant, limits, origin.describe(transcript, objects(text, file)),
-                      mode)
+    # The session's origin reads the lines again; what they degrade is counted once, above.
+    origin_lines = objects(text, file, Mode())
+    shaped = document(transcript, tenant, limits, origin.describe(transcript, origin_lines), mode)
     mode.degraded.sort(key=lambda d: (d.file != file, d.file, d.line))
     return shaped
 
