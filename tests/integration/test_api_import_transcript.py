@@ -112,7 +112,10 @@ async def test_a_placeholder_image_is_mentioned_and_listed_unless_strict(api):
     assert [e["extensions"] for e in errors] == [{"code": "BAD_INPUT", "line": 28}]
     assert "blocks[1].source.url must be an http(s) URL" in errors[0]["message"]
     imported = (await api.client(IMPORT, content=text, fileName=CODEX.name))["importTranscript"]
-    assert imported["outcome"] == "NEW" and imported["session"]["nodeCount"] == 23
+    clean = CODEX.read_text().replace("0199a1b2-codex", "0199a1b2-clean")
+    whole = (await api.client(IMPORT, content=clean, fileName=CODEX.name))["importTranscript"]
+    assert whole["degraded"] == [] and whole["session"]["nodeCount"] == 27
+    assert imported["outcome"] == "NEW" and imported["session"]["nodeCount"] == 27  # a mention
     [entry] = imported["degraded"]
     assert (entry["file"], entry["line"], entry["kind"]) == (CODEX.name, 28, "INVALID_BLOCK")
     assert entry["reason"].startswith("image.source.url must be an http(s) URL")

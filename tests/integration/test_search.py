@@ -82,8 +82,8 @@ async def test_thinking_tool_calls_results_labels_and_titles_are_found(ledger):
 
 
 async def test_a_search_never_sees_another_tenant(db, tenant, events):
-    mine = Ledger.open(db, tenant, Limits())
-    prefix = Ledger.open(db, tenant[:6], Limits())  # a tenant whose name is a word of mine
+    prefix = Ledger.open(db, tenant, Limits())
+    mine = Ledger.open(db, tenant + "-mine", Limits())  # the other's name is a word of mine
     other = Ledger.open(db, tenant + "-other", Limits())
     for ledger in (mine, prefix, other):
         session = await ledger.sessions.create("zebra crossing", "sys")
