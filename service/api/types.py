@@ -496,7 +496,9 @@ class ModelCall(Node):
         head_id, today = compared_head(call), None
         if head_id is not None and not (await loaders.nodes.load(head_id)).deleted:
             today = (await loaders.renders.load((call.session_id, head_id))).node_ids
-        return replay_out(replayed(call, nodes, today, await media_of(info, nodes)))
+        tools = (None if call.tools_sha256 is None
+                 else await loaders.tool_sets.load(call.tools_sha256))
+        return replay_out(replayed(call, nodes, today, await media_of(info, nodes), tools))
 
 
 @strawberry.type(description="How two calls' prompts differ, node by node (the second "

@@ -175,7 +175,8 @@ class Compactor:
             view = await render_context(self.ledger, session_id, head_id)
         if media is None:
             media = await self.ledger.nodes.media_of(view.nodes)
-        estimate = await self.estimator.count(view.nodes, media) + pending_tokens
+        estimate = await self.estimator.count(
+            view.nodes, media, options.tools if options is not None else ()) + pending_tokens
         if not self.policy.needs_compaction(estimate):
             return None
         return await self._run(view, session_id, "auto", None, None, options=options)

@@ -7,7 +7,7 @@ name (by hash), which a provider's count reads as its request does.
 """
 from __future__ import annotations
 
-from typing import Mapping, Protocol, Sequence
+from typing import Any, Mapping, Protocol, Sequence
 
 from ..store import Node
 
@@ -15,11 +15,16 @@ from ..store import Node
 class TokenEstimator(Protocol):
     name: str
 
-    async def count(self, nodes: Sequence[Node], media: Mapping[str, str]) -> int: ...
+    async def count(self, nodes: Sequence[Node], media: Mapping[str, str],
+                    tools: Sequence[Any] = ()) -> int:
+        """The prompt's tokens (`media`: the data of the media it names), `tools`
+        (service/turns/requests.Tool) offered with it."""
+        ...
 
 
 class HeuristicEstimator:
     name = "heuristic"
 
-    async def count(self, nodes: Sequence[Node], media: Mapping[str, str]) -> int:
+    async def count(self, nodes: Sequence[Node], media: Mapping[str, str],
+                    tools: Sequence[Any] = ()) -> int:
         return sum(node.tokens for node in nodes)

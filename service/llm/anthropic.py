@@ -232,13 +232,17 @@ async def complete(client: anthropic.AsyncAnthropic, **body: Any) -> Completion:
     )
 
 
-async def count_tokens(client: anthropic.AsyncAnthropic, *, model: str, system: str,
-                       messages: list[dict]) -> int:
-    """The provider's input-token count for this prompt (POST /v1/messages/count_tokens)."""
+async def count_tokens(client: anthropic.AsyncAnthropic, *, model: str,
+                       messages: list[dict], system: Any = None,
+                       tools: list[dict] | None = None, **rest: Any) -> int:
+    """The provider's input-token count for a request body (POST /v1/messages/count_tokens):
+    its model, system prompt, messages and tools (what count_tokens does not take of a
+    body, such as max_tokens, is left out)."""
     async with translate_anthropic_errors():
         counted = await client.messages.count_tokens(
             model=model,
             messages=messages,  # type: ignore[arg-type]
             **({"system": system} if system else {}),
+            **({"tools": tools} if tools else {}),
         )
     return counted.input_tokens

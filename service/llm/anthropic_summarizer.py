@@ -10,8 +10,7 @@ from ..config import DEFAULT_CACHE_TTL
 from ..context.summarizers import Conversation, SummaryText
 from ..errors import ModelError
 from ..model.models import Node
-from ..turns.messages import to_messages
-from ..turns.requests import Options, ToolChoice, anthropic_messages
+from ..turns.requests import Options, Tool, ToolChoice, anthropic_messages
 from .anthropic import AnthropicSettings, complete, count_tokens
 from .prompts import branch_summary_prompt, merge_prompt, summary_instruction, summary_prompt
 
@@ -102,7 +101,8 @@ class AnthropicSummarizer:
 
 
 class AnthropicTokenCounter:
-    """Prompt tokens as the provider counts them (count_tokens on `to_messages(nodes, media)`)."""
+    """Prompt tokens as the provider counts them: count_tokens on the chat's request (its
+    media and the tools offered with it included), without its breakpoints."""
 
     name = "anthropic"
 
@@ -110,7 +110,9 @@ class AnthropicTokenCounter:
         self.client = client
         self.settings = settings
 
-    async def count(self, nodes: Sequence[Node], media: Mapping[str, str]) -> int:
-        system, messages = to_messages(nodes, media)
-        return await count_tokens(self.client, model=self.settings.model, system=system,
-                                  messages=messages)
+    async def count(self, nodes: Sequence[Node], media: Mapping[str, str],
+                    tools: Sequence[Tool] = ()) -> int:
+        body = anthropic_messages(nodes, media, Options(model=self.settings.model,
+                                                        tools=tuple(tools)),
+                                  allow_open=True, cache=False)
+        return await count_tokens(self.client, **body)

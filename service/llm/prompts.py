@@ -4,11 +4,11 @@ No SDK here: these are pure, so tests can read exactly what a model would be sen
 """
 from __future__ import annotations
 
-import json
 from typing import AbstractSet, Sequence
 
 from ..model.blocks import RedactedThinking, Thinking, ToolResult, ToolUse, text_of
 from ..model.models import Node, Role
+from ..turns.requests import tool_result_text, tool_use_text
 
 SUMMARY_SECTIONS = (
     "Goal",
@@ -75,12 +75,9 @@ def _body(turn: Node) -> str:
     parts = []
     for block in turn.blocks:
         if isinstance(block, ToolUse):
-            parts.append(f'<tool_use id="{block.id}" name="{block.name}">'
-                         f"{json.dumps(dict(block.input), ensure_ascii=False)}</tool_use>")
+            parts.append(tool_use_text(block))
         elif isinstance(block, ToolResult):
-            error = ' error="true"' if block.is_error else ""
-            parts.append(f'<tool_result for="{block.tool_use_id}"{error}>'
-                         f"{text_of(block.content)}</tool_result>")
+            parts.append(tool_result_text(block, text_of(block.content)))
         elif not isinstance(block, (Thinking, RedactedThinking)):
             parts.append(text_of([block]))
     return "\n".join(parts) or turn.content

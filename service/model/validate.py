@@ -265,6 +265,26 @@ def json_object(value: Mapping[str, Any] | None, limits: Limits, what: str) -> s
     return text
 
 
+JSON_SCHEMA_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
+
+
+def json_schema(value: Mapping[str, Any], what: str) -> Mapping[str, Any]:
+    """A JSON Schema, checked against its meta-schema (the draft its `$schema` names;
+    2020-12, which the Messages API reads, when it names none)."""
+    from jsonschema import Draft202012Validator, SchemaError
+    from jsonschema.validators import validator_for
+
+    try:
+        validator_for(value, default=Draft202012Validator).check_schema(value)
+    except SchemaError as e:
+        where = e.json_path[1:]  # "$.properties.word" -> ".properties.word"
+        hint = (f" (a type is one of: {', '.join(JSON_SCHEMA_TYPES)})"
+                if e.path and e.path[-1] == "type" else "")
+        raise BadInput(f"{what}{where} is not valid JSON Schema: {e.message}{hint}",
+                       schema_path=where or None) from None
+    return value
+
+
 def _nesting(value: object) -> int:
     """How deep objects and arrays lie within one another (without recursing)."""
     deepest, pending = 0, [(value, 1)]

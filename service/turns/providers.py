@@ -119,9 +119,17 @@ def _input_for(schema: Mapping[str, Any], said: str) -> dict[str, Any]:
     properties = schema.get("properties") or {}
     built = {}
     for name in schema.get("required") or []:
-        kind = (properties.get(name) or {}).get("type", "string")
+        kind = _first_type(properties.get(name))
         built[name] = said if kind == "string" else _EMPTY.get(kind)
     return built
+
+
+def _first_type(schema: object) -> str:
+    """The type a property's schema names first (a schema may be `true`, or list types)."""
+    kind = schema.get("type", "string") if isinstance(schema, Mapping) else "string"
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    return kind if isinstance(kind, str) else "string"
 
 
 def _from_results(call: Node, node: Node) -> str:

@@ -8,12 +8,13 @@ today's render of the call's head differs is the store's one prompt comparison
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..context.render import render_context
 from ..store import Call, Ledger, Node, Purpose
 from ..store.calls import diff_reads
 from .messages import to_messages
+from .requests import Tool
 
 
 @dataclass(frozen=True)
@@ -38,12 +39,15 @@ def compared_head(call: Call) -> str | None:
 
 
 def replayed(call: Call, nodes: Sequence[Node], today: Sequence[str] | None,
-             media: Mapping[str, str]) -> Replay:
-    """The replay of `call` from the nodes it read (and the data of the media they name)
-    and today's render of its compared head (None: no head to compare, or the head was
-    deleted since)."""
+             media: Mapping[str, str],
+             tools: Sequence[Mapping[str, Any]] | None = None) -> Replay:
+    """The replay of `call` from the nodes it read (and the data of the media they name),
+    the tools it was offered (as `Calls.tool_sets` holds them) and today's render of its
+    compared head (None: no head to compare, or the head was deleted since)."""
     nodes = nodes[:call.prompt_count]  # recalled turns were read inside a tool result
-    system, messages = to_messages(nodes, media)
+    system, messages = to_messages(nodes, media, tools=[
+        Tool(t["name"], t.get("description"), t.get("input_schema") or {})
+        for t in tools or ()])
     if today is None:
         return Replay(call, tuple(nodes), system, tuple(messages), None, None)
     read, today = call.prompt_ids, tuple(today)
@@ -58,4 +62,7 @@ async def replay(ledger: Ledger, call_id: str) -> Replay:
     head_id, today = compared_head(call), None
     if head_id is not None and not (await ledger.nodes.get(head_id)).deleted:
         today = (await render_context(ledger, call.session_id, head_id)).node_ids
-    return replayed(call, nodes, today, await ledger.nodes.media_of(nodes))
+    tools = None
+    if call.tools_sha256 is not None:
+        tools = (await ledger.calls.tool_sets([call.tools_sha256])).get(call.tools_sha256)
+    return replayed(call, nodes, today, await ledger.nodes.media_of(nodes), tools)

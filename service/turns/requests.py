@@ -128,6 +128,7 @@ def _tool(value: object, what: str) -> Tool:
         raise BadInput(f"{what}.input_schema must be a JSON Schema object whose type is "
                        "\"object\"")
     validate.json_object(schema, _SchemaLimit(MAX_TOOL_SCHEMA_BYTES), f"{what}.input_schema")
+    validate.json_schema(schema, f"{what}.input_schema")
     return Tool(name, description or None, dict(schema))
 
 
@@ -214,11 +215,12 @@ def anthropic_messages(nodes: Sequence[Node], media: Mapping[str, str],
         _refuse_open(nodes)
     messages: list[dict[str, Any]] = []
     summary_block: dict[str, Any] | None = None  # the last summary stand-in's block
+    offered, kept = {t.name for t in options.tools}, set[str]()
     for node in nodes:
         if node.role is Role.SYSTEM:
             continue
         role, blocks = _framed(node, options.recall)
-        content = [_anthropic_block(b, media) for b in blocks]
+        content = _anthropic_content(blocks, media, offered, kept)
         if node.role is Role.SUMMARY:
             summary_block = content[-1]
         if messages and messages[-1]["role"] == role:
@@ -238,6 +240,8 @@ def anthropic_messages(nodes: Sequence[Node], media: Mapping[str, str],
                        "least one message (append the user's first)")
     if messages and messages[0]["role"] == "assistant":
         messages.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUES}]})
+    if messages and messages[-1]["role"] == "assistant":
+        _end_prefill(messages)
     system = _system(nodes)
     system_blocks = [{"type": "text", "text": system}] if system else []
     tools = [{"name": t.name, "input_schema": dict(t.input_schema),
@@ -313,6 +317,61 @@ def _last_markable(messages: list[dict[str, Any]], end: int) -> dict[str, Any] |
             if block["type"] not in _UNMARKABLE and (block["type"] != "text" or block["text"]):
                 return block
     return None
+
+
+def _anthropic_content(blocks: Sequence[Block], media: Mapping[str, str], offered: set[str],
+                       kept: set[str]) -> list[dict[str, Any]]:
+    """A message's blocks in the Messages API's shape. The API refuses tool blocks whose
+    tool the request does not define, so a tool use of a tool not `offered` is sent as text
+    (`tool_use_text`), and so is a result of a tool use not `kept` as a block (which adds
+    the ids it keeps); kept results stay first."""
+    results: list[dict[str, Any]] = []
+    rest: list[dict[str, Any]] = []
+    for block in blocks:
+        if isinstance(block, ToolUse) and block.name in offered:
+            kept.add(block.id)
+            rest.append(_anthropic_block(block, media))
+        elif isinstance(block, ToolUse):
+            rest.append({"type": "text", "text": tool_use_text(block)})
+        elif isinstance(block, ToolResult) and block.tool_use_id in kept:
+            results.append(_anthropic_block(block, media))
+        elif isinstance(block, ToolResult):
+            body = "\n\n".join(p.text for p in block.content if isinstance(p, Text))
+            rest.append({"type": "text", "text": tool_result_text(block, body)})
+            rest.extend(_anthropic_block(p, media) for p in block.content
+                        if isinstance(p, Image))
+        else:
+            rest.append(_anthropic_block(block, media))
+    return results + rest
+
+
+def tool_use_text(block: ToolUse) -> str:
+    """A tool use as text (a request that does not define its tool, a summary prompt)."""
+    return (f'<tool_use id="{block.id}" name="{block.name}">'
+            f"{json.dumps(dict(block.input), ensure_ascii=False)}</tool_use>")
+
+
+def tool_result_text(block: ToolResult, body: str) -> str:
+    """A tool result as text, `body` its content as text (a request sends the images of a
+    result after it as blocks; a summary prompt mentions them)."""
+    error = ' error="true"' if block.is_error else ""
+    return f'<tool_result for="{block.tool_use_id}"{error}>{body}</tool_result>'
+
+
+def _end_prefill(messages: list[dict[str, Any]]) -> None:
+    """A final assistant message (a prefill) without the trailing whitespace the API
+    refuses there: its last text loses it, and goes if nothing else is left."""
+    content = messages[-1]["content"]
+    last = content[-1] if content else None
+    if last is None or last["type"] != "text":
+        return
+    last["text"] = last["text"].rstrip()
+    if not last["text"]:
+        content.pop()
+        if not content:
+            messages.pop()
+            if messages and messages[-1]["role"] == "assistant":
+                _end_prefill(messages)
 
 
 def _anthropic_block(block: Block, media: Mapping[str, str]) -> dict[str, Any]:

@@ -15,8 +15,9 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..errors import BadInput
-from ..store import Appended, Call, CallRecord, Ledger, Role
+from ..store import Appended, Call, CallRecord, Ledger, Node, Role
 from ..model.blocks import tool_use_ids
+from ..model.validate import some
 
 CANCELLED = "cancelled: the user sent a new message instead of waiting for this result"
 
@@ -43,15 +44,30 @@ class TurnWriter:
                       metadata: Mapping[str, Any] | None = None) -> Appended:
         """The agent loop's opening node: tool results answering HEAD's open tool uses."""
         self._require_user_turn("submit tool results")
+        if _none_or_repeated(results):
+            await self._refuse_answers(results)
         return await self._ledger.head.append_message(self.session_id, "tool", blocks=results,
                                                       metadata=metadata)
+
+    async def _refuse_answers(self, results: Sequence[Any]) -> None:
+        """No results, or one answered twice: BAD_INPUT naming what HEAD leaves open."""
+        open_ids = _open_ids(await self._head())
+        given = "no results" if not results else "a result twice for one tool use"
+        if not open_ids:
+            raise BadInput(f"submitToolResults got {given}, and HEAD has no open tool uses: "
+                           "there is nothing to answer")
+        raise BadInput(f"submitToolResults got {given}; HEAD's open tool uses "
+                       f"({some(open_ids)}) need one result each", open_tool_use_ids=open_ids)
+
+    async def _head(self) -> Node:
+        return await self._ledger.nodes.get((await self._ledger.sessions.get(
+            self.session_id)).head_id)
 
     async def cancel_open_tool_uses(self) -> Appended | None:
         """Answers HEAD's open tool uses, if any, as cancelled (is_error results, stored)."""
         self._require_user_turn("cancel tool uses")
-        head = await self._ledger.nodes.get((await self._ledger.sessions.get(
-            self.session_id)).head_id)
-        open_ids = tool_use_ids(head.blocks) if head.role is Role.ASSISTANT else []
+        head = await self._head()
+        open_ids = _open_ids(head)
         if not open_ids:
             return None
         return await self._ledger.head.append_message(
@@ -90,3 +106,16 @@ class TurnWriter:
     def _require_user_turn(self, move: str) -> None:
         if not self.advance_head:
             raise BadInput(f"a spawned turn cannot {move}: that would move the user's HEAD")
+
+
+def _open_ids(head: Node) -> list[str]:
+    return tool_use_ids(head.blocks) if head.role is Role.ASSISTANT else []
+
+
+def _none_or_repeated(results: Sequence[Any]) -> bool:
+    """No results at all, or a tool_use_id named twice (the checks of the blocks refuse
+    every other malformed answer with a message of their own)."""
+    if isinstance(results, (str, bytes)) or not isinstance(results, Sequence):
+        return False
+    ids = [r.get("tool_use_id") for r in results if isinstance(r, Mapping)]
+    return not results or len(set(map(repr, ids))) < len(ids)

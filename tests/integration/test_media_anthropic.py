@@ -114,7 +114,7 @@ async def test_every_block_kind_reaches_the_model_and_the_chain_goes_on(served):
             {"text": {"text": "the screen"}},
             {"image": {"source": base64_source("image/png", PNG)}}]}])
     assert answered["userNode"]["blocks"][0]["content"][1]["source"]["width"] == 40
-    after = await turn(client, SEND, s=session, c="Thanks, that is all.")
+    after = await turn(client, SEND, s=session, c="Thanks, that is all.", t=TOOLS)
     assert after["reply"]["content"].startswith("echo: Thanks")
 
     sent = bodies(stub)

@@ -10,10 +10,13 @@ import pytest
 from service.errors import BadInput
 from service.store import Ledger, Limits, Role
 from service.model.blocks import MediaRef, Text, ToolUse, media_hashes
-from service.turns.requests import anthropic_messages, openai_chat
+from service.turns.requests import Options, Tool, anthropic_messages, openai_chat
 from tests.integration.helpers import assert_sound, head_id
 from tests.provider_requests import assert_valid_anthropic, assert_valid_openai
 from tests.unit.test_blocks import png
+
+
+READ_FILE = Options(tools=(Tool("read_file", None, {"type": "object"}),))
 
 
 def uses(*ids: str, text: str | None = None) -> list[dict]:
@@ -40,7 +43,8 @@ async def requests_of(ledger: Ledger, session_id: str, head: str | None = None):
     rendered = await ledger.views.render(session_id, head)
     hashes = [h for n in rendered.nodes for h in media_hashes(n.blocks)]
     media = await ledger.nodes.media(hashes)
-    return anthropic_messages(rendered.nodes, media), openai_chat(rendered.nodes, media)
+    return (anthropic_messages(rendered.nodes, media, READ_FILE),
+            openai_chat(rendered.nodes, media, READ_FILE))
 
 
 async def test_a_tool_round_trip_is_stored_as_blocks_and_renders_as_valid_requests(ledger):

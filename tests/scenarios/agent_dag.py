@@ -434,10 +434,12 @@ class AgentDag:
         for i in range(0, len(heads), REQUESTS):
             part = heads[i:i + REQUESTS]
             args = "".join(f", $h{j}: ID!" for j in range(len(part)))
-            body = " ".join(f"r{j}: render(headId: $h{j}) {{ a: request(format: ANTHROPIC_MESSAGES)"
-                            f" o: request(format: OPENAI_CHAT) }}" for j in range(len(part)))
-            data = await self.client(f"query($s: ID!{args}) {{ session(id: $s) {{ {body} }} }}",
-                                     s=self.id, **{f"h{j}": h for j, h in enumerate(part)})
+            body = " ".join(f"r{j}: render(headId: $h{j}) {{ a: request(format: ANTHROPIC_MESSAGES,"
+                            f" tools: $t) o: request(format: OPENAI_CHAT) }}"
+                            for j in range(len(part)))
+            data = await self.client(
+                f"query($s: ID!, $t: [ToolInput!]{args}) {{ session(id: $s) {{ {body} }} }}",
+                s=self.id, t=TOOLS, **{f"h{j}": h for j, h in enumerate(part)})
             out |= {h: (data["session"][f"r{j}"]["a"], data["session"][f"r{j}"]["o"])
                     for j, h in enumerate(part)}
         return out

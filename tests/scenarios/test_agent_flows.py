@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from service.store import Database, Ledger, Limits
-from tests.scenarios.agent_dag import AgentDag
+from tests.scenarios.agent_dag import TOOLS, AgentDag
 
 
 @pytest.fixture
@@ -25,8 +25,9 @@ async def start(api, ledger: Ledger, title: str, strategy: str = "rolling") -> A
 
 
 async def request(d: AgentDag, head: str, fmt: str) -> dict:
-    data = await d.client(f"query($s: ID!, $h: ID!) {{ session(id: $s) {{ render(headId: $h)"
-                          f" {{ request(format: {fmt}) }} }} }}", s=d.id, h=head)
+    data = await d.client(f"query($s: ID!, $h: ID!, $t: [ToolInput!]) {{ session(id: $s) {{"
+                          f" render(headId: $h) {{ request(format: {fmt}, tools: $t) }} }} }}",
+                          s=d.id, h=head, t=TOOLS)
     return data["session"]["render"]["request"]
 
 

@@ -12,7 +12,7 @@ from service.turns.requests import (
 )
 from tests.provider_requests import assert_valid_anthropic, assert_valid_openai, breakpoints
 from tests.provider_requests import uncached
-from tests.unit.test_requests import agent_render, media_of, node, results, use
+from tests.unit.test_requests import TOOLS, agent_render, media_of, node, results, use
 
 EPHEMERAL = {"type": "ephemeral"}
 READ = Tool("read_file", "Reads a file.", {"type": "object"})
@@ -87,7 +87,7 @@ def test_agent_turns_mark_tool_results_and_keep_thinking_unmarked():
               node("assistant", [{"type": "thinking", "thinking": "u", "signature": "c2ln"},
                                  *use("t2")]),
               node("tool", results("t2"))]
-    body = anthropic_messages(render, {})
+    body = anthropic_messages(render, {}, TOOLS)
     assert_valid_anthropic(body)
     assert marks(body) == [("system", 0), ("message", (2, 0)), ("message", (4, 0))]
     assert body["messages"][4]["content"][0]["type"] == "tool_result"
