@@ -267,7 +267,7 @@ def anthropic_messages(nodes: Sequence[Node], media: Mapping[str, str],
     body["messages"] = messages
     if tools:
         body["tools"] = tools
-    if options.tool_choice is not None:
+    if options.tool_choice is not None and tools:  # the API refuses a choice of no tools
         choice = options.tool_choice
         body["tool_choice"] = ({"type": "tool", "name": choice.name} if choice.mode == "tool"
                                else {"type": choice.mode})
@@ -460,7 +460,7 @@ def openai_chat(nodes: Sequence[Node], media: Mapping[str, str],
             "name": t.name, "parameters": dict(t.input_schema),
             **({"description": t.description} if t.description else {})}}
             for t in options.tools]
-    if options.tool_choice is not None:
+    if options.tool_choice is not None and options.tools:  # refused without tools
         choice = options.tool_choice
         body["tool_choice"] = (
             {"type": "function", "function": {"name": choice.name}} if choice.mode == "tool"

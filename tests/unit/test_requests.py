@@ -225,3 +225,14 @@ def test_a_render_of_root_alone_is_no_anthropic_request():
     with pytest.raises(BadInput, match="only the system prompt"):
         anthropic_messages(render, {})
     assert_valid_openai(openai_chat(render, {}))
+
+
+@pytest.mark.parametrize("mode", ["auto", "none"])
+def test_a_tool_choice_without_tools_is_left_out_as_the_apis_require(mode):
+    render = [node("system", "s"), node("user", "go")]
+    options = Options(tool_choice=ToolChoice(mode))
+    a, o = anthropic_messages(render, {}, options), openai_chat(render, {}, options)
+    assert "tool_choice" not in a and "tools" not in a
+    assert "tool_choice" not in o and "tools" not in o
+    assert_valid_anthropic(a)
+    assert_valid_openai(o)
