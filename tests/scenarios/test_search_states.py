@@ -222,7 +222,7 @@ async def test_every_hit_state_through_compaction_pins_forks_and_deletes(
     await d.compact()
     await look("compact the fork", heads=[None, main[-1]])
     await d.checkout(main[-1])
-    await look("checkout main's tip", heads=[None, fork_a[-1]])
+    await look("checkout main's tip", heads=[None, fork_a[-1], main[3]])  # and an inner node
 
     # A retry and an edit: siblings of main's last turns.
     main[-1] = await d.retry(main[-1])
