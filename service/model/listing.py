@@ -1,0 +1,64 @@
+"""What a session list filters, orders and shows of a session (README, "Finding
+sessions"): the session properties an imported session takes from its source and a native
+one from its own writes. One place names them and how a source gives them."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Mapping
+
+from ..errors import BadInput
+from . import validate
+
+# Stored Session properties; the times are the first and last activity.
+LISTED = ("tool", "tool_version", "project", "git_branch", "models", "source_file",
+          "first_activity_at", "last_activity_at")
+
+
+def from_source(source: Mapping[str, Any]) -> dict[str, Any]:
+    """An imported session's listed properties, from its `source` (service/transcripts/
+    origin.py): the project is the working directory; absent facts are left out."""
+    values = {
+        "tool": source.get("tool"), "tool_version": source.get("version"),
+        "project": source.get("cwd"), "git_branch": source.get("git_branch"),
+        "models": list(source.get("models") or []), "source_file": source.get("file"),
+        "first_activity_at": _time(source.get("first_at")),
+        "last_activity_at": _time(source.get("last_at")),
+    }
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def _time(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
+
+
+ORDERS = ("created", "last_activity")  # newest first by either
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Which sessions a list keeps; None keeps all. `text` is found in the title, whatever
+    its case; `since` and `until` bound the last activity (at or after, before)."""
+
+    tool: str | None = None
+    project: str | None = None
+    text: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def params(self) -> dict[str, Any]:
+        """The statements' parameters (cypher/fragments/session_filter.cypher), validated."""
+        text = validate.title(self.text, "text")
+        return {
+            "tool": validate.optional_name(self.tool, "tool"),
+            "project": None if self.project is None else validate.path(self.project, "project"),
+            "text": (text or "").strip().lower() or None,
+            "since": None if self.since is None else validate.timestamp(self.since, "since"),
+            "until": None if self.until is None else validate.timestamp(self.until, "until"),
+        }
+
+
+def order(value: str) -> str:
+    if value not in ORDERS:
+        raise BadInput(f"order must be one of {', '.join(ORDERS)}, not {validate.shown(value)}")
+    return value
