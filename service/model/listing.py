@@ -4,11 +4,12 @@ one from its own writes. One place names them and how a source gives them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Mapping
 
 from ..errors import BadInput
 from . import validate
+from .kinds import native
 
 # Stored Session properties; the times are the first and last activity.
 LISTED = ("tool", "tool_version", "project", "git_branch", "models", "source_file",
@@ -53,9 +54,18 @@ class Filter:
             "tool": validate.optional_name(self.tool, "tool"),
             "project": None if self.project is None else validate.path(self.project, "project"),
             "text": (text or "").strip().lower() or None,
-            "since": None if self.since is None else validate.timestamp(self.since, "since"),
-            "until": None if self.until is None else validate.timestamp(self.until, "until"),
+            "since": _utc(self.since, "since"),
+            "until": _utc(self.until, "until"),
         }
+
+
+def _utc(value: datetime | None, what: str) -> datetime | None:
+    """As an offset of UTC, as the times are stored: Neo4j orders one instant held with a
+    zone name ('UTC') after the same instant held as an offset, so `since` equal to a
+    stored time read back (its zone named) would miss it."""
+    if value is None:
+        return None
+    return native(validate.timestamp(value, what)).astimezone(timezone.utc)
 
 
 def order(value: str) -> str:
