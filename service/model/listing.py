@@ -72,3 +72,13 @@ def order(value: str) -> str:
     if value not in ORDERS:
         raise BadInput(f"order must be one of {', '.join(ORDERS)}, not {validate.shown(value)}")
     return value
+
+
+def record(session: Any) -> dict[str, Any]:
+    """A listed session as plain JSON: what `ctxdag sessions --json` prints."""
+    return {"id": session.id, "title": session.title, "tool": session.tool,
+            "tool_version": session.tool_version, "project": session.project,
+            "git_branch": session.git_branch, "models": list(session.models),
+            "first_activity_at": session.first_activity_at.isoformat(),
+            "last_activity_at": session.last_activity_at.isoformat(),
+            "source_file": session.source_file, "node_count": session.node_count}

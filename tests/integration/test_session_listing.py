@@ -1,6 +1,7 @@
 """Sessions you can find: what a session carries for its list (tool and version, project,
 git branch, models, first and last activity, source file), as imports of each format and
 native writes store it, and the sessions list's filters, orders and pages."""
+import json
 import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 from service.errors import BadInput
 from service.model import listing
 from service.transcripts import import_text
-from tests.integration.helpers import run_cypher
+from tests.integration.helpers import run_command, run_cypher, runtime_for
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"
 CC_SESSION = FIXTURES / "claude_code" / "session.jsonl"
@@ -206,3 +207,25 @@ async def test_a_wrong_project_for_a_new_session_is_bad_input_and_writes_nothing
     with pytest.raises(BadInput):
         await ledger.sessions.create("x", project="p" * 5000)
     assert await ledger.sessions.count() == 0
+
+
+async def test_the_sessions_command_lists_a_project_or_a_tool_last_active_first(
+        ledger, db, tenant, capsys):
+    await import_text(ledger, CODEX.read_text(), CODEX.name, None)
+    await import_text(ledger, PI_ABORTED.read_text(), PI_ABORTED.name, None)
+    native = await ledger.sessions.create("Shop notes", project="/home/dev/projects/shop")
+    runtime = runtime_for(db, tenant)
+    assert await run_command(runtime, "sessions") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "3 sessions"
+    assert [line.split()[2] for line in lines[1:]] == ["ctxdag", "codex", "pi"]
+    assert lines[1].endswith(f"{native.id}  Shop notes")
+    assert await run_command(runtime, "sessions", "--project", "/home/dev/projects/shop",
+                             "--tool", "pi", "--json") == 0
+    [printed] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {k: printed[k] for k in ("title", "tool", "project", "models", "last_activity_at")
+            } == {"title": "Fix the failing checkout test", "tool": "pi",
+                  "project": "/home/dev/projects/shop", "models": ["claude-x", "gpt-y"],
+                  "last_activity_at": "2025-07-03T09:00:08+00:00"}
+    with pytest.raises(BadInput):
+        await run_command(runtime, "sessions", "--tool", " ")
