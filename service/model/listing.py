@@ -18,15 +18,22 @@ LISTED = ("tool", "tool_version", "project", "git_branch", "models", "source_fil
 
 def from_source(source: Mapping[str, Any]) -> dict[str, Any]:
     """An imported session's listed properties, from its `source` (service/transcripts/
-    origin.py): the project is the working directory; absent facts are left out."""
+    origin.py): the project is the working directory; absent (or empty) facts are left
+    out, and one longer than its property holds is cut, so no fact refuses an import."""
+    name, path = validate.MAX_NAME_LENGTH, validate.MAX_PATH_LENGTH
     values = {
-        "tool": source.get("tool"), "tool_version": source.get("version"),
-        "project": source.get("cwd"), "git_branch": source.get("git_branch"),
-        "models": list(source.get("models") or []), "source_file": source.get("file"),
+        "tool": _cut(source.get("tool"), name), "tool_version": _cut(source.get("version"), name),
+        "project": _cut(source.get("cwd"), path), "git_branch": _cut(source.get("git_branch"), name),
+        "models": list(dict.fromkeys(m[:name] for m in source.get("models") or [] if m)),
+        "source_file": _cut(source.get("file"), path),
         "first_activity_at": _time(source.get("first_at")),
         "last_activity_at": _time(source.get("last_at")),
     }
     return {key: value for key, value in values.items() if value is not None}
+
+
+def _cut(text: str | None, limit: int) -> str | None:
+    return text[:limit] if text and text.strip() else None
 
 
 def _time(text: str | None) -> datetime | None:

@@ -229,3 +229,9 @@ async def test_the_sessions_command_lists_a_project_or_a_tool_last_active_first(
                   "last_activity_at": "2025-07-03T09:00:08+00:00"}
     with pytest.raises(BadInput):
         await run_command(runtime, "sessions", "--tool", " ")
+
+
+async def test_a_file_posted_without_a_name_lists_no_source_file(api):
+    text = PI_ABORTED.read_text().replace("9b2c-aborted", f"9b2c-{unique()}")
+    session = (await api.client(IMPORT, content=text))["importTranscript"]["session"]
+    assert (session["tool"], session["sourceFile"]) == ("pi", None)
