@@ -53,11 +53,10 @@ class Query:
         "Sessions, newest first (by creation, or by last activity), in pages; `filter` keeps "
         "those of a tool, a project, a title holding some text, or last active in a time "
         "range. A cursor belongs to the order it was read in."))
-    async def sessions(self, info: Info, filter: Optional[SessionFilter] = None,
-                       order_by: SessionOrder = SessionOrder.CREATED,
-                       first: Optional[int] = None,
+    async def sessions(self, info: Info, first: Optional[int] = None,
                        after: Optional[str] = None, last: Optional[int] = None,
-                       before: Optional[str] = None) -> SessionConnection:
+                       before: Optional[str] = None, filter: Optional[SessionFilter] = None,
+                       order_by: SessionOrder = SessionOrder.CREATED) -> SessionConnection:
         return await sessions_field(info, filter, order_by, first, after, last, before)
 
     @strawberry.field(description=(
