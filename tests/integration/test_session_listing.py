@@ -1,6 +1,7 @@
 """Sessions you can find: what a session carries for its list (tool and version, project,
 git branch, models, first and last activity, source file), as imports of each format and
 native writes store it, and the sessions list's filters, orders and pages."""
+import asyncio
 import json
 import uuid
 from datetime import datetime, timedelta, timezone
@@ -235,3 +236,12 @@ async def test_a_file_posted_without_a_name_lists_no_source_file(api):
     text = PI_ABORTED.read_text().replace("9b2c-aborted", f"9b2c-{unique()}")
     session = (await api.client(IMPORT, content=text))["importTranscript"]["session"]
     assert (session["tool"], session["sourceFile"]) == ("pi", None)
+
+
+async def test_concurrent_calls_of_other_models_each_add_theirs(ledger, turns):
+    session = await ledger.sessions.create("Busy")
+    models = [f"model-{i}" for i in range(6)]
+    await asyncio.gather(*(turns.record_call(session.id, [session.root_id], m, output=f"By {m}")
+                           for m in models[:3]),
+                         *(turns.record_call(session.id, [session.root_id], m) for m in models[3:]))
+    assert sorted((await ledger.sessions.get(session.id)).models) == models
