@@ -1,6 +1,8 @@
 """What a session list filters, orders and shows of a session (README, "Finding
 sessions"): the session properties an imported session takes from its source and a native
-one from its own writes. One place names them and how a source gives them."""
+one from its own writes (tool, tool_version, project, git_branch, models, source_file,
+first_activity_at, last_activity_at; docs/data-model.md), the filter and orders of the
+list, and a listed session as JSON."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,11 +12,6 @@ from typing import Any, Mapping
 from ..errors import BadInput
 from . import validate
 from .kinds import native
-
-# Stored Session properties; the times are the first and last activity.
-LISTED = ("tool", "tool_version", "project", "git_branch", "models", "source_file",
-          "first_activity_at", "last_activity_at")
-
 
 def from_source(source: Mapping[str, Any]) -> dict[str, Any]:
     """An imported session's listed properties, from its `source` (service/transcripts/
