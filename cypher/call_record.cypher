@@ -1,8 +1,10 @@
 // name: call_record
 // returns: one row {problem, invalid_reads, accounting}; accounting: what the statement worked out about the call (its prompt's tokens and its shared prefix), null when problem is set
 // purpose: records a model call that produced no node (a failed call, an external call without output) with its READ edges
-// params: session_id, tenant, call
+// params: session_id, tenant, call, now
 MATCH (s:Session {id: $session_id, tenant: $tenant})
+// include: session_write_lock
+WITH s
 // include: call_reads_check
 WITH s, call_reads, invalid_reads,
   CASE WHEN size(invalid_reads) > 0 THEN 'read_invalid' END AS problem

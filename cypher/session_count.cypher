@@ -1,6 +1,7 @@
 // name: session_count
 // returns: one row {total}
-// purpose: how many sessions the tenant has (a connection's totalCount, counted only when asked)
-// params: tenant
+// purpose: how many of the tenant's sessions the filter keeps (session_filter): a connection's totalCount, counted only when asked
+// params: tenant, tool, project, text, since, until
 MATCH (s:Session {tenant: $tenant})
+// include: session_filter
 RETURN count(s) AS total

@@ -1,9 +1,11 @@
 // name: transcript_extend
 // returns: one row {problem, taken_ids, taken_elsewhere, violations, events}; nothing is written when problem is set; no row when the session does not exist
 // purpose: adds the entries a transcript gained since it was imported — nodes after the stored ones, with all their edges — moves HEAD to the transcript's head and, when it gained a compaction, makes that the active summary (the one it replaced superseded), updates the session's source (and its title unless the user changed it), sets the labels of $labels and clears those of $unlabeled (a node deleted with its branch keeps its label and takes no new one), tombstones the stored turns of $replaced (the tail an earlier import stored of a file that has grown since: a synthetic result, a message still gaining blocks), whose tool uses the new nodes take over, and writes the stored nodes of $rewritten again as $nodes gives them (ids kept: what names them stays), then checks the invariants the new nodes can break (check_extension_invariants: its cost follows the nodes added, not the session); announces a branch_deleted per group of $replaced, then a node_appended per node (in seq order), head_moved when HEAD moved and node_labeled / node_unlabeled per label written, as native writes do
-// params: session_id, tenant, now, expected_next_seq, nodes, media, head_id, active_summary_id, labels, unlabeled, source, title, source_title, replaced, rewritten
+// params: session_id, tenant, now, expected_next_seq, nodes, media, head_id, active_summary_id, labels, unlabeled, source, title, source_title, replaced, rewritten, listing
 // The session's source becomes $source (null: it stays), and its title $title while it is
 // still the one the source gave before ($source_title; null: none): a title the user set stays.
+// $listing: what the session list shows of it (service/model/listing.py; null: it stays);
+// its last activity only moves on, and models the session used in ctxdag stay after the file's.
 // $replaced: [{fork_point_id, tip_id, ids}], each a stored branch tail below fork_point_id.
 // $rewritten: ids of stored live nodes of the session that rows of $nodes write again (a
 // turn the grown file re-hangs, a summary keeping more, what hangs below them), each
@@ -39,6 +41,16 @@ OPTIONAL CALL (s, problem) {
   SET s.next_seq = s.next_seq + size($nodes) - size($rewritten), s.source = coalesce($source, s.source),
     s.title = CASE WHEN $source IS NOT NULL AND coalesce(s.title, '') = coalesce($source_title, '')
                    THEN $title ELSE s.title END
+  SET s.tool = coalesce($listing.tool, s.tool),
+    s.tool_version = coalesce($listing.tool_version, s.tool_version),
+    s.project = coalesce($listing.project, s.project),
+    s.git_branch = coalesce($listing.git_branch, s.git_branch),
+    s.source_file = coalesce($listing.source_file, s.source_file),
+    s.models = CASE WHEN $listing IS NULL THEN s.models
+                    ELSE $listing.models + [m IN coalesce(s.models, []) WHERE NOT m IN $listing.models] END,
+    s.first_activity_at = coalesce($listing.first_activity_at, s.first_activity_at),
+    s.last_activity_at = CASE WHEN s.last_activity_at >= $listing.last_activity_at THEN s.last_activity_at
+                              ELSE coalesce($listing.last_activity_at, s.last_activity_at) END
   WITH s
   // A replaced turn is tombstoned, as a deleted branch's are; a tool use id the new nodes
   // hold again is theirs now (a ToolUse is one message's).

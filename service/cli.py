@@ -110,6 +110,14 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--first", type=int, default=20, help="hits to print (at most 100)")
     search.add_argument("--json", action="store_true", help="one JSON object per hit")
     search.set_defaults(job=_search)
+    sessions = commands.add_parser("sessions", help="list sessions, last active first: "
+                                   "tool, project, title")
+    sessions.add_argument("--project", help="only this project (working directory), exactly")
+    sessions.add_argument("--tool", help="only this tool's imports: claude-code, pi or codex")
+    sessions.add_argument("--text", help="only titles holding this text (any case)")
+    sessions.add_argument("--first", type=int, default=20, help="sessions to print (at most 100)")
+    sessions.add_argument("--json", action="store_true", help="one JSON object per session")
+    sessions.set_defaults(job=_sessions)
     mcp = commands.add_parser("mcp", help="serve search, expand, render and trace as MCP "
                               "tools to an MCP client (CTXDAG_TENANT's sessions)")
     mcp.add_argument("--stdio", action="store_true",
@@ -233,6 +241,23 @@ async def _search(runtime: Runtime, args: argparse.Namespace) -> int:
         title = (hit.session_title or "Untitled session")[:24]
         print(f"{hit.score:6.2f}  {state:48.48s}  {title:24s}  {hit.node.id}  "
               f"{hit.node.role.value:9s}  {_marked(hit)}")
+    return 0
+
+
+async def _sessions(runtime: Runtime, args: argparse.Namespace) -> int:
+    from .model import listing
+
+    keep = listing.Filter(tool=args.tool, project=args.project, text=args.text)
+    page = await runtime.ledger.sessions.list(first=args.first, keep=keep,
+                                              order="last_activity")
+    if args.json:
+        for session in page.items:
+            print(json.dumps(listing.record(session), ensure_ascii=False))
+        return 0
+    print(f"{len(page.items)} sessions" + (" (more: --first)" if page.has_next else ""))
+    for s in page.items:
+        print(f"{s.last_activity_at:%Y-%m-%d %H:%M}  {s.tool or 'ctxdag':11s}  "
+              f"{s.project or '-':32.32s}  {s.id}  {s.title or 'Untitled session'}")
     return 0
 
 

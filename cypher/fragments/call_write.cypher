@@ -3,9 +3,12 @@
 // quote (the last $call.recalled_reads of its reads; README, "Recall"), PRODUCED to `produced` (may be null), and
 // OFFERED to the tools it was offered ($call.tools, stored once per tenant and content hash),
 // and its shared prefix with the session's previous call (README, "Prompt caching").
-// Expects `s`, `produced` and `call_reads` (from call_reads_check, all found) in scope.
+// Expects `s` (its write lock taken), `produced` and `call_reads` (from call_reads_check, all found) in scope.
 CALL (s, produced, call_reads) {
   WITH * WHERE $call IS NOT NULL
+  // The session's models, first use first (read under the session's write lock).
+  SET s.models = CASE WHEN $call.model IS NULL OR $call.model IN coalesce(s.models, [])
+                      THEN s.models ELSE coalesce(s.models, []) + $call.model END
   CREATE (c:Call {
     id: $call.id, session_id: s.id, tenant: s.tenant, purpose: $call.purpose,
     provider: $call.provider, model: $call.model, head_id: $call.head_id,

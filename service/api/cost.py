@@ -121,6 +121,7 @@ LIST_SIZES: dict[str, Paged | Given | Assumed | Holds | str] = {
     "BranchDeleted.deletedIds": Assumed("nodes of a deleted branch", SESSION),
     "Session.branches": Assumed("branches of a session", FEW),
     "SessionSource.models": Assumed("models an imported session used", FEW),
+    "Session.models": Assumed("models a session used", FEW),
     "Message.children": Assumed("children of a node", FEW),
     "Message.coveredBy": Assumed("summaries covering a node", FEW),
     "GraphNode.coversIds": Assumed("capsules listing a graph row", FEW),

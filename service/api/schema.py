@@ -24,6 +24,7 @@ from .limits import MAX_TOKENS, BoundedValidation, OperationDeadline
 from .nodes import MAX_NODES_PER_LOOKUP, resolve_node
 from .redaction import DESCRIPTION as REDACT, Redacted, redact
 from .search import SearchHitConnection, SearchKind, search_field
+from .sessions import SessionFilter, SessionOrder, sessions_field
 from .transcripts import TranscriptFormat, TranscriptImport, import_transcript
 from .types import (
     MAX_CALLS_PAGE, Branch, CallDiff, CarryOver, Compaction, Message, ModelCall, Node, Role,
@@ -48,15 +49,15 @@ class Query:
     async def session(self, info: Info, id: strawberry.ID) -> Optional[Session]:
         return session_out(await info.context.loaders.sessions.load(str(id)))
 
-    @strawberry.field(description="Sessions, newest first, in pages.")
+    @strawberry.field(description=(
+        "Sessions, newest first (by creation, or by last activity), in pages; `filter` keeps "
+        "those of a tool, a project, a title holding some text, or last active in a time "
+        "range. A cursor belongs to the order it was read in."))
     async def sessions(self, info: Info, first: Optional[int] = None,
                        after: Optional[str] = None, last: Optional[int] = None,
-                       before: Optional[str] = None) -> SessionConnection:
-        sessions = info.context.services.ledger.sessions
-        page = await sessions.list(first=first, after=after, last=last, before=before)
-        for item in page.items:
-            info.context.loaders.sessions.prime(item.id, item)
-        return connection_out(page, session_out, count=sessions.count)
+                       before: Optional[str] = None, filter: Optional[SessionFilter] = None,
+                       order_by: SessionOrder = SessionOrder.CREATED) -> SessionConnection:
+        return await sessions_field(info, filter, order_by, first, after, last, before)
 
     @strawberry.field(description=(
         "The session, message or model call with this id. Null, with a NOT_FOUND error at "
@@ -140,15 +141,18 @@ async def _branch_of(info: Info, tip_id: str, name: str | None = None) -> Branch
 @strawberry.type
 class Mutation:
     @strawberry.mutation(description=f"A new session. `summaryStrategy`: {STRATEGY_HELP}. "
-                                     f"`recall`: {RECALL_HELP}.")
+                                     f"`recall`: {RECALL_HELP}. `project`: the working "
+                                     "directory it belongs to (the sessions list groups and "
+                                     "filters by it).")
     async def create_session(self, info: Info, title: Optional[str] = None,
                              system_prompt: Optional[str] = None,
                              extra_meta: Optional[JSON] = None,
                              summary_strategy: Optional[str] = None,
-                             recall: bool = False) -> Session:
+                             recall: bool = False,
+                             project: Optional[str] = None) -> Session:
         ledger = info.context.services.ledger
         return session_out(await ledger.sessions.create(title, system_prompt or "", extra_meta,
-                                                        summary_strategy, recall))
+                                                        summary_strategy, recall, project))
 
     @strawberry.mutation(description="Sets the title, merges extra_meta (a key set to null is "
                                      "removed), sets the summary strategy "

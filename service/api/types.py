@@ -624,6 +624,26 @@ class Session(Node):
         "of the file replaces it only while nobody retitled the session."))
     source: Optional[SessionSource] = strawberry.field(description=(
         "Where an imported session came from, as its file says; null for a native one."))
+    tool: Optional[str] = strawberry.field(default=None, description=(
+        "The tool an imported session was written by (claude-code, pi or codex); null for a "
+        "native one."))
+    tool_version: Optional[str] = strawberry.field(default=None, description=(
+        "The tool's version, when its file records it."))
+    project: Optional[str] = strawberry.field(default=None, description=(
+        "The working directory: an imported session's, or the one a native session was "
+        "created with."))
+    git_branch: Optional[str] = strawberry.field(default=None, description=(
+        "The git branch its tool worked on, when the file records it."))
+    models: list[str] = strawberry.field(default_factory=list, description=(
+        "The models it used, first use first: an imported session's file's, then those of "
+        "the calls recorded in ctxdag."))
+    first_activity_at: datetime = strawberry.field(description=(
+        "An imported session's first turn (or compaction); a native one's creation."))
+    last_activity_at: datetime = strawberry.field(description=(
+        "When a turn or summary was last written: an imported session's last turn (or "
+        "compaction) as its file says, later when the session went on in ctxdag."))
+    source_file: Optional[str] = strawberry.field(default=None, description=(
+        "The file an imported session was last read from, as named."))
     created_at: datetime
     updated_at: datetime
     extra_meta: JSON = strawberry.field(description=(
@@ -701,7 +721,11 @@ def session_out(s: store.Session) -> Session:
                    extra_meta=s.extra_meta, head_id=s.head_id, root_id=s.root_id,
                    node_count=s.node_count, summary_strategy=s.summary_strategy,
                    active_summary_id=s.active_summary_id, recall=s.recall,
-                   last_event_seq=s.last_event_seq, source=source_out(s.source))
+                   last_event_seq=s.last_event_seq, source=source_out(s.source),
+                   tool=s.tool, tool_version=s.tool_version, project=s.project,
+                   git_branch=s.git_branch, models=list(s.models),
+                   first_activity_at=s.first_activity_at, last_activity_at=s.last_activity_at,
+                   source_file=s.source_file)
 
 
 @strawberry.type(description="Where a page lies in its list (Relay's cursor connections).")

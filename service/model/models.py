@@ -42,6 +42,16 @@ class Session:
     last_event_seq: int = field(default=0, compare=False)
     # Where an imported session came from (service/transcripts/origin.py); None: native.
     source: Mapping[str, Any] | None = None
+    # What a session list shows and filters (service/model/listing.py): an imported
+    # session's from its file, a native one's from its writes.
+    tool: str | None = None
+    tool_version: str | None = None
+    project: str | None = None  # the working directory
+    git_branch: str | None = None
+    models: tuple[str, ...] = ()
+    source_file: str | None = None
+    first_activity_at: datetime | None = None
+    last_activity_at: datetime | None = None
 
     @property
     def extra_meta(self) -> dict[str, Any]:
@@ -186,6 +196,11 @@ def session_from_row(row: Mapping[str, Any]) -> Session:
         recall=bool(row.get("recall")),
         last_event_seq=row.get("next_event_seq") or 0,
         source=json.loads(row["source"]) if row.get("source") else None,
+        tool=row.get("tool"), tool_version=row.get("tool_version"), project=row.get("project"),
+        git_branch=row.get("git_branch"), models=tuple(row.get("models") or ()),
+        source_file=row.get("source_file"),
+        first_activity_at=native(row.get("first_activity_at") or row["created_at"]),
+        last_activity_at=native(row.get("last_activity_at") or row["updated_at"]),
     )
 
 

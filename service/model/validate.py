@@ -23,6 +23,7 @@ E = TypeVar("E", bound=Enum)
 MAX_ID_LENGTH = 128
 MAX_TITLE_LENGTH = 200
 MAX_NAME_LENGTH = 200  # a model, provider or error code
+MAX_PATH_LENGTH = 4096  # a session's project (working directory) or source file
 MAX_INSTRUCTIONS_LENGTH = 4000  # a compaction's focus instructions, in characters
 MAX_LABEL_LENGTH = 100  # a node's label, in characters
 MAX_BRANCH_NAME_LENGTH = 100  # a branch's name, in characters
@@ -224,6 +225,28 @@ def name(value: object, what: str) -> str:
 
 def optional_name(value: object, what: str) -> str | None:
     return None if value is None else name(value, what)
+
+
+def path(value: object, what: str) -> str:
+    """A working directory or a file's name: a non-blank string of at most MAX_PATH_LENGTH
+    characters."""
+    if not isinstance(value, str) or not value.strip():
+        raise BadInput(f"{what} must be a non-empty string")
+    utf8_size(value, what)
+    if len(value) > MAX_PATH_LENGTH:
+        raise BadInput(f"{what} is {len(value)} characters; the limit is {MAX_PATH_LENGTH}")
+    return value
+
+
+def names(value: object, what: str) -> list[str]:
+    """A list of models (or other names), each once."""
+    if not isinstance(value, (list, tuple)):
+        raise BadInput(f"{what} must be a list of names")
+    for i, item in enumerate(value):
+        name(item, f"{what}[{i}]")
+    if len(set(value)) != len(value):
+        raise BadInput(f"{what} names one twice")
+    return list(value)
 
 
 def file_name(value: object, what: str = "file name") -> str:

@@ -14,6 +14,7 @@ from enum import Enum
 from typing import Mapping, Sequence
 
 from ..model import validate
+from ..model.ids import utcnow
 from .batch import by_ids, the_one
 from .db import Database
 from ..model.models import Call, CallRecord, Node, Role, call_from_row, node_from_row, validate_call
@@ -146,7 +147,7 @@ class Calls:
         rows = await self._db.write("call_record",
                                     single_row(session_id, {"session_id": session_id}),
                                     session_id=session_id, tenant=self._tenant,
-                                    call=record.as_param())
+                                    call=record.as_param(), now=utcnow())
         return Call(**rows[0]["accounting"],id=record.id, session_id=session_id, purpose=record.purpose,
                     provider=record.provider, model=record.model, head_id=record.head_id,
                     read_ids=record.read_ids, read_count=len(record.read_ids), output_id=None,

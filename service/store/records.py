@@ -232,6 +232,15 @@ SESSION: dict[str, tuple[bool, Rule]] = {
     "events_pruned_through": (OPTIONAL, _count(0)),
     # Where an imported session came from (service/transcripts/origin.py).
     "source": (OPTIONAL, _json_object),
+    # What a session list shows and filters (service/model/listing.py).
+    "tool": (OPTIONAL, _name),
+    "tool_version": (OPTIONAL, _name),
+    "project": (OPTIONAL, lambda value, record, limits, what: validate.path(value, what)),
+    "git_branch": (OPTIONAL, _name),
+    "models": (OPTIONAL, lambda value, record, limits, what: validate.names(value, what)),
+    "source_file": (OPTIONAL, lambda value, record, limits, what: validate.path(value, what)),
+    "first_activity_at": (OPTIONAL, _datetime),
+    "last_activity_at": (OPTIONAL, _datetime),
 }
 
 NODE: dict[str, tuple[bool, Rule]] = {

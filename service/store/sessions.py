@@ -5,7 +5,7 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import Conflict
 from ..tokens import estimate_tokens
-from ..model import validate
+from ..model import listing, validate
 from .batch import by_ids, the_one
 from .db import Database
 from .events import Events
@@ -24,10 +24,13 @@ class Sessions:
 
     async def create(self, title: str | None = None, system_prompt: str = "",
                      extra_meta: Mapping[str, Any] | None = None,
-                     summary_strategy: str | None = None, recall: bool = False) -> Session:
+                     summary_strategy: str | None = None, recall: bool = False,
+                     project: str | None = None) -> Session:
         """`summary_strategy`: which summaries its renders consider (default rolling);
-        `recall`: its turns offer the model the recall tools (README, "Recall")."""
+        `recall`: its turns offer the model the recall tools (README, "Recall");
+        `project`: the working directory it belongs to, for the session list."""
         title = validate.title(title)
+        project = None if project is None else validate.path(project, "project")
         strategy = _strategy(summary_strategy) or SummaryStrategy.ROLLING.value
         system_prompt = validate.content(system_prompt, self._limits, "system prompt",
                                          allow_empty=True)
@@ -37,6 +40,7 @@ class Sessions:
             "session_create", session_id=new_id("ses"), tenant=self._tenant, title=title,
             extra_meta=meta, now=utcnow(), root_id=new_id("nod"), system_prompt=system_prompt,
             root_tokens=estimate_tokens(system_prompt), summary_strategy=strategy, recall=recall,
+            project=project,
         )
         return session_from_row(rows[0]["session"])
 
@@ -52,15 +56,23 @@ class Sessions:
                                                   for r in rows))
 
     async def list(self, first: int | None = None, after: str | None = None,
-                   last: int | None = None, before: str | None = None) -> Page[Session]:
-        """A page of the tenant's sessions, newest first (Relay's first/after/last/before)."""
+                   last: int | None = None, before: str | None = None, *,
+                   keep: listing.Filter = listing.Filter(),
+                   order: str = "created") -> Page[Session]:
+        """A page of the tenant's sessions that `keep` keeps, newest first by `order`
+        (creation or last activity; Relay's first/after/last/before)."""
+        order = listing.order(order)
+        kept = keep.params()
         win = window(first, after, last, before)
-        rows = await self._db.read("session_list", tenant=self._tenant, **win.params())
-        return page_of([session_from_row(r["session"]) for r in rows], win,
-                       lambda s: (s.created_at, s.id))
+        rows = await self._db.read("session_list", tenant=self._tenant, order=order, **kept,
+                                   **win.params())
+        key = (lambda s: (s.last_activity_at, s.id)) if order == "last_activity" else \
+            (lambda s: (s.created_at, s.id))
+        return page_of([session_from_row(r["session"]) for r in rows], win, key)
 
-    async def count(self) -> int:
-        return (await self._db.read("session_count", tenant=self._tenant))[0]["total"]
+    async def count(self, keep: listing.Filter = listing.Filter()) -> int:
+        rows = await self._db.read("session_count", tenant=self._tenant, **keep.params())
+        return rows[0]["total"]
 
     async def update(self, session_id: str, *, title: str | None = None, set_title: bool = False,
                      extra_meta: Mapping[str, Any] | None = None,

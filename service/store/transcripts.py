@@ -26,6 +26,7 @@ from ..errors import BadInput, Conflict
 from .backup import checked_rows, import_session, stored_form
 from .db import Database, Rows
 from .events import Events
+from ..model import listing
 from ..model.ids import utcnow
 from .problems import raise_for_problem
 from .records import NODE_REFERENCES
@@ -149,14 +150,17 @@ def _described(properties: dict[str, Any], stored: dict[str, Any]) -> bool:
     """The document says more of where the session came from than the stored session: new
     facts (a file read under another name counts for none) or a new title of the source's."""
     new, old = _source(properties.get("source")), _source(stored["source"])
-    return ({k: v for k, v in new.items() if k != "file"}
-            != {k: v for k, v in old.items() if k != "file"})
+    unlisted = bool(new) and stored["tool"] is None  # imported before sessions were listed
+    return unlisted or ({k: v for k, v in new.items() if k != "file"}
+                        != {k: v for k, v in old.items() if k != "file"})
 
 
 def _description(properties: dict[str, Any], stored: dict[str, Any]) -> dict[str, Any]:
-    """transcript_extend's source, title and source_title (the title the stored source gave,
-    which the session's title still is unless the user changed it)."""
-    return {"source": properties.get("source") or stored["source"],
+    """transcript_extend's source, listing, title and source_title (the title the stored
+    source gave, which the session's title still is unless the user changed it)."""
+    source = properties.get("source")
+    return {"source": source or stored["source"],
+            "listing": listing.from_source(_source(source)) if source else None,
             "title": properties.get("title"),
             "source_title": _source(stored["source"]).get("title")}
 
@@ -228,7 +232,7 @@ async def write_extension(db: Database, params: dict[str, Any], events: Events) 
     session_id = params["session_id"]
     written = await db.write("transcript_extend", _extend_check(session_id), now=utcnow(),
                              **{"unlabeled": [], "source": None, "title": None,
-                                "source_title": None, "replaced": [], "rewritten": [],
+                                "source_title": None, "replaced": [], "rewritten": [], "listing": None,
                                 **params})
     await events.committed(session_id, written[0]["events"])
 

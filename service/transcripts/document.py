@@ -38,6 +38,7 @@ from ..store.backup import FORMAT, VERSION
 from ..store.transcripts import UNLABELED
 from ..model.validate import Limits
 from ..tokens import estimate_tokens
+from ..model import listing
 from . import origin
 from .model import (
     ROOT_KEY, Compaction, DegradedKind, Mode, Transcript, Turn, bad_line, cancelled_result,
@@ -105,6 +106,8 @@ def document(transcript: Transcript, tenant: str, limits: Limits,
         "created_at": _stamp(started), "updated_at": _stamp(max(stamps)),
         "next_seq": len(nodes), "summary_strategy": "rolling",
         "summary_version": len(t.compactions), "meta_version": 0,
+        **{key: _stamp(value) if isinstance(value, datetime) else value
+           for key, value in listing.from_source(source_of).items()},
     }
     if source_of["title"]:
         properties["title"] = source_of["title"]

@@ -14,11 +14,13 @@ import {
 import { debounce, fill, h, plural, shortId } from "./util.js";
 
 const $ = (id) => document.getElementById(id);
-const PAGE = 25;
+const PAGE = 50; // sessions per page of the list
 
 const state = {
   sessions: [],
   sessionsCursor: null,
+  sessionsTicket: 0, // bumps on every sessions request: only the newest answer is drawn
+  sessionFilter: "", // the filter box's text
   sessionId: null,
   generation: 0, // bumps on every session switch: late answers for another session are dropped
   session: null, // the SessionView answer
@@ -96,10 +98,15 @@ async function guarded(work, onError) {
 
 // -- sessions ---------------------------------------------------------------------------
 
+// A page of the sessions last active first; the filter box keeps titles holding its text.
+// Only the answer to the newest request is shown (typing sends one per pause).
 async function loadSessions(more = false) {
-  const data = await guarded(() => gql(SESSIONS, { first: PAGE, after: more ? state.sessionsCursor : null }),
-    (e) => $("session-list").replaceChildren(h("li", { class: "pane-note error" }, e.message)));
-  if (!data) return;
+  const ticket = ++state.sessionsTicket;
+  const text = state.sessionFilter.trim();
+  const data = await guarded(() => gql(SESSIONS, {
+    first: PAGE, after: more ? state.sessionsCursor : null, filter: text ? { text } : null,
+  }), (e) => $("session-list").replaceChildren(h("li", { class: "pane-note error" }, e.message)));
+  if (!data || ticket !== state.sessionsTicket) return;
   const page = data.sessions;
   state.sessions = more ? state.sessions.concat(page.edges.map((e) => e.node)) : page.edges.map((e) => e.node);
   state.sessionsCursor = page.pageInfo.endCursor;
@@ -111,10 +118,12 @@ async function loadSessions(more = false) {
 function drawSessions() {
   const list = $("session-list");
   if (!state.sessions.length) {
-    fill(list, h("li", { class: "pane-note muted" }, "No sessions yet. `ctxdag demo` writes one."));
+    const note = state.sessionFilter.trim() ? `No session title holds “${state.sessionFilter.trim()}”.`
+      : "No sessions yet. `ctxdag demo` writes one.";
+    fill(list, h("li", { class: "pane-note muted" }, note));
     return;
   }
-  fill(list, ...state.sessions.map((s) => panels.sessionItem(s, s.id === state.sessionId)));
+  fill(list, ...panels.sessionGroups(state.sessions, state.sessionId));
 }
 
 function sessionFromUrl() {
@@ -464,6 +473,11 @@ function wire() {
     if (item) openSession(item.dataset.sessionId);
   });
   $("more-sessions").addEventListener("click", () => loadSessions(true));
+  const filterSessions = debounce(() => loadSessions(), 250);
+  $("session-filter").addEventListener("input", (event) => {
+    state.sessionFilter = event.target.value;
+    filterSessions();
+  });
   $("calls-list").addEventListener("click", (event) => {
     const item = event.target.closest("[data-call-id]");
     if (item) callClicked(item.dataset.callId);

@@ -15,27 +15,57 @@ function roleChip(role) {
 
 // -- sessions ---------------------------------------------------------------------------
 
-export function sessionItem(session, selected) {
+// The loaded sessions grouped by project (the working directory), each group where its
+// most recently active session is; a heading names the directory's last part.
+export function sessionGroups(sessions, selectedId) {
+  const groups = new Map();
+  for (const s of sessions) {
+    const key = s.project || "";
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(s);
+  }
+  return [...groups].flatMap(([project, members]) => [
+    h("li", { class: "project-group", "data-project": project, title: project || "Sessions with no project" },
+      h("span", { class: "pg-name" }, projectName(project)),
+      h("span", { class: "pg-count muted" }, String(members.length))),
+    ...members.map((s) => sessionItem(s, s.id === selectedId)),
+  ]);
+}
+
+function projectName(project) {
+  if (!project) return "No project";
+  const parts = project.split(/[\\/]/).filter(Boolean);
+  return parts.length ? parts[parts.length - 1] : project;
+}
+
+function sessionItem(session, selected) {
   return h("li", { class: `session-item${selected ? " selected" : ""}`, "data-session-id": session.id },
-    h("div", { class: "s-title" }, session.title || "Untitled session"),
+    h("div", { class: "s-title" }, toolBadge(session.tool, session.toolVersion),
+      h("span", {}, session.title || "Untitled session")),
     h("div", { class: "s-meta" },
       h("span", {}, plural(session.nodeCount, "node")),
       h("span", { class: `strategy st-${session.summaryStrategy}` }, session.summaryStrategy),
-      h("span", { class: "muted" }, ago(session.updatedAt))),
-    session.source ? sourceLine(session.source) : null,
+      h("span", { class: "s-when muted", title: moment(session.lastActivityAt) }, ago(session.lastActivityAt))),
+    session.tool ? sourceLine(session) : null,
     h("div", { class: "s-id" }, session.id));
 }
 
-// Where an imported session came from: tool and version, project and branch, models, when.
-function sourceLine(source) {
-  const tool = [source.tool, source.version].filter(Boolean).join(" ");
-  const when = `${moment(source.firstAt)} – ${moment(source.lastAt)}`;
-  return h("div", { class: "s-source", title: [source.cwd, when].filter(Boolean).join("\n") },
+// A badge per tool: imported sessions carry their tool's, native ones ctxdag's.
+const TOOLS = { "claude-code": ["CC", "Claude Code"], codex: ["CX", "Codex"], pi: ["π", "Pi"] };
+
+function toolBadge(tool, version) {
+  const [mark, name] = TOOLS[tool] || (tool ? [tool.slice(0, 2).toUpperCase(), tool] : ["◆", "ctxdag (native)"]);
+  return h("span", { class: `tool-badge tb-${tool || "native"}`, title: [name, version].filter(Boolean).join(" ") }, mark);
+}
+
+// What an imported session's file says: tool and version, branch, models, when.
+function sourceLine(session) {
+  const tool = [session.tool, session.toolVersion].filter(Boolean).join(" ");
+  const when = `${moment(session.firstActivityAt)} – ${moment(session.lastActivityAt)}`;
+  return h("div", { class: "s-source", title: [session.project, when].filter(Boolean).join("\n") },
     h("span", { class: "s-tool" }, tool),
-    source.project ? h("span", { class: "s-project" }, source.project) : null,
-    source.gitBranch ? h("span", { class: "s-branch" }, `⎇ ${source.gitBranch}`) : null,
-    source.models.length ? h("span", { class: "s-models" }, source.models.join(", ")) : null,
-    h("span", { class: "s-when muted" }, when));
+    session.gitBranch ? h("span", { class: "s-branch" }, `⎇ ${session.gitBranch}`) : null,
+    session.models.length ? h("span", { class: "s-models" }, session.models.join(", ")) : null);
 }
 
 // -- what the model reads ---------------------------------------------------------------

@@ -1,11 +1,13 @@
 // Every GraphQL document the viewer sends (schema.graphql is the contract).
 
-export const SESSIONS = `query Sessions($first: Int!, $after: String) {
-  sessions(first: $first, after: $after) {
+// The sessions list: last active first, a page at a time, kept to titles holding $filter's
+// text; the list groups what it has loaded by project.
+export const SESSIONS = `query Sessions($first: Int!, $after: String, $filter: SessionFilter) {
+  sessions(first: $first, after: $after, filter: $filter, orderBy: LAST_ACTIVITY) {
     totalCount
     pageInfo { hasNextPage endCursor }
-    edges { node { id title nodeCount summaryStrategy updatedAt
-      source { tool version cwd project gitBranch models firstAt lastAt } } }
+    edges { node { id title nodeCount summaryStrategy lastActivityAt firstActivityAt
+      tool toolVersion project gitBranch models } }
   }
 }`;
 

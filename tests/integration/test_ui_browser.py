@@ -355,10 +355,11 @@ def test_a_thousand_node_session_draws(viewer, service, request):
     print(line)
 
 
-def test_the_sessions_list_pages_newest_first_and_a_link_opens_a_session(viewer, service):
-    for i in range(27):
+def test_the_sessions_list_pages_last_active_first_and_a_link_opens_a_session(viewer, service):
+    for i in range(57):
         service.gql("mutation($t: String) { createSession(title: $t) { id } }", t=f"Listed {i}")
-    newest = service.gql("query { sessions(first: 50) { totalCount nodes { id title } } }")
+    newest = service.gql("query { sessions(first: 100, orderBy: LAST_ACTIVITY) {"
+                         " totalCount nodes { id title } } }")
     total, newest = newest["sessions"]["totalCount"], newest["sessions"]["nodes"]
     listed = ("return [...document.querySelectorAll('#session-list [data-session-id]')]"
               ".map(e => e.dataset.sessionId)")

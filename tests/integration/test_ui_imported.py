@@ -117,9 +117,10 @@ def test_the_sessions_list_shows_title_and_source(viewer, service):
     viewer.open(token=service.token)
     item = viewer.wait(lambda: viewer.js(
         "const e = document.querySelector(`[data-session-id=\"${arguments[0]}\"]`);"
+        " let g = e; while (g && !g.classList.contains('project-group')) g = g.previousElementSibling;"
         " return e && [e.querySelector('.s-title').textContent,"
-        " e.querySelector('.s-source')?.textContent]", session["id"]),
+        " e.querySelector('.s-source')?.textContent, g?.textContent]", session["id"]),
         what="the imported session in the list")
-    assert item[0] == "Run the tests twice"
-    assert item[1].startswith("pi") and "home" not in item[1] and "shop" in item[1]
-    assert "claude-x" in item[1]
+    assert item[0] == "πRun the tests twice"  # the tool's badge, then the title
+    assert item[1].startswith("pi") and "claude-x" in item[1]
+    assert item[2].startswith("shop")  # its project's heading: the directory's last part

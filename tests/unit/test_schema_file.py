@@ -16,8 +16,8 @@ def test_schema_file_matches_the_code():
 def test_the_contract_names_are_present():
     text = SCHEMA_FILE.read_text()
     for expected in [
-        "session(id: ID!): Session\n", "sessions(first: Int = null, after: String = null, last: Int = null, before: String = null)"
-        ": SessionConnection!", "interface Node {\n  id: ID!\n}", "node(id: ID!): Node\n",
+        "session(id: ID!): Session\n", "sessions(first: Int = null, after: String = null, last: Int = null, before: String = null,"
+        " filter: SessionFilter = null, orderBy: SessionOrder! = CREATED): SessionConnection!", "interface Node {\n  id: ID!\n}", "node(id: ID!): Node\n",
         "nodes(ids: [ID!]!): [Node]!", "type Message implements Node", "type Session implements Node",
         "type ModelCall implements Node", "type PageInfo {", "call(id: ID!): ModelCall\n", "callsReading(nodeId: ID!",
         "createSession(title: String = null, systemPrompt: String = null",
