@@ -14,7 +14,7 @@ import pytest
 from service.errors import BadInput
 from service.transcripts import model
 from tests.integration.helpers import assert_sound, run_command, runtime_for
-from tests.integration.transcript_trees import SESSIONS, SIDE_FILES, tool_homes
+from tests.integration.transcript_trees import FIXTURES, SESSIONS, SIDE_FILES, tool_homes
 
 
 async def run(ledger, capsys, *argv: str) -> tuple[int, str, str]:
@@ -133,3 +133,35 @@ async def counts(ledger) -> dict[str, tuple[int, str]]:
     heads = {n.id: n for n in await ledger.nodes.get_many([s.head_id for s in sessions])}
     return {s.source["session"]: (s.node_count, json.dumps(
         heads[s.head_id].metadata.get("source", {}).get("entries"))) for s in sessions}
+
+
+CODEX = FIXTURES / "codex" / "rollout-2025-09-14T08-00-00-0199a1b2-codex.jsonl"
+
+
+async def test_a_file_truncated_or_rewritten_since_its_import_is_refused(
+        ledger, capsys, tmp_path):
+    lines = CODEX.read_text().splitlines(keepends=True)
+    rollout = tmp_path / CODEX.name
+    rollout.write_text("".join(lines[:20]) + lines[20][:30])  # a line still being written
+    await run(ledger, capsys, str(rollout))
+    sid = model.session_id(ledger.tenant, "codex", "0199a1b2-codex")
+    before = await ledger.sessions.get(sid)
+    imported = 0
+    for cut in lines[:20]:
+        imported += len(cut.encode())
+    for text, says in (
+            ("".join(lines[:12]), "is shorter than"),  # truncated
+            ("".join(lines[:5]) + lines[6] + lines[5] + "".join(lines[7:]),  # rewritten
+             "no longer begins with")):
+        rollout.write_text(text)
+        status, out, err = await run(ledger, capsys, str(rollout))
+        assert status == 1
+        assert err == (f"error: CONFLICT: {rollout}: the file {says} the {imported} bytes "
+                       f"imported into session {sid} (its tool truncated or rewrote it); "
+                       "nothing written: an import only adds what a file gained\n")
+        assert (await ledger.sessions.get(sid)) == before
+    # The line being written, finished, and what followed it: the file grew.
+    rollout.write_text("".join(lines))
+    status, out, err = await run(ledger, capsys, str(rollout))
+    assert status == 0 and f"session {sid} gained" in out, err
+    await assert_sound(ledger, sid)
