@@ -26,7 +26,7 @@ from ..errors import BadInput, CtxdagError
 from ..store.ledger import Ledger
 from ..store.transcripts import Stored, store_transcript
 from . import claude_code, read
-from .model import ROOT_KEY, Mode, NoTurns, Transcript, Turn
+from .model import ROOT_KEY, Mode, NotATranscript, NoTurns, Transcript, Turn
 from .walk import transcript_files
 
 
@@ -103,7 +103,12 @@ class Follower:
                 len(complete), time.monotonic(), False, False
         else:
             self.settled = True
-        stored = await _import(self.ledger, complete, self.file, self.format, quiet, self.strict)
+        try:
+            stored = await _import(self.ledger, complete, self.file, self.format, quiet,
+                                   self.strict)
+        except CtxdagError:
+            self.settled = True  # tried again once the file changes
+            raise
         if stored is None:
             return None
         self.last = stored
@@ -131,7 +136,8 @@ async def follow_folder(ledger: Ledger, folder: str, format: str | None, stop: a
                         settle: float = 2.0, strict: bool = False) -> dict[str, Stored]:
     """Follows every transcript file of `folder` (walk.py: changed at `after` or later),
     the files created in it meanwhile too, until `stop` is set; the last import of each.
-    A file that fails is reported (`failed`) and tried again when it changes."""
+    A file that fails is reported (`failed`) and tried again when it changes; a file of no
+    transcript format is passed over (until it changes)."""
     followers: dict[str, Follower] = {}
     while not stop.is_set():
         for file in transcript_files([folder], after).files:
@@ -142,6 +148,8 @@ async def follow_folder(ledger: Ledger, folder: str, format: str | None, stop: a
                 break
             try:
                 stored = await follower.poll(settle)
+            except NotATranscript:
+                continue  # of something else (tried again when it changes)
             except CtxdagError as e:
                 if not Path(file).exists():
                     del followers[file]  # removed by its tool: nothing more to follow
@@ -166,6 +174,8 @@ async def _import(ledger: Ledger, complete: bytes, file: str, format: str | None
         text = complete.decode("utf-8")
     except UnicodeDecodeError as e:
         raise BadInput(f"{file} is not UTF-8 text (invalid byte at offset {e.start})") from None
+    if not text.strip():
+        return None  # created, nothing written in it yet
     try:
         shaped = read(text, file, format, ledger.tenant, ledger.limits,
                       settle=lambda t: without_open_tail(t, quiet), mode=Mode(strict))

@@ -4,6 +4,7 @@ file reported while the walk goes on, `--since`, a walk killed at any point resu
 without duplicates, and a file its tool truncated or rewrote refused."""
 import json
 import os
+import pty
 import signal
 import subprocess
 import sys
@@ -165,3 +166,32 @@ async def test_a_file_truncated_or_rewritten_since_its_import_is_refused(
     status, out, err = await run(ledger, capsys, str(rollout))
     assert status == 0 and f"session {sid} gained" in out, err
     await assert_sound(ledger, sid)
+
+
+def test_a_progress_line_on_a_terminal_and_none_piped(neo4j_server, tenant, tmp_path):
+    tool_homes(tmp_path)
+    controller, terminal = pty.openpty()
+    command = cli(neo4j_server, tenant, "import-transcript", str(tmp_path),
+                  stdout=subprocess.PIPE, stderr=terminal)
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:  # the terminal closed with the command
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(controller)
+    out, _ = command.communicate(timeout=300)
+    assert command.returncode == 0
+    drawn = shown.decode()
+    assert f"\r[{'#' * 24}] {SESSIONS}/{SESSIONS} files, " in drawn
+    assert " entries/s, " in drawn and " left" in drawn
+    assert drawn.endswith("\r\x1b[K")  # taken away at the end
+    assert "\r" not in out and "entries/s" not in out
+    status, out, err = finished(cli(neo4j_server, tenant, "import-transcript", str(tmp_path),
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    assert status == 0 and err == ""  # piped: no progress line
+    assert out.splitlines()[-1].startswith(f"{SESSIONS} files: 0 new, 0 grown")
