@@ -19,7 +19,6 @@ from .model import redaction, validate
 from .store.backup import export_session, import_session
 from .store.invariants import check_each
 from .store.paging import window
-from .store.transcripts import store_transcript
 
 if TYPE_CHECKING:
     from .runtime import Runtime
