@@ -15,7 +15,7 @@ import pytest
 from service.errors import BadInput
 from service.transcripts import model
 from tests.integration.helpers import assert_sound, run_command, runtime_for
-from tests.integration.transcript_trees import FIXTURES, SESSIONS, SIDE_FILES, tool_homes
+from tests.transcript_trees import FIXTURES, SESSIONS, SIDE_FILES, tool_homes
 
 
 async def run(ledger, capsys, *argv: str) -> tuple[int, str, str]:

@@ -6,7 +6,7 @@ sub-agent file an older version kept beside its sessions), Pi's
 import shutil
 from pathlib import Path
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"
+FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 PROJECT = "-work-app"
 
 
