@@ -85,7 +85,8 @@ async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
         await import_session(db, tenant, document, limits)
         return Stored(session_id, True, len(ids), len(ids))
     if content is not None:
-        _refuse_rewritten(content, session_id, found[0]["source"])
+        _refuse_rewritten(content, _source(session["properties"].get("source")).get("file"),
+                          session_id, found[0]["source"])
     stored = set(found[0]["stored_ids"])
     stored_labels = {label["node_id"]: label["text"] for label in found[0]["labels"]}
     labels = [label for label in document["labels"]
@@ -126,11 +127,11 @@ def _with_imported(document: dict[str, Any], content: str) -> dict[str, Any]:
     return {**document, "session": {**document["session"], "properties": properties}}
 
 
-def _refuse_rewritten(content: str, session_id: str, stored_source: str | None) -> None:
+def _refuse_rewritten(content: str, file: str | None, session_id: str,
+                      stored_source: str | None) -> None:
     """CONFLICT when the file does not begin with the lines the session was imported from
     (a session imported before they were noted is not checked)."""
-    source = _source(stored_source)
-    imported = source.get("imported")
+    imported = _source(stored_source).get("imported")
     if not isinstance(imported, dict):
         return
     data = _complete_lines(content)
@@ -138,7 +139,7 @@ def _refuse_rewritten(content: str, session_id: str, stored_source: str | None) 
     if len(data) >= size and hashlib.sha256(data[:size]).hexdigest() == imported["sha256"]:
         return
     cut = "is shorter than" if len(data) < size else "no longer begins with"
-    raise Conflict(f"{source.get('file') or 'the transcript'}: the file {cut} the {size} bytes "
+    raise Conflict(f"{file or 'the transcript'}: the file {cut} the {size} bytes "
                    f"imported into session {session_id} (its tool truncated or rewrote it); "
                    "nothing written: an import only adds what a file gained")
 
