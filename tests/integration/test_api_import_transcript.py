@@ -46,7 +46,8 @@ async def test_import_extend_and_reimport_a_transcript(api):
 
 
 async def test_a_transcript_cut_shorter_than_its_import_is_a_conflict(api):
-    lines = CODEX.read_text().splitlines(keepends=True)
+    lines = CODEX.read_text().replace("0199a1b2-codex", "0199a1b2-cut").splitlines(
+        keepends=True)
     first = (await api.client(IMPORT, content="".join(lines[:20]),
                               fileName=CODEX.name))["importTranscript"]
     errors = await api.client.errors(IMPORT, content="".join(lines[:10]), fileName=CODEX.name)
