@@ -1,5 +1,5 @@
 """Admin commands of `ctxdag`: `export SESSION`, `import FILE`, `check [SESSION]`,
-`import-transcript FILE…`, `redact NODE --reason TEXT --yes`.
+`import-transcript PATH…`, `redact NODE --reason TEXT --yes`.
 
 `add_commands` adds them to the `ctxdag` parser's subcommands, each naming its handler
 as every other command does (service/cli.py). A handler runs on the Runtime built from
@@ -19,7 +19,6 @@ from .model import redaction, validate
 from .store.backup import export_session, import_session
 from .store.invariants import check_each
 from .store.paging import window
-from .store.transcripts import store_transcript
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -35,14 +34,20 @@ def add_commands(commands: Any) -> None:
     restore.set_defaults(job=_import)
     transcript = commands.add_parser(
         "import-transcript", help="import agent transcripts (Claude Code, Pi or Codex JSONL) as sessions; "
-        "a file imported before writes only what it gained")
-    transcript.add_argument("files", nargs="+", metavar="FILE")
+        "a file imported before writes only what it gained; a folder is walked")
+    transcript.add_argument("files", nargs="+", metavar="PATH",
+                            help="a transcript file ('-' reads stdin) or a folder, walked in "
+                            "Claude Code's, Pi's and Codex's layouts")
     transcript.add_argument("--format", help="the files' format (default: detected per file)")
+    transcript.add_argument("--since", metavar="DATE",
+                            help="only the files changed at DATE or later (ISO 8601, local "
+                            "time unless it names a zone)")
     transcript.add_argument("--strict", action="store_true",
                             help="refuse a file holding an entry that cannot be mapped "
                             "(default: skip or mention it, and list it)")
     transcript.add_argument("--follow", action="store_true",
-                            help="keep importing one FILE as its tool appends to it, until "
+                            help="keep importing one FILE as its tool appends to it, or the "
+                            "files of one folder as they are created and grow, until "
                             "interrupted (SIGINT, SIGTERM)")
     transcript.add_argument("--poll", type=float, default=0.5, metavar="SECONDS",
                             help="with --follow: how often the file's size is read")
@@ -88,80 +93,53 @@ async def _import(runtime: Runtime, args: argparse.Namespace) -> int:
 
 async def _import_transcript(runtime: Runtime, args: argparse.Namespace) -> int:
     from . import transcripts
+    from .transcripts.batch import import_paths
+    from .transcripts.walk import since
 
     ledger = runtime.ledger
     if args.format is not None and args.format not in transcripts.FORMATS:
         raise BadInput(f"--format must be one of: {', '.join(transcripts.FORMATS)}")
+    after = since(args.since) if args.since is not None else None
     if args.follow:
-        return await _follow_transcript(ledger, args)
-    # Every file is read before anything is written: one bad file writes nothing.
-    documents = []
-    for file in args.files:
-        mode = transcripts.Mode(args.strict)
-        documents.append((file, transcripts.read(_read_text(file), file, args.format,
-                                                 ledger.tenant, ledger.limits, _read_text,
-                                                 mode=mode), mode.degraded))
-    for file, document, degraded in documents:
-        stored = await store_transcript(ledger.db, ledger.tenant, document, ledger.limits,
-                                        ledger.events)
-        print(_imported(file, stored))
-        for line in _degraded(file, degraded):
-            print(line)
-    return 0
+        return await _follow_transcript(ledger, args, after)
+    return await import_paths(ledger, args.files, args.format, args.strict, after, _read_text)
 
 
-DEGRADED_SHOWN = 10  # entries listed one by one; the rest are counted
-
-
-def _degraded(file: str, degraded: list[Any]) -> list[str]:
-    """What an import could not map, for its summary: counts by kind, then the first
-    entries by file:line."""
-    if not degraded:
-        return []
-    counts: dict[str, int] = {}
-    for entry in degraded:
-        counts[entry.kind.value] = counts.get(entry.kind.value, 0) + 1
-    lines = [f"{file}: {len(degraded)} entries degraded ("
-             + ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items())) + ")"]
-    lines += [f"  {entry.file}:{entry.line}: {entry.kind.value}: {entry.reason}"
-              for entry in degraded[:DEGRADED_SHOWN]]
-    if len(degraded) > DEGRADED_SHOWN:
-        lines.append(f"  … and {len(degraded) - DEGRADED_SHOWN} more")
-    return lines
-
-
-def _imported(file: str, stored: Any) -> str:
-    if stored.created:
-        return f"{file}: imported as session {stored.session_id} ({stored.nodes} nodes)"
-    if stored.changed:
-        relabeled = f", {stored.relabeled} labels set or cleared" if stored.relabeled else ""
-        return f"{file}: session {stored.session_id} gained {stored.written} nodes{relabeled}"
-    return f"{file}: session {stored.session_id} holds it already; nothing written"
-
-
-async def _follow_transcript(ledger: Any, args: argparse.Namespace) -> int:
+async def _follow_transcript(ledger: Any, args: argparse.Namespace,
+                             after: float | None) -> int:
     import asyncio
     import signal
 
-    from .transcripts.follow import follow
+    from .transcripts.batch import imported
+    from .transcripts.follow import follow, follow_folder
 
     if len(args.files) != 1 or args.files[0] == "-":
-        raise BadInput("--follow takes one FILE (not stdin)")
+        raise BadInput("--follow takes one FILE or DIR (not stdin)")
     if not (args.poll > 0 and args.settle >= 0):
         raise BadInput("--poll must be above 0 seconds and --settle at least 0")
-    file, stop = args.files[0], asyncio.Event()
+    path, stop = args.files[0], asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    timing = {"interval": args.poll, "settle": args.settle, "strict": args.strict}
     try:
-        last = await follow(ledger, file, args.format, stop,
-                            lambda stored: print(_imported(file, stored), flush=True),
-                            interval=args.poll, settle=args.settle, strict=args.strict)
+        if Path(path).is_dir():
+            held = await follow_folder(
+                ledger, path, args.format, stop,
+                lambda file, stored: print(imported(file, stored), flush=True),
+                lambda file, e: print(f"error: {e}", file=sys.stderr, flush=True),
+                after=after, **timing)
+            said = f"{len(held)} sessions, {sum(s.nodes for s in held.values())} nodes"
+        else:
+            last = await follow(ledger, path, args.format, stop,
+                                lambda stored: print(imported(path, stored), flush=True),
+                                **timing)
+            said = f"session {last.session_id}, {last.nodes} nodes" if last \
+                else "nothing imported"
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-    held = f"session {last.session_id}, {last.nodes} nodes" if last else "nothing imported"
-    print(f"{file}: stopped following ({held})", flush=True)
+    print(f"{path}: stopped following ({said})", flush=True)
     return 0
 
 

@@ -14,10 +14,17 @@ gains entries, a turn is re-hung, a compaction keeps more), so the stored nodes 
 now maps otherwise are found first (transcript_held, compared row by row) and replaced
 with all below them: tombstoned when the file no longer holds them, written again under
 their ids otherwise. The same file again writes nothing.
+
+A file is only ever appended to by its tool; the session's source keeps how many bytes of
+complete lines were imported and their hash (`imported`), and a later import of a file
+that no longer begins with them (truncated, or rewritten in place) is refused as a
+CONFLICT naming the file, with nothing written: what it holds now cannot be told apart
+from what it held, so it is never merged into the stored session.
 """
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -33,9 +40,10 @@ from .records import NODE_REFERENCES
 from ..model.validate import Limits
 
 
-# The one key of a transcript's document beyond a backup's: the nodes whose label the
-# source cleared (service/transcripts/document.py).
+# The keys of a transcript's document beyond a backup's: the nodes whose label the source
+# cleared (service/transcripts/document.py), and the text it was read from.
 UNLABELED = "unlabeled"
+CONTENT = "content"
 
 
 @dataclass(frozen=True)
@@ -59,7 +67,10 @@ async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
     (A new session announces none: nobody can be subscribed to a session before it
     exists.) What it gained is checked in a worker thread, off the event loop."""
     unlabeled = document.get(UNLABELED, [])
-    document = {key: value for key, value in document.items() if key != UNLABELED}
+    content = document.get(CONTENT)
+    document = _backup(document)
+    if content is not None:
+        document = _with_imported(document, content)
     session = document["session"]
     session_id = session["properties"]["id"]
     ids = [row["properties"]["id"] for row in document["nodes"]]
@@ -74,6 +85,9 @@ async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
     if not found:
         await import_session(db, tenant, document, limits)
         return Stored(session_id, True, len(ids), len(ids))
+    if content is not None:
+        _refuse_rewritten(content, _source(session["properties"].get("source")).get("file"),
+                          session_id, found[0]["source"])
     stored = set(found[0]["stored_ids"])
     stored_labels = {label["node_id"]: label["text"] for label in found[0]["labels"]}
     labels = [label for label in document["labels"]
@@ -93,6 +107,42 @@ async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
     return Stored(session_id, False, len(params["nodes"]), len(ids),
                   sum(label["node_id"] in stored for label in labels) + len(cleared),
                   described)
+
+
+def _backup(document: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in document.items() if key not in (UNLABELED, CONTENT)}
+
+
+def _complete_lines(content: str) -> bytes:
+    data = content.encode("utf-8")
+    return data[:data.rfind(b"\n") + 1]  # a last line being written may still grow
+
+
+def _with_imported(document: dict[str, Any], content: str) -> dict[str, Any]:
+    """The document with its session's source noting the complete lines it was read from."""
+    data = _complete_lines(content)
+    properties = document["session"]["properties"]
+    source = {**_source(properties.get("source")),
+              "imported": {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}}
+    properties = {**properties, "source": json.dumps(source, ensure_ascii=False, sort_keys=True)}
+    return {**document, "session": {**document["session"], "properties": properties}}
+
+
+def _refuse_rewritten(content: str, file: str | None, session_id: str,
+                      stored_source: str | None) -> None:
+    """CONFLICT when the file does not begin with the lines the session was imported from
+    (a session imported before they were noted is not checked)."""
+    imported = _source(stored_source).get("imported")
+    if not isinstance(imported, dict):
+        return
+    data = _complete_lines(content)
+    size = imported["bytes"]
+    if len(data) >= size and hashlib.sha256(data[:size]).hexdigest() == imported["sha256"]:
+        return
+    cut = "is shorter than" if len(data) < size else "no longer begins with"
+    raise Conflict(f"{file or 'the transcript'}: the file {cut} the {size} bytes "
+                   f"imported into session {session_id} (its tool truncated or rewrote it); "
+                   "nothing written: an import only adds what a file gained")
 
 
 @dataclass(frozen=True)
@@ -256,8 +306,7 @@ def _gained(document: dict[str, Any], stored: set[str]) -> dict[str, Any]:
             if row["properties"]["id"] in named or row["properties"]["id"] not in stored]
     # A node names a medium by its hash in its blocks (service/model/blocks.py).
     blocks = [row["properties"].get("blocks") or "" for row in kept]
-    backup = {key: value for key, value in document.items() if key != UNLABELED}
-    return {**backup, "nodes": kept,
+    return {**_backup(document), "nodes": kept,
             "media": [m for m in document["media"] if any(m["sha256"] in b for b in blocks)]}
 
 

@@ -13,12 +13,13 @@ from enum import Enum
 from typing import Any, Callable
 
 from ..store.ledger import Ledger
-from ..store.transcripts import Stored, store_transcript
+from ..store.transcripts import CONTENT, Stored, store_transcript
 from ..model.validate import Limits
 from . import claude_code, codex, origin, pi, subagents
 from .document import document
 from .jsonl import objects
-from .model import Degraded, DegradedKind, Mode, Transcript, bad_line, no_turns
+from .model import (Degraded, DegradedKind, Mode, Transcript, bad_line, no_turns,
+                    not_a_transcript)
 
 
 class Format(str, Enum):
@@ -46,9 +47,9 @@ def detect(text: str, file: str, strict: bool = False) -> str:
             return codex.TOOL
         if claude_code.looks_like(first):
             return claude_code.TOOL
-        raise bad_line(file, 1, f"not a transcript of a known format ({', '.join(FORMATS)}); "
-                       "name it with --format")
-    raise bad_line(file, 1, "the file is empty")
+        raise not_a_transcript(file, f"not a transcript of a known format ({', '.join(FORMATS)}); "
+                               "name it with --format")
+    raise not_a_transcript(file, "the file is empty")
 
 
 def read(text: str, file: str, format: str | None, tenant: str, limits: Limits,
@@ -74,7 +75,7 @@ def read(text: str, file: str, format: str | None, tenant: str, limits: Limits,
     origin_lines = objects(text, file, Mode())
     shaped = document(transcript, tenant, limits, origin.describe(transcript, origin_lines), mode)
     mode.degraded.sort(key=lambda d: (d.file != file, d.file, d.line))
-    return shaped
+    return {**shaped, CONTENT: text}
 
 
 async def import_text(ledger: Ledger, text: str, file: str, format: str | None,

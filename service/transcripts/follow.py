@@ -1,5 +1,6 @@
 """Following a transcript file while its tool appends to it (`ctxdag import-transcript
---follow FILE`).
+--follow FILE`), or a folder's files as its tool creates them and appends to them
+(`--follow DIR`: the folder is walked again at each poll, walk.py).
 
 The file is polled for its size; only complete lines are read (a line still being
 written waits), and each time they grow the transcript is imported again, which stores
@@ -21,11 +22,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from ..errors import BadInput
+from ..errors import BadInput, CtxdagError
 from ..store.ledger import Ledger
 from ..store.transcripts import Stored, store_transcript
 from . import claude_code, read
-from .model import ROOT_KEY, Mode, NoTurns, Transcript, Turn
+from .model import ROOT_KEY, Mode, NotATranscript, NoTurns, Transcript, Turn
+from .walk import transcript_files
 
 
 def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
@@ -72,35 +74,98 @@ def _calls_open_before(turn: Turn, turns: dict[str, Turn]) -> bool:
     return False
 
 
+class Follower:
+    """One file followed: each `poll` imports what it gained since the last (its complete
+    lines), or its closing reply once it has been quiet for `settle` seconds."""
+
+    def __init__(self, ledger: Ledger, file: str, format: str | None, strict: bool):
+        self.ledger, self.file, self.format, self.strict = ledger, file, format, strict
+        self.size, self.seen, self.changed_at, self.settled = -1, -1, time.monotonic(), False
+        self.last: Stored | None = None
+
+    async def poll(self, settle: float) -> Stored | None:
+        """The import's result when it changed the session; None otherwise."""
+        path = Path(self.file)
+        try:
+            size = path.stat().st_size
+            quiet = time.monotonic() - self.changed_at >= settle
+            if size == self.size and (self.settled or not quiet):
+                return None
+            data = path.read_bytes()
+        except OSError as e:
+            raise BadInput(f"cannot read {self.file}: {e.strerror or e}") from e
+        self.size = size
+        complete = data[:data.rfind(b"\n") + 1]
+        if len(complete) == self.seen and (self.settled or not quiet):
+            return None  # only a line still being written grew
+        if len(complete) != self.seen:
+            self.seen, self.changed_at, self.settled, quiet = \
+                len(complete), time.monotonic(), False, False
+        else:
+            self.settled = True
+        try:
+            stored = await _import(self.ledger, complete, self.file, self.format, quiet,
+                                   self.strict)
+        except CtxdagError:
+            self.settled = True  # tried again once the file changes
+            raise
+        if stored is None:
+            return None
+        self.last = stored
+        return stored if stored.changed else None
+
+
 async def follow(ledger: Ledger, file: str, format: str | None, stop: asyncio.Event,
                  report: Callable[[Stored], None], *, interval: float = 0.5,
                  settle: float = 2.0, strict: bool = False) -> Stored | None:
     """Imports `file` as it grows until `stop` is set; the last import's result. (What
     it degrades is not listed: each import reads the whole file again.)"""
-    path = Path(file)
-    seen, changed_at, settled, last = -1, time.monotonic(), False, None
+    follower = Follower(ledger, file, format, strict)
     while not stop.is_set():
-        try:
-            data = path.read_bytes()
-        except OSError as e:
-            raise BadInput(f"cannot read {file}: {e.strerror or e}") from e
-        complete = data[:data.rfind(b"\n") + 1]
-        quiet = time.monotonic() - changed_at >= settle
-        if len(complete) != seen or (quiet and not settled):
-            if len(complete) != seen:
-                seen, changed_at, settled, quiet = len(complete), time.monotonic(), False, False
-            else:
-                settled = True
-            stored = await _import(ledger, complete, file, format, quiet, strict)
+        stored = await follower.poll(settle)
+        if stored is not None:
+            report(stored)
+        await _wait(stop, interval)
+    return follower.last
+
+
+async def follow_folder(ledger: Ledger, folder: str, format: str | None, stop: asyncio.Event,
+                        report: Callable[[str, Stored], None],
+                        failed: Callable[[str, CtxdagError], None], *,
+                        after: float | None = None, interval: float = 0.5,
+                        settle: float = 2.0, strict: bool = False) -> dict[str, Stored]:
+    """Follows every transcript file of `folder` (walk.py: changed at `after` or later),
+    the files created in it meanwhile too, until `stop` is set; the last import of each.
+    A file that fails is reported (`failed`) and tried again when it changes; a file of no
+    transcript format is passed over (until it changes)."""
+    followers: dict[str, Follower] = {}
+    while not stop.is_set():
+        for file in transcript_files([folder], after).files:
+            if file not in followers:
+                followers[file] = Follower(ledger, file, format, strict)
+        for file, follower in list(followers.items()):
+            if stop.is_set():
+                break
+            try:
+                stored = await follower.poll(settle)
+            except NotATranscript:
+                continue  # of something else (tried again when it changes)
+            except CtxdagError as e:
+                if not Path(file).exists():
+                    del followers[file]  # removed by its tool: nothing more to follow
+                failed(file, e)
+                continue
             if stored is not None:
-                last = stored
-                if stored.changed:
-                    report(stored)
-        try:
-            await asyncio.wait_for(stop.wait(), interval)
-        except asyncio.TimeoutError:
-            pass
-    return last
+                report(file, stored)
+        await _wait(stop, interval)
+    return {file: f.last for file, f in followers.items() if f.last is not None}
+
+
+async def _wait(stop: asyncio.Event, interval: float) -> None:
+    try:
+        await asyncio.wait_for(stop.wait(), interval)
+    except asyncio.TimeoutError:
+        pass
 
 
 async def _import(ledger: Ledger, complete: bytes, file: str, format: str | None,
@@ -109,6 +174,8 @@ async def _import(ledger: Ledger, complete: bytes, file: str, format: str | None
         text = complete.decode("utf-8")
     except UnicodeDecodeError as e:
         raise BadInput(f"{file} is not UTF-8 text (invalid byte at offset {e.start})") from None
+    if not text.strip():
+        return None  # created, nothing written in it yet
     try:
         shaped = read(text, file, format, ledger.tenant, ledger.limits,
                       settle=lambda t: without_open_tail(t, quiet), mode=Mode(strict))

@@ -147,6 +147,15 @@ class NoTurns(BadInput):
     """A file holding no conversation turns (yet: a tool writes its header first)."""
 
 
+class NotATranscript(BadInput):
+    """A file of no format read (or empty): in a folder, a file of something else."""
+
+
+def not_a_transcript(file: str, reason: str) -> NotATranscript:
+    return NotATranscript(f"{file}:1: {reason}" if file else f"line 1: {reason}",
+                          file=file, line=1)
+
+
 def no_turns(file: str) -> NoTurns:
     return NoTurns(f"{file}:1: the file holds no conversation turns" if file
                    else "line 1: the file holds no conversation turns", file=file, line=1)

@@ -45,6 +45,18 @@ async def test_import_extend_and_reimport_a_transcript(api):
     assert again["session"] == grown["session"]
 
 
+async def test_a_transcript_cut_shorter_than_its_import_is_a_conflict(api):
+    lines = CODEX.read_text().replace("0199a1b2-codex", "0199a1b2-cut").splitlines(
+        keepends=True)
+    first = (await api.client(IMPORT, content="".join(lines[:20]),
+                              fileName=CODEX.name))["importTranscript"]
+    errors = await api.client.errors(IMPORT, content="".join(lines[:10]), fileName=CODEX.name)
+    assert [e["extensions"]["code"] for e in errors] == ["CONFLICT"]
+    assert errors[0]["message"].startswith(f"{CODEX.name}: the file is shorter than the ")
+    again = (await api.client(IMPORT, content="".join(lines[:20])))["importTranscript"]
+    assert again["outcome"] == "UNCHANGED" and again["session"] == first["session"]
+
+
 async def test_a_claude_code_transcript_without_a_file_name_is_named_by_its_session(api):
     imported = (await api.client(IMPORT, content=CC_SESSION.read_text()))["importTranscript"]
     assert imported["session"]["id"] == model.session_id(api.tenant, "claude-code",

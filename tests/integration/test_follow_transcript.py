@@ -69,3 +69,64 @@ async def test_follow_imports_what_the_file_gains(neo4j_server, ledger, tmp_path
     assert [n.role.value for n in nodes] == ["assistant", "tool"]
     assert nodes[1].predecessor_id == nodes[0].id  # both results in, no cancelled ones
     assert session.head_id == model.node_id(ledger.tenant, "codex", SESSION, "line19")
+
+
+CLAUDE = CODEX.parent.parent / "claude_code" / "session.jsonl"
+
+
+async def session_exists(ledger, sid: str) -> None:
+    for _ in range(600):
+        try:
+            await ledger.sessions.get(sid)
+            return
+        except NotFound:
+            await asyncio.sleep(0.1)
+    raise AssertionError(f"session {sid} never came")
+
+
+async def test_follow_a_folder_takes_new_files_and_growth(neo4j_server, ledger, tmp_path):
+    lines = CODEX.read_text().splitlines(keepends=True)
+    day = tmp_path / "sessions" / "2025" / "09" / "14"
+    day.mkdir(parents=True)
+    rollout = day / CODEX.name
+    rollout.write_text("".join(lines[:7]))
+    env = {**os.environ, "NEO4J_URI": neo4j_server.uri, "NEO4J_USER": neo4j_server.user,
+           "NEO4J_PASSWORD": neo4j_server.password, "CTXDAG_TENANT": ledger.tenant}
+    command = subprocess.Popen(
+        [sys.executable, "-m", "service.cli", "import-transcript", "--follow", str(tmp_path),
+         "--poll", "0.1", "--settle", "3600"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sid = model.session_id(ledger.tenant, "codex", SESSION)
+    claude_sid = model.session_id(ledger.tenant, "claude-code", "later")
+    try:
+        await node_count(ledger, sid, 4)
+        # A session the tool starts meanwhile, in a folder of its own; a sub-agent file
+        # beside it is no session.
+        project = tmp_path / "projects" / "-work-app"
+        (project / "later" / "subagents").mkdir(parents=True)
+        (project / "later" / "subagents" / "agent-x.jsonl").write_text(CLAUDE.read_text())
+        (project / "notes.jsonl").write_text('{"type": "note"}\n')  # passed over
+        (project / "empty.jsonl").write_text("")  # just created
+        (project / "bad.jsonl").write_text(CLAUDE.read_text().replace('"parentUuid": "u1"',
+                                                                      '"parentUuid": "gone"'))
+        (project / "later.jsonl").write_text(CLAUDE.read_text())
+        await session_exists(ledger, claude_sid)
+        with rollout.open("a") as f:
+            f.write("".join(lines[7:20]))
+        await node_count(ledger, sid, 10)
+        command.send_signal(signal.SIGTERM)
+        out, err = command.communicate(timeout=60)
+    finally:
+        if command.poll() is None:
+            command.kill()
+    assert command.returncode == 0, err
+    nodes = (await ledger.sessions.get(sid)).node_count + \
+        (await ledger.sessions.get(claude_sid)).node_count
+    said = out.splitlines()
+    assert said[-1] == f"{tmp_path}: stopped following (2 sessions, {nodes} nodes)"
+    assert f"{project / 'later.jsonl'}: imported as session {claude_sid}" in out
+    assert await ledger.sessions.count() == 2
+    assert err == (f"error: BAD_INPUT: {project / 'bad.jsonl'}:3: parentUuid 'gone' names no "
+                   "earlier entry\n")  # once, not at every poll
+    await assert_sound(ledger, sid)
+    await assert_sound(ledger, claude_sid)

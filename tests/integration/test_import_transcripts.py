@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from service.context.render import render_context
-from service.errors import BadInput, NotFound
+from service.errors import NotFound
 from service.transcripts import model
 from tests.integration.helpers import assert_sound, run_command, runtime_for
 
@@ -28,6 +28,16 @@ async def import_files(ledger, capsys, *files, fmt=None) -> str:
     argv = ["import-transcript", *map(str, files)] + (["--format", fmt] if fmt else [])
     assert await run_command(runtime, *argv) == 0
     return capsys.readouterr().out
+
+
+async def refused(ledger, capsys, *argv: str) -> str:
+    """The error `ctxdag ARGV` reports for the one file it fails on (exit status 1), with its
+    code: what comes after `error: BAD_INPUT: `."""
+    capsys.readouterr()
+    assert await run_command(runtime_for(ledger.db, ledger.tenant), *argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: BAD_INPUT: "), err
+    return err[len("error: BAD_INPUT: "):]
 
 
 def cc_session_id(ledger, file: Path) -> str:
@@ -194,14 +204,12 @@ BAD = [
 
 @pytest.mark.parametrize("text, line, reason", BAD)
 async def test_bad_input_names_file_line_and_reason_and_writes_nothing(
-        ledger, tmp_path, text, line, reason):
+        ledger, capsys, tmp_path, text, line, reason):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(text)
-    runtime = runtime_for(ledger.db, ledger.tenant)
-    with pytest.raises(BadInput) as caught:
-        await run_command(runtime, "import-transcript", "--strict", "--format", "claude-code",
-                          str(bad))
-    assert caught.value.message.startswith(f"{bad}:{line}: {reason}")
+    said = await refused(ledger, capsys, "import-transcript", "--strict", "--format",
+                         "claude-code", str(bad))
+    assert said.startswith(f"{bad}:{line}: {reason}")
     with pytest.raises(NotFound):
         await ledger.sessions.get(cc_session_id(ledger, bad))
 
@@ -363,14 +371,12 @@ CODEX_BAD = [
 
 
 @pytest.mark.parametrize("text, line, reason", CODEX_BAD)
-async def test_codex_bad_input_names_file_line_and_reason(ledger, tmp_path, text, line,
-                                                          reason):
+async def test_codex_bad_input_names_file_line_and_reason(ledger, capsys, tmp_path, text,
+                                                          line, reason):
     bad = tmp_path / "rollout.jsonl"
     bad.write_text(text)
-    runtime = runtime_for(ledger.db, ledger.tenant)
-    with pytest.raises(BadInput) as caught:
-        await run_command(runtime, "import-transcript", str(bad))
-    assert caught.value.message.startswith(f"{bad}:{line}: {reason}")
+    said = await refused(ledger, capsys, "import-transcript", str(bad))
+    assert said.startswith(f"{bad}:{line}: {reason}")
     with pytest.raises(NotFound):
         await ledger.sessions.get(model.session_id(ledger.tenant, "codex", "c"))
 
@@ -408,10 +414,8 @@ async def test_odd_entries_are_skipped_or_mentioned_and_listed_not_refused(
     strict = tmp_path / "strict" / CODEX.name
     strict.parent.mkdir()
     strict.write_text("".join(lines).replace("0199a1b2-codex", "0199a1b2-strict"))
-    with pytest.raises(BadInput) as caught:
-        await run_command(runtime_for(ledger.db, ledger.tenant), "import-transcript",
-                          "--strict", str(strict))
-    assert caught.value.message.startswith(f"{strict}:31: the line is not valid JSON")
+    said = await refused(ledger, capsys, "import-transcript", "--strict", str(strict))
+    assert said.startswith(f"{strict}:31: the line is not valid JSON")
     with pytest.raises(NotFound):
         await ledger.sessions.get(model.session_id(ledger.tenant, "codex", "0199a1b2-strict"))
 
@@ -482,13 +486,11 @@ async def test_pi_labels_of_a_whole_file_are_those_its_growth_leaves(ledger, cap
         "e2": "the plan", "e4": "answer"}
 
 
-async def test_a_pi_label_naming_no_entry_is_bad_input(ledger, tmp_path):
+async def test_a_pi_label_naming_no_entry_is_bad_input(ledger, capsys, tmp_path):
     bad = tmp_path / "bad-label.jsonl"
     lines = PI_LABELS.read_text().splitlines(keepends=True)
     bad.write_text("".join(lines[:3]) + json.dumps(
         {"type": "label", "id": "lx", "parentId": "e1", "timestamp": "2025-07-02T09:00:30.000Z",
          "targetId": "gone", "label": "x"}) + "\n")
-    runtime = runtime_for(ledger.db, ledger.tenant)
-    with pytest.raises(BadInput) as caught:
-        await run_command(runtime, "import-transcript", str(bad))
-    assert caught.value.message.startswith(f"{bad}:4: targetId 'gone' names no earlier entry")
+    said = await refused(ledger, capsys, "import-transcript", str(bad))
+    assert said.startswith(f"{bad}:4: targetId 'gone' names no earlier entry")

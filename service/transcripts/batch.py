@@ -1,0 +1,143 @@
+"""`ctxdag import-transcript PATH…`: each transcript file of the paths (walk.py) read and
+stored on its own, one transaction each, so a walk stopped at any point (killed even)
+leaves every file whole or untouched and the next run goes on where it stopped. A file
+that fails is reported and the walk goes on; a file a folder holds that is no transcript,
+or none yet, is passed over. Each file gets a line, the walk a summary.
+"""
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, TextIO
+
+from ..errors import CtxdagError
+from ..store.ledger import Ledger
+from ..store.transcripts import Stored, store_transcript
+from . import read
+from .model import Degraded, Mode, NoTurns, NotATranscript
+from .progress import Progress
+from .walk import Found, transcript_files
+
+DEGRADED_SHOWN = 10  # entries listed one by one; the rest are counted
+
+
+@dataclass
+class Tally:
+    new: int = 0
+    grown: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    passed_over: int = 0
+    degraded: int = 0
+
+    def stored(self, stored: Stored) -> None:
+        if stored.created:
+            self.new += 1
+        elif stored.changed:
+            self.grown += 1
+        else:
+            self.unchanged += 1
+
+
+async def import_paths(ledger: Ledger, paths: list[str], format: str | None, strict: bool,
+                       after: float | None, read_text: Callable[[str], str],
+                       out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Imports the transcripts of `paths` (changed at `after` or later, when given); the exit
+    status: 1 when a file failed."""
+    out, err = out or sys.stdout, err or sys.stderr
+    found = transcript_files(paths, after)
+    sizes = [_size(file) for file in found.files]
+    progress, tally, named = Progress(err, len(sizes), sum(sizes)), Tally(), set(paths)
+    for file, size in zip(found.files, sizes):
+        progress.draw()
+        lines, entries = await _import_one(ledger, file, format, strict, read_text,
+                                           file in named, tally)
+        progress.clear()
+        for line, to_err in lines:
+            print(line, file=err if to_err else out, flush=True)
+        progress.advance(size, entries)
+    progress.clear()
+    print(summary(tally, found), file=out, flush=True)
+    return 1 if tally.failed else 0
+
+
+async def _import_one(ledger: Ledger, file: str, format: str | None, strict: bool,
+                      read_text: Callable[[str], str], named: bool,
+                      tally: Tally) -> tuple[list[tuple[str, bool]], int]:
+    """What to say of one file ((line, on stderr) each) and how many lines it held."""
+    mode, text = Mode(strict), ""
+    try:
+        text = read_text(file)
+        document = await asyncio.to_thread(read, text, file, format, ledger.tenant,
+                                           ledger.limits, read_text, mode=mode)
+        stored = await store_transcript(ledger.db, ledger.tenant, document, ledger.limits,
+                                        ledger.events)
+    except (NoTurns, NotATranscript) as e:
+        if named:
+            tally.failed += 1
+            return [(f"error: {e}", True)], text.count("\n")
+        tally.passed_over += 1
+        return [(f"{file}: passed over: {_reason(e.message, file)}", False)], text.count("\n")
+    except CtxdagError as e:
+        tally.failed += 1
+        return [(f"error: {e}", True)], text.count("\n")
+    tally.stored(stored)
+    tally.degraded += len(mode.degraded)
+    return ([(imported(file, stored), False)]
+            + [(line, False) for line in degraded(file, mode.degraded)]), text.count("\n")
+
+
+def _reason(message: str, file: str) -> str:
+    return message[len(f"{file}:1: "):] if message.startswith(f"{file}:1: ") else message
+
+
+def _size(file: str) -> int:
+    try:
+        return 0 if file == "-" else Path(file).stat().st_size
+    except OSError:
+        return 0  # its read says why
+
+
+def summary(tally: Tally, found: Found) -> str:
+    files = tally.new + tally.grown + tally.unchanged + tally.failed + tally.passed_over
+    parts = [f"{tally.new} new", f"{tally.grown} grown", f"{tally.unchanged} unchanged"]
+    if tally.failed:
+        parts.append(f"{tally.failed} failed")
+    if tally.passed_over:
+        parts.append(f"{tally.passed_over} passed over")
+    said = f"{files} files: " + ", ".join(parts)
+    if tally.degraded:
+        said += f"; {tally.degraded} entries skipped or degraded (listed above)"
+    if found.older:
+        said += f"; {found.older} files older than --since left out"
+    if found.side_files:
+        said += f"; {found.side_files} sub-agent files (read with their sessions)"
+    return said
+
+
+def degraded(file: str, entries: list[Degraded]) -> list[str]:
+    """What an import could not map, for its summary: counts by kind, then the first
+    entries by file:line."""
+    if not entries:
+        return []
+    counts: dict[str, int] = {}
+    for entry in entries:
+        counts[entry.kind.value] = counts.get(entry.kind.value, 0) + 1
+    lines = [f"{file}: {len(entries)} entries degraded ("
+             + ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items())) + ")"]
+    lines += [f"  {entry.file}:{entry.line}: {entry.kind.value}: {entry.reason}"
+              for entry in entries[:DEGRADED_SHOWN]]
+    if len(entries) > DEGRADED_SHOWN:
+        lines.append(f"  … and {len(entries) - DEGRADED_SHOWN} more")
+    return lines
+
+
+def imported(file: str, stored: Any) -> str:
+    if stored.created:
+        return f"{file}: imported as session {stored.session_id} ({stored.nodes} nodes)"
+    if stored.changed:
+        relabeled = f", {stored.relabeled} labels set or cleared" if stored.relabeled else ""
+        return f"{file}: session {stored.session_id} gained {stored.written} nodes{relabeled}"
+    return f"{file}: session {stored.session_id} holds it already; nothing written"

@@ -1,0 +1,76 @@
+"""The transcript files `ctxdag import-transcript` takes from the paths it is given: a file
+as named, a folder walked in any of the tools' layouts.
+
+Claude Code keeps `~/.claude/projects/<project>/<session>.jsonl` with its sub-agents in
+`<session>/subagents/` (read with their session: subagents.py); Pi keeps
+`~/.pi/agent/sessions/<cwd>/<ts>_<id>.jsonl`; Codex `~/.codex/sessions/YYYY/MM/DD/
+rollout-….jsonl`. So a folder's `*.jsonl` files at any depth are its transcripts, in path
+order, but for the files under a `subagents` folder and the sub-agent files an older Claude
+Code kept beside its sessions (`agent-….jsonl`, compaction helpers included), which are no
+sessions of their own. Which tool wrote a file its first line says (`detect`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from ..errors import BadInput
+from .subagents import PREFIX
+
+SUFFIX = ".jsonl"
+SIDE_FOLDER = "subagents"
+
+
+@dataclass(frozen=True)
+class Found:
+    """The files to import (named ones first as named, then each folder's) and how many a
+    folder held that are not sessions of their own, or older than `since`."""
+
+    files: list[str]
+    side_files: int = 0
+    older: int = 0
+
+
+def since(text: str) -> float:
+    """`--since`'s DATE (ISO 8601; local time unless it names a zone) as a Unix time."""
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        raise BadInput(f"--since must be an ISO 8601 date or time (2026-01-31, "
+                       f"2026-01-31T08:00), not {text!r}") from None
+
+
+def transcript_files(paths: list[str], after: float | None = None) -> Found:
+    files, side_files, older = [], 0, 0
+    for named in paths:
+        path = Path(named)
+        if named == "-" or not path.is_dir():
+            if after is None or named == "-" or not path.exists() or changed_at(path) >= after:
+                files.append(named)
+            else:
+                older += 1
+            continue
+        for file in sorted(path.rglob(f"*{SUFFIX}")):
+            if not file.is_file():
+                continue
+            if side_file(file.relative_to(path)):
+                side_files += 1
+            elif after is not None and changed_at(file) < after:
+                older += 1
+            else:
+                files.append(str(file))
+    return Found(files, side_files, older)
+
+
+def side_file(relative: Path) -> bool:
+    return SIDE_FOLDER in relative.parts[:-1] or relative.name.startswith(PREFIX)
+
+
+def changed_at(file: Path) -> float:
+    """When a session file last changed: it or, for Claude Code, its sub-agents' files."""
+    times = [file.stat().st_mtime]
+    side = file.with_suffix("") / SIDE_FOLDER
+    if side.is_dir():
+        times += [p.stat().st_mtime for p in side.glob(f"*{SUFFIX}")]
+    return max(times)

@@ -1,0 +1,197 @@
+"""`ctxdag import-transcript PATH…` on folders laid out as the tools lay them out
+(transcript_trees.py): each file imported on its own with a line and a summary, a failing
+file reported while the walk goes on, `--since`, a walk killed at any point resumed
+without duplicates, and a file its tool truncated or rewrote refused."""
+import json
+import os
+import pty
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from service.errors import BadInput
+from service.transcripts import model
+from tests.integration.helpers import assert_sound, run_command, runtime_for
+from tests.transcript_trees import FIXTURES, SESSIONS, SIDE_FILES, tool_homes
+
+
+async def run(ledger, capsys, *argv: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    status = await run_command(runtime_for(ledger.db, ledger.tenant), "import-transcript",
+                               *argv)
+    said = capsys.readouterr()
+    return status, said.out, said.err
+
+
+async def test_a_folder_per_tool_imports_each_session_once(ledger, capsys, tmp_path):
+    homes = tool_homes(tmp_path)
+    status, out, err = await run(ledger, capsys, *map(str, homes.values()))
+    assert status == 0, err
+    said = out.splitlines()
+    assert said[-1] == (f"{SESSIONS} files: {SESSIONS} new, 0 grown, 0 unchanged; "
+                        f"{SIDE_FILES} sub-agent files (read with their sessions)")
+    assert sum("imported as session" in line for line in said) == SESSIONS
+    agents = model.session_id(ledger.tenant, "claude-code", "5c1d9e20-agents")
+    assert (await ledger.sessions.get(agents)).node_count == 11  # its sub-agents with it
+    assert await ledger.sessions.count() == SESSIONS
+    for session in (await ledger.sessions.list(first=100)).items:
+        await assert_sound(ledger, session.id)
+    # Again: nothing new; a grown file only what it gained.
+    _, out, _ = await run(ledger, capsys, *map(str, homes.values()))
+    assert out.splitlines()[-1].startswith(f"{SESSIONS} files: 0 new, 0 grown, {SESSIONS} "
+                                           "unchanged")
+
+
+async def test_a_failing_file_is_reported_and_the_walk_goes_on(ledger, capsys, tmp_path):
+    homes = tool_homes(tmp_path)
+    day = next(homes["codex"].rglob("rollout-*.jsonl")).parent
+    bad = day / "rollout-2025-09-14T07-00-00-0000-bad.jsonl"  # walked first of its folder
+    bad.write_text(json.dumps({"type": "session_meta", "timestamp": "2025-09-14T07:00:00Z",
+                               "payload": {"id": "bad"}}) + "\n"
+                   + json.dumps({"type": "response_item"}) + "\n")
+    (day / "notes.jsonl").write_text('{"type": "note"}\n')  # not a transcript
+    (homes["claude-code"] / "-work-app" / "empty.jsonl").write_text("")
+    status, out, err = await run(ledger, capsys, str(tmp_path))
+    assert status == 1
+    assert err == (f"error: BAD_INPUT: {bad}:2: a response_item line without a payload "
+                   "object\n")
+    assert f"{day / 'notes.jsonl'}: passed over: not a transcript of a known format" in out
+    assert f"{homes['claude-code'] / '-work-app' / 'empty.jsonl'}: passed over: the file " \
+        "is empty" in out
+    assert out.splitlines()[-1].startswith(
+        f"{SESSIONS + 3} files: {SESSIONS} new, 0 grown, 0 unchanged, 1 failed, 2 passed over")
+    assert await ledger.sessions.count() == SESSIONS
+
+
+async def test_since_takes_the_files_changed_at_that_time_or_later(ledger, capsys, tmp_path):
+    homes = tool_homes(tmp_path)
+    old = time.time() - 10 * 86400
+    for file in tmp_path.rglob("*.jsonl"):
+        os.utime(file, (old, old))
+    # A Claude Code session whose sub-agent wrote lately is a recent session.
+    claude = homes["claude-code"] / "-work-app"
+    agent = claude / "5c1d9e20-agents" / "subagents" / "agent-a1b2.jsonl"
+    os.utime(agent, None)
+    recent = claude / "session.jsonl"
+    os.utime(recent, None)
+    since = time.strftime("%Y-%m-%d", time.localtime(time.time() - 86400))
+    status, out, err = await run(ledger, capsys, "--since", since, str(tmp_path))
+    assert status == 0, err
+    assert [line.split(":")[0] for line in out.splitlines()[:-1]] == [
+        str(claude / "5c1d9e20-agents.jsonl"), str(recent)]
+    assert f"; {SESSIONS - 2} files older than --since left out" in out.splitlines()[-1]
+    with pytest.raises(BadInput, match="--since must be an ISO 8601 date"):
+        await run(ledger, capsys, "--since", "last week", str(tmp_path))
+
+
+def cli(neo4j_server, tenant: str, *argv: str, **kwargs) -> subprocess.Popen:
+    env = {**os.environ, "NEO4J_URI": neo4j_server.uri, "NEO4J_USER": neo4j_server.user,
+           "NEO4J_PASSWORD": neo4j_server.password, "CTXDAG_TENANT": tenant}
+    return subprocess.Popen([sys.executable, "-m", "service.cli", *argv], env=env,
+                            text=True, **kwargs)
+
+
+def finished(command: subprocess.Popen) -> tuple[int, str, str]:
+    out, err = command.communicate(timeout=300)
+    return command.returncode, out, err
+
+
+async def test_a_walk_killed_at_any_point_resumes_without_duplicates(
+        neo4j_server, ledger, tmp_path):
+    homes = tool_homes(tmp_path / "homes")
+    clean = f"{ledger.tenant}-clean"
+    status, _, err = finished(cli(neo4j_server, clean, "import-transcript", str(tmp_path),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    assert status == 0, err
+    for imported in (1, 5, 9):  # files done when the kill comes
+        command = cli(neo4j_server, ledger.tenant, "import-transcript", str(tmp_path),
+                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        for _ in range(imported):
+            command.stdout.readline()
+        command.send_signal(signal.SIGKILL)
+        command.wait(timeout=60)
+    status, out, err = finished(cli(neo4j_server, ledger.tenant, "import-transcript",
+                                    str(tmp_path), stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE))
+    assert status == 0, err
+    assert " 0 grown, " in out.splitlines()[-1]  # each file whole or not there at all
+    for tenant in (ledger.tenant, clean):
+        status, out, err = finished(cli(neo4j_server, tenant, "check",
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+        assert (status, out) == (0, f"ok: {SESSIONS} sessions checked\n"), err
+    clean_ledger = type(ledger).open(ledger.db, clean, ledger.limits)
+    assert await counts(ledger) == await counts(clean_ledger)
+    assert len(homes) == 3
+
+
+async def counts(ledger) -> dict[str, tuple[int, str]]:
+    """{source session key: (nodes, HEAD's seq-free label)} of every session of the
+    tenant: its size and where HEAD is, by the source entries of HEAD's node."""
+    sessions = (await ledger.sessions.list(first=100)).items
+    heads = {n.id: n for n in await ledger.nodes.get_many([s.head_id for s in sessions])}
+    return {s.source["session"]: (s.node_count, json.dumps(
+        heads[s.head_id].metadata.get("source", {}).get("entries"))) for s in sessions}
+
+
+CODEX = FIXTURES / "codex" / "rollout-2025-09-14T08-00-00-0199a1b2-codex.jsonl"
+
+
+async def test_a_file_truncated_or_rewritten_since_its_import_is_refused(
+        ledger, capsys, tmp_path):
+    lines = CODEX.read_text().splitlines(keepends=True)
+    rollout = tmp_path / CODEX.name
+    rollout.write_text("".join(lines[:20]) + lines[20][:30])  # a line still being written
+    await run(ledger, capsys, str(rollout))
+    sid = model.session_id(ledger.tenant, "codex", "0199a1b2-codex")
+    before = await ledger.sessions.get(sid)
+    imported = 0
+    for cut in lines[:20]:
+        imported += len(cut.encode())
+    for text, says in (
+            ("".join(lines[:12]), "is shorter than"),  # truncated
+            ("".join(lines[:5]) + lines[6] + lines[5] + "".join(lines[7:]),  # rewritten
+             "no longer begins with")):
+        rollout.write_text(text)
+        status, out, err = await run(ledger, capsys, str(rollout))
+        assert status == 1
+        assert err == (f"error: CONFLICT: {rollout}: the file {says} the {imported} bytes "
+                       f"imported into session {sid} (its tool truncated or rewrote it); "
+                       "nothing written: an import only adds what a file gained\n")
+        assert (await ledger.sessions.get(sid)) == before
+    # The line being written, finished, and what followed it: the file grew.
+    rollout.write_text("".join(lines))
+    status, out, err = await run(ledger, capsys, str(rollout))
+    assert status == 0 and f"session {sid} gained" in out, err
+    await assert_sound(ledger, sid)
+
+
+def test_a_progress_line_on_a_terminal_and_none_piped(neo4j_server, tenant, tmp_path):
+    tool_homes(tmp_path)
+    controller, terminal = pty.openpty()
+    command = cli(neo4j_server, tenant, "import-transcript", str(tmp_path),
+                  stdout=subprocess.PIPE, stderr=terminal)
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:  # the terminal closed with the command
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(controller)
+    out, _ = command.communicate(timeout=300)
+    assert command.returncode == 0
+    drawn = shown.decode()
+    assert f"\r[{'#' * 24}] {SESSIONS}/{SESSIONS} files, " in drawn
+    assert " entries/s, " in drawn and " left" in drawn
+    assert drawn.endswith("\r\x1b[K")  # taken away at the end
+    assert "\r" not in out and "entries/s" not in out
+    status, out, err = finished(cli(neo4j_server, tenant, "import-transcript", str(tmp_path),
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    assert status == 0 and err == ""  # piped: no progress line
+    assert out.splitlines()[-1].startswith(f"{SESSIONS} files: 0 new, 0 grown")
