@@ -116,9 +116,10 @@ def _blocks_of(value: Any, record: Record, limits: Limits, what: str
     return _checked_blocks(value, str(record.get("role")), limits, what)
 
 
-# A node's rules read its blocks three to four times (content, tokens, ids, implied edges):
-# parsed once. Blocks that break a rule raise again each time (exceptions are not cached).
-@functools.lru_cache(maxsize=16)
+# A node's rules read its blocks three to four times (content, tokens, ids, implied edges,
+# the last in a pass of its own over a document's nodes): parsed once while a document is
+# checked (backup.py clears them after). Blocks that break a rule raise again each time.
+@functools.lru_cache(maxsize=16_384)
 def _checked_blocks(value: str, role: str, limits: Limits, what: str
                     ) -> tuple[blocks.Block, ...]:
     parsed = blocks.parse(validate.parse_json(value, what), role, limits, what)
@@ -130,6 +131,11 @@ def _checked_blocks(value: str, role: str, limits: Limits, what: str
         raise BadInput(f"{what} are not in the form the ledger writes them (compact JSON, "
                        "keys sorted)")
     return parsed.blocks
+
+
+def forget_checked_blocks() -> None:
+    """Drops the blocks parsed while a document was checked (their text included)."""
+    _checked_blocks.cache_clear()
 
 
 def _blocks(value: Any, record: Record, limits: Limits, what: str) -> None:
