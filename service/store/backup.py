@@ -286,6 +286,13 @@ def _listed(problems: list[str]) -> str:
 def _parse(document: Any, limits: Limits) -> _Parsed:
     """The import statement's parameters, what it must create and the media it must find
     stored; BadInput if malformed."""
+    try:
+        return _checked(document, limits)
+    finally:
+        records.forget_checked_blocks()
+
+
+def _checked(document: Any, limits: Limits) -> _Parsed:
     if not isinstance(document, dict):
         raise BadInput("the document must be an object")
     version = document.get("version")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import re
 from typing import Any, Callable, Mapping, Sequence
@@ -112,7 +113,16 @@ def _blocks_of(value: Any, record: Record, limits: Limits, what: str
                ) -> tuple[blocks.Block, ...]:
     if not isinstance(value, str):
         raise BadInput(f"{what} must be content blocks stored as JSON text")
-    parsed = blocks.parse(validate.parse_json(value, what), str(record.get("role")), limits, what)
+    return _checked_blocks(value, str(record.get("role")), limits, what)
+
+
+# A node's rules read its blocks three to four times (content, tokens, ids, implied edges,
+# the last in a pass of its own over a document's nodes): parsed once while a document is
+# checked (backup.py clears them after). Blocks that break a rule raise again each time.
+@functools.lru_cache(maxsize=16_384)
+def _checked_blocks(value: str, role: str, limits: Limits, what: str
+                    ) -> tuple[blocks.Block, ...]:
+    parsed = blocks.parse(validate.parse_json(value, what), role, limits, what)
     if parsed.media:
         raise BadInput(f"{what} carry media data; stored blocks name media by hash")
     if parsed.plain_text is not None:
@@ -121,6 +131,11 @@ def _blocks_of(value: Any, record: Record, limits: Limits, what: str
         raise BadInput(f"{what} are not in the form the ledger writes them (compact JSON, "
                        "keys sorted)")
     return parsed.blocks
+
+
+def forget_checked_blocks() -> None:
+    """Drops the blocks parsed while a document was checked (their text included)."""
+    _checked_blocks.cache_clear()
 
 
 def _blocks(value: Any, record: Record, limits: Limits, what: str) -> None:
@@ -230,7 +245,9 @@ SESSION: dict[str, tuple[bool, Rule]] = {
     "meta_version": (OPTIONAL, _count(0)),
     "next_event_seq": (OPTIONAL, _count(0)),
     "events_pruned_through": (OPTIONAL, _count(0)),
-    # Where an imported session came from (service/transcripts/origin.py).
+    # Where an imported session came from (service/transcripts/origin.py), and the file's
+    # text as it was imported: its size in bytes and their sha256 (a file still holding
+    # them is recognised without reading it: service/store/transcripts.py, fingerprint).
     "source": (OPTIONAL, _json_object),
     # What a session list shows and filters (service/model/listing.py).
     "tool": (OPTIONAL, _name),
@@ -241,6 +258,8 @@ SESSION: dict[str, tuple[bool, Rule]] = {
     "source_file": (OPTIONAL, lambda value, record, limits, what: validate.path(value, what)),
     "first_activity_at": (OPTIONAL, _datetime),
     "last_activity_at": (OPTIONAL, _datetime),
+    "source_bytes": (OPTIONAL, _count(0)),
+    "source_prefix_sha256": (OPTIONAL, _sha256),
 }
 
 NODE: dict[str, tuple[bool, Rule]] = {
@@ -259,6 +278,9 @@ NODE: dict[str, tuple[bool, Rule]] = {
     "redacted_at": (OPTIONAL, _redacted_at),
     "redaction_reason": (OPTIONAL, _redaction_reason),
     "redacted_media": (OPTIONAL, _redacted_media),
+    # An imported node's mapping from its source, hashed (service/transcripts/document.py):
+    # a grown file finds the nodes it now maps otherwise without reading them back.
+    "source_digest": (OPTIONAL, _sha256),
 }
 
 FORK = {"fork_of": (OPTIONAL, _identifier)}

@@ -44,6 +44,33 @@ from ..model.validate import Limits
 # cleared (service/transcripts/document.py), and the text it was read from.
 UNLABELED = "unlabeled"
 CONTENT = "content"
+# The node property holding its row's mapping_digest.
+DIGEST = "source_digest"
+
+
+# The session properties naming the file text it was last imported from (fingerprint).
+FINGERPRINT = ("source_bytes", "source_prefix_sha256")
+
+
+def fingerprint(text: str, file: str, tool: str) -> dict[str, Any]:
+    """FINGERPRINT of a transcript file's text: its size in bytes and the sha256 of its
+    name, format and text (a copy of a Claude Code file under another name is another
+    session)."""
+    body = text.encode("utf-8")
+    digest = hashlib.sha256(f"{file}\0{tool}\0".encode("utf-8"))
+    digest.update(body)
+    return {"source_bytes": len(body), "source_prefix_sha256": digest.hexdigest()}
+
+
+async def stored_unchanged(db: Database, tenant: str,
+                           read_as: dict[str, Any]) -> Stored | None:
+    """The session last imported from exactly this file text (`read_as`, fingerprint's),
+    found without parsing it; None when none was (or the import that stored it read less
+    than the whole text: it keeps no fingerprint)."""
+    found = await db.read_on_leader("transcript_unchanged", tenant=tenant, **read_as)
+    if not found:
+        return None
+    return Stored(found[0]["session_id"], False, 0, found[0]["nodes"])
 
 
 @dataclass(frozen=True)
@@ -94,14 +121,18 @@ async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
               if stored_labels.get(label["node_id"]) != label["properties"]["text"]]
     cleared = [node_id for node_id in unlabeled if node_id in stored_labels]
     described = _described(session["properties"], found[0])
+    read_as = {key: session["properties"].get(key) for key in FINGERPRINT}
     if stored.issuperset(ids) and not labels and not cleared and not described:
+        if read_as != {key: found[0][key] for key in FINGERPRINT}:
+            await db.write("transcript_source_set", session_id=session_id, tenant=tenant,
+                           **read_as)
         return Stored(session_id, False, 0, len(ids))
-    stale = await _stale(db, tenant, document, stored, found[0]["replaced"])
+    stale = await _stale(db, tenant, document, found[0])
     kept = stored - set(stale.rewritten)
     params = await asyncio.to_thread(extension, {**document, "labels": labels}, kept,
                                      found[0]["next_seq"], tenant, limits, stale.rewritten)
     await write_extension(db, {**params, "unlabeled": cleared,
-                               **_description(session["properties"], found[0]),
+                               **_description(session["properties"], found[0]), **read_as,
                                "replaced": stale.replaced,
                                "rewritten": sorted(stale.rewritten)}, events)
     return Stored(session_id, False, len(params["nodes"]), len(ids),
@@ -154,20 +185,27 @@ class Stale:
     rewritten: dict[str, int]  # id -> its seq, which it keeps
 
 
-async def _stale(db: Database, tenant: str, document: dict[str, Any], stored: set[str],
-                 replaced: list[dict[str, Any]]) -> Stale:
+async def _stale(db: Database, tenant: str, document: dict[str, Any],
+                 found: dict[str, Any]) -> Stale:
     """The stale tail of the stored session: what `replaced` (transcript_stored's) names,
     and each stored node the document maps otherwise than it was stored — a turn re-hung
-    below a result that arrived, a summary keeping more — with everything below it."""
+    below a result that arrived, a summary keeping more — with everything below it. A
+    node written with a mapping digest is compared by it; only those written before
+    digests were kept are read back (transcript_held)."""
     session_id = document["session"]["properties"]["id"]
-    held = await db.read_on_leader("transcript_held", session_id=session_id, tenant=tenant,
-                                   node_ids=sorted(stored))
-    remapped = await asyncio.to_thread(remapped_ids, document, held)
+    rows = {row["properties"]["id"]: row for row in document["nodes"]}
+    live = found["live"]
+    remapped = [node["id"] for node in live if node["digest"] is not None
+                and node["digest"] != rows[node["id"]]["properties"].get(DIGEST)]
+    undigested = sorted(node["id"] for node in live if node["digest"] is None)
+    if undigested:
+        held = await db.read_on_leader("transcript_held", session_id=session_id,
+                                       tenant=tenant, node_ids=undigested)
+        remapped += await asyncio.to_thread(remapped_ids, document, held)
     below = [] if not remapped else [row["replaced"] for row in await db.read_on_leader(
-        "transcript_below", session_id=session_id, tenant=tenant, top_ids=remapped)]
-    tails, rewritten = stale_tails(replaced + below,
-                                   {row["properties"]["id"] for row in document["nodes"]})
-    seqs = {node["id"]: node["properties"]["seq"] for node in held}
+        "transcript_below", session_id=session_id, tenant=tenant, top_ids=sorted(remapped))]
+    tails, rewritten = stale_tails(found["replaced"] + below, set(rows))
+    seqs = {node["id"]: node["seq"] for node in live}
     return Stale(tails, {node_id: seqs[node_id] for node_id in rewritten})
 
 
@@ -190,10 +228,19 @@ def remapped_ids(document: dict[str, Any], held: list[dict[str, Any]]) -> list[s
 
 
 def _mapping(row: dict[str, Any]) -> tuple[Any, ...]:
-    properties = {k: v for k, v in row["properties"].items() if k not in _MOVED_BY_THE_LEDGER}
+    properties = {k: v for k, v in row["properties"].items()
+                  if k not in _MOVED_BY_THE_LEDGER and k != DIGEST}
     return (properties, row["predecessor_id"], row["caller_id"],
             sorted((c["node_id"], c["order"]) for c in row["covers"]),
             sorted((c["node_id"], c["order"]) for c in row.get("carries_over") or []))
+
+
+def mapping_digest(row: dict[str, Any]) -> str:
+    """The sha256 of how a document's node row maps its source (what remapped_ids
+    compares), kept on the node as DIGEST: a grown file's row with another digest is a
+    node it maps otherwise, found without reading the stored node back."""
+    text = json.dumps(_mapping(row), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _described(properties: dict[str, Any], stored: dict[str, Any]) -> bool:
@@ -283,6 +330,7 @@ async def write_extension(db: Database, params: dict[str, Any], events: Events) 
     written = await db.write("transcript_extend", _extend_check(session_id), now=utcnow(),
                              **{"unlabeled": [], "source": None, "title": None,
                                 "source_title": None, "replaced": [], "rewritten": [], "listing": None,
+                                "source_bytes": None, "source_prefix_sha256": None,
                                 **params})
     await events.committed(session_id, written[0]["events"])
 

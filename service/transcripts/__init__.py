@@ -13,7 +13,7 @@ from enum import Enum
 from typing import Any, Callable
 
 from ..store.ledger import Ledger
-from ..store.transcripts import CONTENT, Stored, store_transcript
+from ..store.transcripts import CONTENT, Stored, fingerprint, store_transcript, stored_unchanged
 from ..model.validate import Limits
 from . import claude_code, codex, origin, pi, subagents
 from .document import document
@@ -75,6 +75,10 @@ def read(text: str, file: str, format: str | None, tenant: str, limits: Limits,
     origin_lines = objects(text, file, Mode())
     shaped = document(transcript, tenant, limits, origin.describe(transcript, origin_lines), mode)
     mode.degraded.sort(key=lambda d: (d.file != file, d.file, d.line))
+    if read_text is None and settle is None and not mode.degraded:
+        # The session is all this text holds, and only it: the next import of the same
+        # text is recognised unread (import_text).
+        shaped["session"]["properties"].update(fingerprint(text, file, tool))
     return {**shaped, CONTENT: text}
 
 
@@ -83,8 +87,15 @@ async def import_text(ledger: Ledger, text: str, file: str, format: str | None,
     """One transcript, given as text (no side files), stored in the ledger's tenant: a new
     session, the entries it gained since it was imported, or nothing when it holds them
     all. The file is read in a worker thread, so the event loop keeps serving meanwhile;
-    what it degraded is in `mode`."""
-    shaped = await asyncio.to_thread(read, text, file, format, ledger.tenant, ledger.limits,
+    what it degraded is in `mode`. A text the session was last imported from (and read
+    whole, nothing degraded) is recognised by its fingerprint before it is parsed."""
+    mode = mode if mode is not None else Mode()
+    tool = format or detect(text, file, mode.strict)
+    unchanged = await stored_unchanged(ledger.db, ledger.tenant,
+                                       fingerprint(text, file, tool))
+    if unchanged is not None:
+        return unchanged
+    shaped = await asyncio.to_thread(read, text, file, tool, ledger.tenant, ledger.limits,
                                      mode=mode)
     return await store_transcript(ledger.db, ledger.tenant, shaped, ledger.limits,
                                   ledger.events)

@@ -35,7 +35,7 @@ from typing import Any
 from ..errors import BadInput
 from ..model import blocks as block_rules
 from ..store.backup import FORMAT, VERSION
-from ..store.transcripts import UNLABELED
+from ..store.transcripts import DIGEST, UNLABELED, mapping_digest
 from ..model.validate import Limits
 from ..tokens import estimate_tokens
 from ..model import listing
@@ -100,6 +100,8 @@ def document(transcript: Transcript, tenant: str, limits: Limits,
         nodes.append(_node(sid, ids[turn.key], turn.role, written, turn.at, seq,
                            depth[turn.key], meta, ids[turn.parent], caller, turn.side_branch,
                            turn.key in unread))
+    for node in nodes:
+        node["properties"][DIGEST] = mapping_digest(node)
     stamps = [turn.at for turn in turns] + [c.at for c in t.compactions]
     properties = {
         "id": sid, "extra_meta": "{}", "source": origin.dumps(source_of),

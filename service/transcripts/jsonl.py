@@ -11,7 +11,7 @@ from .model import DegradedKind, Mode
 def objects(text: str, file: str, mode: Mode) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) per non-blank line; a line that is not a JSON object with a
     string `type` is skipped and degraded (under a strict `mode`: BadInput naming it)."""
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(_lines(text), start=1):
         if not line.strip():
             continue
         try:
@@ -24,3 +24,23 @@ def objects(text: str, file: str, mode: Mode) -> Iterator[tuple[int, dict[str, A
                          "not a JSON object with a string \"type\"")
             continue
         yield number, value
+
+
+def _lines(text: str) -> Iterator[str]:
+    """text.splitlines(), one line at a time: a reader that stops early (a format's
+    detection, at the first object) reads no further. Lines end at each newline, and
+    within one at whatever else splitlines ends a line at."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        yield from line.splitlines()
+        if end < len(text) and (not line or line[-1] in _ENDS_BEFORE_NEWLINE):
+            # a line ends before this newline: the newline ends an empty one
+            yield ""
+        start = end + 1
+
+
+# What splitlines ends a line at but a newline ("\r\n" is one end, so "\r" is not here).
+_ENDS_BEFORE_NEWLINE = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
