@@ -90,8 +90,10 @@ async def test_a_grown_file_moves_the_last_activity_and_a_later_model_is_kept(le
 async def test_a_session_imported_before_the_listing_gets_it_on_its_next_import(ledger, db):
     await import_text(ledger, CODEX.read_text(), CODEX.name, None)
     [session] = (await ledger.sessions.list()).items
+    # Sessions imported before the listing were imported before the file's fingerprint too.
     await run_cypher(db, "MATCH (s:Session {id: $id}) REMOVE s.tool, s.project, s.tool_version,"
-                     " s.git_branch, s.source_file SET s.models = []", id=session.id)
+                     " s.git_branch, s.source_file, s.source_bytes, s.source_prefix_sha256"
+                     " SET s.models = []", id=session.id)
     await import_text(ledger, CODEX.read_text(), CODEX.name, None)
     again = await ledger.sessions.get(session.id)
     assert (again.tool, again.project, again.models) == ("codex", "/work/app", ("gpt-5-codex",))
