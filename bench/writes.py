@@ -161,14 +161,15 @@ async def record_call(b: Bench, chain: Chain) -> None:
 
     async def write_only() -> None:
         await b.db.write("call_record", single_row(session_id, {"session_id": session_id}),
-                         session_id=session_id, tenant=b.tenant, call=record().as_param())
+                         session_id=session_id, tenant=b.tenant, call=record().as_param(),
+                         now=utcnow())
 
     n = b.sizes.record_reads
     before = b.trips()
     stats, base = await b.timed(f"{S4} api", api, samples=b.sizes.record_samples, warmup=3)
     trips = (b.trips() - before) / (stats.n + 3)
     prof = await profile(b.db, "call_record", {"session_id": session_id, "tenant": b.tenant,
-                                               "call": record().as_param()})
+                                               "call": record().as_param(), "now": utcnow()})
     ratio = stats.p50_ms / base.p50_ms
     b.add(S4, f"Ledger.calls.record, {n:,} reads", stats, base, target="≤ 20× floor",
           met=ratio <= 20, round_trips=trips,
