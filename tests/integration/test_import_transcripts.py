@@ -494,3 +494,34 @@ async def test_a_pi_label_naming_no_entry_is_bad_input(ledger, capsys, tmp_path)
          "targetId": "gone", "label": "x"}) + "\n")
     said = await refused(ledger, capsys, "import-transcript", str(bad))
     assert said.startswith(f"{bad}:4: targetId 'gone' names no earlier entry")
+
+
+def _cc(uuid: str, role: str, content, parent: str | None = "<none>") -> str:
+    entry = {"type": role, "uuid": uuid, "sessionId": "loose", "timestamp":
+             "2025-06-01T10:00:00Z", "message": {"role": role, "content": content}}
+    if parent != "<none>":
+        entry["parentUuid"] = parent
+    return json.dumps(entry) + "\n"
+
+
+async def test_claude_code_entries_without_parents_and_results_answering_nothing(
+        ledger, capsys, tmp_path):
+    # Entries written without a parentUuid key follow the one before them; a parent the
+    # file lacks, or results answering no tool use, are listed and kept, not refused.
+    use = [{"type": "tool_use", "id": "t1", "name": "Write", "input": {"path": "a"}}]
+    loose = tmp_path / "loose.jsonl"
+    loose.write_text(
+        _cc("u1", "user", "write a") + _cc("a1", "assistant", use)
+        + _cc("r1", "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}])
+        + _cc("a2", "assistant", [{"type": "text", "text": "done"}])
+        + _cc("u2", "user", "again", parent="gone")
+        + _cc("r2", "user", [{"type": "tool_result", "tool_use_id": "t9", "content": "stray"}],
+              parent="u2"))
+    out = await import_files(ledger, capsys, loose)
+    assert f"  {loose}:5: detached: parentUuid 'gone' names no earlier entry" in out
+    assert f"  {loose}:6: invalid_block: tool results for t9 answer no tool use" in out
+    sid = cc_session_id(ledger, loose)
+    await assert_sound(ledger, sid)
+    assert await render_labels(ledger, sid) == ["ROOT", "u1", "a1", "r1", "a2", "u2", "r2"]
+    stray = (await ledger.nodes.get_many([(await render_context(ledger, sid)).node_ids[-1]]))[0]
+    assert stray.role.value == "user" and stray.content.endswith("stray") and "t9" in stray.content
