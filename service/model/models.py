@@ -279,6 +279,21 @@ class Rendered:
     # summary alone, or none); summary_id is the last of them.
     stand_in_ids: tuple[str, ...] = ()
     recall: bool = False  # the session's recall setting (README, "Recall")
+    # The nodes kept out of the context (imported aborted replies, their results) that lie
+    # among the rendered ones: (id, the rendered node after it, or None after the last).
+    hidden: tuple[tuple[str, str | None], ...] = ()
+
+    def chain_ids(self, ids: Sequence[str], through_end: bool = False) -> list[str]:
+        """Rendered nodes `ids`, consecutive in the render, as the chain segment they span:
+        each preceded by the hidden nodes right before it, and with `through_end` followed
+        by those after the last rendered node."""
+        if not self.hidden:
+            return list(ids)
+        before: dict[str | None, list[str]] = {}
+        for hidden_id, next_id in self.hidden:
+            before.setdefault(next_id, []).append(hidden_id)
+        spanned = [hidden for i in ids for hidden in (*before.get(i, ()), i)]
+        return spanned + (before.get(None, []) if through_end else [])
 
     @property
     def lead(self) -> int:

@@ -110,6 +110,7 @@ class DegradedKind(str, Enum):
     MALFORMED_LINE = "malformed_line"  # not a JSON object with a type: skipped
     UNKNOWN_ENTRY = "unknown_entry"  # an entry type the format's reader does not know: skipped
     INVALID_BLOCK = "invalid_block"  # a block the ledger refuses: a text mention in its place
+    DETACHED = "detached"  # an entry whose parent the file does not hold: after the one before it
 
 
 @dataclass(frozen=True)
