@@ -7,6 +7,7 @@ Python block on a non-zero exit. See tests/doc_examples.py for the marker.
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -40,6 +41,19 @@ def _where(example: Example) -> str:
     return f"{example.file}:{example.line}"
 
 
+def _by_example(stdout: str, shell: list[Example]) -> dict[str, str]:
+    """The script's output cut at the `>>> file:line` line it prints before each block."""
+    printed: dict[str, str] = {}
+    current = None
+    for line in stdout.splitlines(keepends=True):
+        if line.startswith(">>> ") and line[4:].strip() in {_where(e) for e in shell}:
+            current = line[4:].strip()
+            printed[current] = ""
+        elif current is not None:
+            printed[current] += line
+    return printed
+
+
 def test_the_tour_and_the_guides_have_runnable_examples():
     assert len(EXAMPLES.get("README.md", [])) >= 5, "the README's tour is no longer marked runnable"
     assert sum(len(found) for found in EXAMPLES.values()) > len(EXAMPLES["README.md"])
@@ -58,11 +72,17 @@ def test_every_runnable_example_of_the_document_runs(document, service):
         output = done.stdout + done.stderr
         assert done.returncode == 0, f"a shell example of {document} failed:\n{output[-4000:]}"
         assert '"errors"' not in done.stdout, f"a GraphQL error in {document}:\n{output[-4000:]}"
+        printed = _by_example(done.stdout, shell)
+        for example in (e for e in shell if e.prints):
+            assert example.prints in printed[_where(example)], (
+                f"{_where(example)} should print {example.prints!r}:\n{printed[_where(example)]}")
     for example in (e for e in EXAMPLES[document] if e.language == "graphql"):
         answer = httpx.post(f"{process.url}/graphql", timeout=60, json={
             "query": example.for_service(process.url, neo4j_uri)}).json()
         assert not answer.get("errors"), f"{_where(example)}: {answer['errors']}"
+        assert not example.prints or example.prints in json.dumps(answer, ensure_ascii=False)
     for example in (e for e in EXAMPLES[document] if e.language == "python"):
         done = subprocess.run([sys.executable, "-c", example.for_service(process.url, neo4j_uri)],
                               cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, f"{_where(example)} failed:\n{done.stdout}{done.stderr}"
+        assert not example.prints or example.prints in done.stdout, done.stdout
