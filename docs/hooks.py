@@ -70,8 +70,8 @@ def settings_page() -> str:
         if not strings:
             continue
         name = strings[0].value
-        reader = ast.unparse(call.func).lstrip("_")
-        rest = [ast.unparse(a) for a in call.args[call.args.index(strings[0]) + 1:]]
+        reader = {"env.get": "text"}.get(ast.unparse(call.func), ast.unparse(call.func).lstrip("_"))
+        rest = [_value(a, vars(config)) for a in call.args[call.args.index(strings[0]) + 1:]]
         rows.setdefault(name, (reader, ", ".join(rest)))
     for constant in (n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Constant)):
         if isinstance(constant.value, str) and ENV_NAME.match(constant.value):
@@ -83,11 +83,32 @@ def settings_page() -> str:
              "the variable, which `ctxdag` prints as one line and exits with status 2 "
              "(`error: BAD_CONFIG: CTXDAG_NEO4J_PORT must be an integer from 1 to 65535, "
              "got '99999'`). What each one does is told on the page of its feature.", "",
-             "| variable | read as | default, bounds |", "|---|---|---|"]
+             "| variable | read as | default, least[, most] value — or the choices | told on |",
+             "|---|---|---|---|"]
     for name in sorted(rows):
         reader, rest = rows[name]
-        lines.append(f"| `{name}` | {reader} | {('`' + rest + '`') if rest else ''} |")
+        told = ", ".join(f"[{title}](../{page})" for page, title in _pages_naming(name)[:3])
+        lines.append(f"| `{name}` | {reader} | {('`' + rest + '`') if rest else ''} | {told} |")
     return "\n".join(lines) + "\n"
+
+
+def _pages_naming(text: str) -> list[tuple[str, str]]:
+    """The hand-written pages that mention `text`, as (path under docs/, title)."""
+    found = []
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        body = page.read_text()
+        if f"`{text}`" in body or f"{text}=" in body:
+            title = next((l[2:].strip() for l in body.splitlines() if l.startswith("# ")), page.stem)
+            found.append((page.relative_to(ROOT / "docs").as_posix(), title))
+    return found
+
+
+def _value(node: ast.expr, names: dict) -> str:
+    """A default or bound as its value (`DEFAULT_RECALL_BUDGET` as 4000), else as written."""
+    try:
+        return repr(eval(compile(ast.Expression(node), "config", "eval"), dict(names)))
+    except Exception:  # noqa: BLE001 - what cannot be evaluated is shown as written
+        return ast.unparse(node)
 
 
 def errors_page() -> str:
