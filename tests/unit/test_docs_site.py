@@ -63,3 +63,24 @@ def test_every_runnable_marker_is_followed_by_a_block_it_can_run(tmp_path):
     page.write_text("<!-- run -->\n```json\n{}\n```\n")
     with pytest.raises(BadMarker):
         examples(page, root=tmp_path)
+
+
+def test_every_test_the_docs_name_exists():
+    """`tests/…py` and `tests/…py::test_name` in the docs name real files and functions, so
+    "where each rule is tested" cannot point at a test that was renamed or removed."""
+    named = re.compile(r"(tests/[\w/]+\.py)((?:::\w+)?)")
+    missing = []
+    for path in documents():
+        text = path.read_text()
+        for file, test in set(named.findall(text)):
+            target = ROOT / file
+            if not target.is_file():
+                missing.append(f"{path.name}: {file}")
+            elif test and not re.search(rf"def {test[2:]}\b", target.read_text()):
+                missing.append(f"{path.name}: {file}{test}")
+        # `::name` right after another test of the same file: "`::test_x`" in a table cell
+        for file, rest in re.findall(r"(tests/[\w/]+\.py)::\w+`((?:, `::\w+`)+)", text):
+            for test in re.findall(r"::(\w+)", rest):
+                if not re.search(rf"def {test}\b", (ROOT / file).read_text()):
+                    missing.append(f"{path.name}: {file}::{test}")
+    assert not missing, missing
