@@ -13,7 +13,7 @@ EDITABLE := PYTHONWARNINGS='ignore:Editable installation' $(BIN)/pip install --q
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(EDITABLE) '.[test,bench,docs]'
+	$(EDITABLE) '.[test,bench]'
 	touch $(STAMP)
 
 setup: $(STAMP)
