@@ -84,3 +84,14 @@ def test_every_test_the_docs_name_exists():
                 if not re.search(rf"def {test}\b", (ROOT / file).read_text()):
                     missing.append(f"{path.name}: {file}::{test}")
     assert not missing, missing
+
+
+def test_commands_at_a_glance_name_every_command_of_the_parser():
+    import argparse
+
+    from service import cli
+
+    parser = cli._parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    glance = (ROOT / "docs" / "reference" / "commands.md").read_text()
+    assert [name for name in commands.choices if f"`ctxdag {name}" not in glance] == []
