@@ -1,4 +1,4 @@
-"""The compaction pipeline (README, "What the model reads, and compaction"): one
+"""The compaction pipeline (docs/concepts/what-the-model-reads.md): one
 function behind all three triggers.
 
 manual  — `compact()` (the `compact` mutation and `ctxdag compact`);

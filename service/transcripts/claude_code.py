@@ -1,6 +1,6 @@
 """Claude Code session files (`~/.claude/projects/<project>/<session>.jsonl`) as a Transcript.
 
-How the entries map (README, "Importing agent transcripts"):
+How the entries map (docs/guides/importing-sessions.md):
 - chain records (`uuid`, `parentUuid`) are read in file order; a uuid seen again (a
   resumed session's copies) is the entry already read;
 - the entries of one API response (one block each, chained, sharing `message.id`) are
