@@ -16,7 +16,18 @@ $(STAMP): pyproject.toml
 	$(EDITABLE) '.[test,bench]'
 	touch $(STAMP)
 
-setup: $(STAMP)
+# Arize Phoenix, which the telemetry tests export to (tests/phoenix.py), in a virtualenv
+# of its own: it pins many packages, strawberry-graphql among them.
+PHOENIX_VENV := .venv-phoenix
+PHOENIX_STAMP := $(PHOENIX_VENV)/.installed
+
+$(PHOENIX_STAMP):
+	$(PYTHON) -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/pip install --quiet --upgrade pip
+	$(PHOENIX_VENV)/bin/pip install --quiet 'arize-phoenix>=12,<21'
+	touch $(PHOENIX_STAMP)
+
+setup: $(STAMP) $(PHOENIX_STAMP)
 
 run: $(STAMP)
 	$(BIN)/ctxdag serve
@@ -27,7 +38,7 @@ demo: $(STAMP)
 schema: $(STAMP)
 	$(BIN)/strawberry export-schema service.api.schema:schema -o schema.graphql
 
-test: $(STAMP)
+test: $(STAMP) $(PHOENIX_STAMP)
 	.ci/browser
 	$(BIN)/python -m pytest
 
@@ -46,7 +57,7 @@ neo4j-status: $(STAMP)
 	$(BIN)/ctxdag neo4j status
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) $(PHOENIX_VENV) .pytest_cache build *.egg-info
 
 # `make bench`: the benchmark harness (bench/, docs/benchmarks.md). It starts its own
 # Neo4j in a temporary directory, prints a table and writes bench/results/latest.json.
