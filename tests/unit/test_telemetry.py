@@ -114,3 +114,18 @@ def test_the_settings_read_the_otlp_endpoint_and_the_capture_switch():
     on = Settings.from_env({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318",
                             "CTXDAG_OTEL_CAPTURE_MESSAGES": "true"})
     assert (on.otel_endpoint, on.otel_capture_messages) == ("http://127.0.0.1:4318", True)
+
+
+def test_with_no_endpoint_opentelemetry_is_not_even_imported():
+    """The no-op path: a runtime assembled without OTEL_EXPORTER_OTLP_ENDPOINT loads no
+    OpenTelemetry module (a fresh interpreter, so this test process's imports don't count)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from service.config import Settings; from service.runtime import "
+            "Runtime; from service import telemetry; "
+            "telemetry.configure(Settings.from_env({}).otel_endpoint); "
+            "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={"PATH": ""}).stdout
+    assert out.strip() == "[]"
