@@ -16,6 +16,7 @@ class Export:
 
 
 _export: Export | None = None
+_owned: Any | None = None  # the provider `configure` built (an OTLP exporter's)
 
 
 def active() -> Export | None:
@@ -31,33 +32,32 @@ def configure(endpoint: str | None, *, capture_messages: bool = False) -> None:
     """Exports to the OTLP/HTTP collector at `endpoint` (its base URL, as in
     OTEL_EXPORTER_OTLP_ENDPOINT: spans go to <endpoint>/v1/traces); None turns export off.
     A second call with the same endpoint keeps the provider (and its unsent spans)."""
-    global _export
+    global _owned
+    if _owned is not None and (endpoint is None or _owned.ctxdag_endpoint != endpoint):
+        _owned.shutdown()  # sends what it holds
+        _owned = None
     if endpoint is None:
         use(None)
         return
-    if _export is not None and getattr(_export.provider, "ctxdag_endpoint", None) == endpoint:
-        _export = Export(_export.provider, _export.tracer, capture_messages)
-        return
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    if _owned is None:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    provider = TracerProvider(resource=Resource.create({"service.name": "ctxdag"}))
-    provider.add_span_processor(BatchSpanProcessor(
-        OTLPSpanExporter(endpoint=endpoint.rstrip("/") + "/v1/traces")))
-    provider.ctxdag_endpoint = endpoint
-    use(provider, capture_messages=capture_messages)
+        _owned = TracerProvider(resource=Resource.create({"service.name": "ctxdag"}))
+        _owned.add_span_processor(BatchSpanProcessor(
+            OTLPSpanExporter(endpoint=endpoint.rstrip("/") + "/v1/traces")))
+        _owned.ctxdag_endpoint = endpoint
+    use(_owned, capture_messages=capture_messages)
 
 
 def use(provider: Any | None, *, capture_messages: bool = False) -> None:
-    """Exports through `provider` (a TracerProvider; tests give one with an in-memory
-    exporter); None turns export off. The provider replaced is flushed and shut down."""
+    """Exports through `provider` (a TracerProvider the caller owns and shuts down; tests
+    give one with an in-memory exporter); None turns export off."""
     global _export
-    previous, _export = _export, (None if provider is None else Export(
-        provider, provider.get_tracer(SCOPE), capture_messages))
-    if previous is not None and previous.provider is not provider:
-        previous.provider.shutdown()
+    _export = None if provider is None else Export(provider, provider.get_tracer(SCOPE),
+                                                   capture_messages)
 
 
 def flush(timeout_millis: int = 30_000) -> bool:

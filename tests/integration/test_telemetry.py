@@ -151,7 +151,7 @@ async def test_the_spans_reach_a_real_phoenix_grouped_per_conversation(
         assert telemetry.flush()
         spans = arrived(phoenix, tenant, 6)
     finally:
-        telemetry.use(None)
+        telemetry.configure(None)
     check_spans(ran, spans, tenant)
     assert {s["span_kind"] for s in spans if "ctxdag.call.id" in s["attributes"]} == {"LLM"}
     sessions = phoenix.sessions()
