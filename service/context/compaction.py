@@ -472,7 +472,7 @@ class Compactor:
         """The prompt's tokens as the estimator counts them; a provider's count is a model
         call, exported as such (a local estimate is not)."""
         tools = options.tools if options is not None else ()
-        if self.estimator.name == HeuristicEstimator.name:
+        if self.estimator.name == HeuristicEstimator.name or not telemetry.enabled():
             return await self.estimator.count(view.nodes, media, tools)
         started, tokens, error = utcnow(), None, None
         try:
@@ -484,7 +484,7 @@ class Compactor:
         finally:
             telemetry.export_count(self.ledger.tenant, session_id, self.estimator.name,
                                    getattr(self.estimator, "model", None),
-                                   [n.id for n in view.nodes], started, utcnow(),
+                                   view.nodes, started, utcnow(),
                                    tokens=tokens, error=error)
 
     def _call(self, session_id: str, prompt: Sequence[Node], started: datetime,

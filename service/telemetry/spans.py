@@ -33,15 +33,16 @@ def export_call(tenant: str, session_id: str, record: CallRecord, *,
 
 
 def export_count(tenant: str, session_id: str, provider: str, model: str | None,
-                 read_ids: Sequence[str], started: datetime, finished: datetime, *,
+                 prompt: Sequence[Node], started: datetime, finished: datetime, *,
                  tokens: int | None = None, error: Any = None) -> None:
-    """A provider's count of a prompt's tokens (a `count_tokens` span)."""
+    """A provider's count of the tokens of `prompt` (the nodes it read): a
+    `count_tokens` span."""
     export = active()
     if export is None:
         return
     attributes = {**genai.model_attributes(genai.COUNT_TOKENS, provider, model),
                   **genai.session_attributes(tenant, session_id),
-                  "ctxdag.read_node_ids": list(read_ids)}
+                  "ctxdag.read_node_ids": [n.id for n in prompt]}
     if tokens is not None:
         attributes["ctxdag.counted_tokens"] = tokens
     if error is not None:
