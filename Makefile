@@ -16,7 +16,18 @@ $(STAMP): pyproject.toml
 	$(EDITABLE) '.[test,bench]'
 	touch $(STAMP)
 
-setup: $(STAMP)
+# Arize Phoenix, which the telemetry tests export to (tests/phoenix.py), in a virtualenv
+# of its own: it pins many packages, strawberry-graphql among them.
+PHOENIX_VENV := .venv-phoenix
+PHOENIX_STAMP := $(PHOENIX_VENV)/.installed
+
+$(PHOENIX_STAMP):
+	$(PYTHON) -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/pip install --quiet --upgrade pip
+	$(PHOENIX_VENV)/bin/pip install --quiet 'arize-phoenix>=12,<21'
+	touch $(PHOENIX_STAMP)
+
+setup: $(STAMP) $(PHOENIX_STAMP)
 
 run: $(STAMP)
 	$(BIN)/ctxdag serve
@@ -35,7 +46,7 @@ docs: $(STAMP)
 docs-serve: $(STAMP)
 	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8001
 
-test: $(STAMP)
+test: $(STAMP) $(PHOENIX_STAMP)
 	.ci/browser
 	$(BIN)/python -m pytest
 
@@ -54,7 +65,7 @@ neo4j-status: $(STAMP)
 	$(BIN)/ctxdag neo4j status
 
 clean:
-	rm -rf $(VENV) .pytest_cache build site *.egg-info
+	rm -rf $(VENV) $(PHOENIX_VENV) .pytest_cache build site *.egg-info
 
 # `make bench`: the benchmark harness (bench/, docs/benchmarks.md). It starts its own
 # Neo4j in a temporary directory, prints a table and writes bench/results/latest.json.

@@ -37,6 +37,7 @@ from .server import HEAP, PAGECACHE_MB, BenchNeo4j
 from .storage import storage
 from .transcripts import transcript_import
 from .writes import append_at_head, persist, record_call, send_messages, write_floor
+from .telemetry import send_with_export
 
 SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15",
             "16", "17")
@@ -143,6 +144,7 @@ async def run(args: argparse.Namespace) -> int:
         await section("5", lambda: reading(b))
         await section("6", lambda: persist(b))
         await section("3", lambda: send_messages(b), " send_message")
+        await section("3", lambda: send_with_export(b), " send_message with export")
         await section("8", lambda: peer(b))
         await section("9", lambda: api(b))
         await section("12", lambda: agent_session(b))

@@ -128,6 +128,11 @@ class Settings:
     cache_ttl: str = DEFAULT_CACHE_TTL
     # The tokens a history_expand page holds at most (docs/guides/recall.md).
     recall_budget_tokens: int = DEFAULT_RECALL_BUDGET
+    # OpenTelemetry export (docs/guides/telemetry.md): the OTLP/HTTP collector's base URL
+    # (OTEL_EXPORTER_OTLP_ENDPOINT; None: no export), and whether spans carry the prompt
+    # and reply texts (CTXDAG_OTEL_CAPTURE_MESSAGES; off: they may hold what users said).
+    otel_endpoint: str | None = None
+    otel_capture_messages: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
@@ -199,6 +204,9 @@ class Settings:
             bookmark_wait_seconds=_float(env, "CTXDAG_BOOKMARK_WAIT_SECONDS", 10.0, 0,
                                          exclusive_minimum=True),
             cache_ttl=_choice(env, "CTXDAG_CACHE_TTL", CACHE_TTLS),
+            otel_endpoint=_text(env, "OTEL_EXPORTER_OTLP_ENDPOINT"),
+            otel_capture_messages=_choice(env, "CTXDAG_OTEL_CAPTURE_MESSAGES",
+                                          ("false", "true")) == "true",
         )
 
     @property

@@ -24,6 +24,7 @@ from .errors import Unavailable
 from .events import EventFeed
 from .neo4j_local import detached_status
 from .store import Database, Ledger, Limits, open_driver
+from . import telemetry
 from .turns.providers import ModelProvider, OfflineProvider
 from .turns.service import Turns
 
@@ -62,6 +63,8 @@ class Runtime:
 
     @classmethod
     def assemble(cls, settings: Settings, database: Database) -> "Runtime":
+        telemetry.configure(settings.otel_endpoint,
+                            capture_messages=settings.otel_capture_messages)
         events = EventFeed(database, settings.event_poll_seconds)
         ledger = ledger_for(database, settings, events)
         provider, summarizer, estimator = _model_parts(settings.anthropic, settings.cache_ttl)
@@ -84,6 +87,7 @@ class Runtime:
                                     recall_budget_tokens=self.settings.recall_budget_tokens))
 
     async def close(self) -> None:
+        telemetry.flush()
         await self.events.close()
         await self.database.driver.close()
 

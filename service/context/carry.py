@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import telemetry
 from ..errors import CtxdagError
 from ..store import CallRecord, Carried, Ledger, Purpose
 from ..model import validate
@@ -57,9 +58,11 @@ class Carrier:
         try:
             written = await self.summarizer.summarize_branch(turns, instructions=instructions)
         except CtxdagError as e:  # the call was made: its record outlives the failure
-            await self.ledger.calls.record(session_id, CallRecord.of_prompt(
-                Purpose.SUMMARIZE, self.summarizer.name, None, turns, started, utcnow(),
-                error_code=e.code, error_message=e.message))
+            failed = CallRecord.of_prompt(Purpose.SUMMARIZE, self.summarizer.name, None, turns,
+                                          started, utcnow(), error_code=e.code,
+                                          error_message=e.message)
+            await self.ledger.calls.record(session_id, failed)
+            telemetry.export_call(self.ledger.tenant, session_id, failed, prompt=turns)
             raise
         call = CallRecord.of_prompt(Purpose.SUMMARIZE, written.summarizer, written.model,
                                     turns, started, utcnow(), input_tokens=written.input_tokens,
@@ -70,4 +73,6 @@ class Carrier:
             metadata={"summarizer": written.summarizer, "model": written.model,
                       "input_tokens": written.input_tokens,
                       "output_tokens": written.output_tokens})
+        telemetry.export_call(self.ledger.tenant, session_id, call, prompt=turns,
+                              reply=written.text)
         return CarryResult(carried, written)

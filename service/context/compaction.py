@@ -41,12 +41,13 @@ from ..model import validate
 from ..model.ids import utcnow
 from ..model.models import tools_json
 from ..tokens import estimate_tokens
+from .. import telemetry
 from .budget import BudgetPolicy
 from .cut import MIN_ENTRIES, Cut, cut_after, find_cut, open_tool_uses, verbatim_ids
 from .nesting import merge_run
 from .render import render_context
 from .summarizers import Conversation, RequestOptions, Summarizer, SummaryText
-from .tokens import TokenEstimator
+from .tokens import HeuristicEstimator, TokenEstimator
 
 T = TypeVar("T")
 CompactionTrigger = Literal["manual", "auto", "passive"]
@@ -175,8 +176,7 @@ class Compactor:
             view = await render_context(self.ledger, session_id, head_id)
         if media is None:
             media = await self.ledger.nodes.media_of(view.nodes)
-        estimate = await self.estimator.count(
-            view.nodes, media, options.tools if options is not None else ()) + pending_tokens
+        estimate = await self._count(session_id, view, media, options) + pending_tokens
         if not self.policy.needs_compaction(estimate):
             return None
         return await self._run(view, session_id, "auto", None, None, options=options)
@@ -338,6 +338,8 @@ class Compactor:
         try:
             written = await self._summarize(plan, instructions, conversation)
             tokens_after = plan.tokens_after(view, written)
+            call = self._call(session_id, prompt, started, written,
+                              conversation=conversation, head_id=view.head_id)
             # Imported replies kept out of the context inside the segment are covered too.
             summary = await self.ledger.summaries.persist(
                 session_id, view.chain_ids([n.id for n in new_turns],
@@ -351,21 +353,20 @@ class Compactor:
                 metadata={"summarizer": written.summarizer, "model": written.model,
                           "trigger": trigger, "input_tokens": written.input_tokens,
                           "output_tokens": written.output_tokens},
-                call=self._call(prompt, started, written, conversation=conversation,
-                                head_id=view.head_id),
-                instructions=instructions,
+                call=call, instructions=instructions,
                 announce={"trigger": trigger, "tokens_before": view.tokens,
                           "tokens_after": tokens_after},
             )
+            self._export(session_id, call, prompt, written)
         except CtxdagError as e:
             # The summarizer call happened (or was attempted): its record outlives the failure.
             # Recording can fail too (Neo4j down): the failure is announced all the same, and
             # the recording's error is what the caller sees.
             try:
-                await self.ledger.calls.record(session_id,
-                                               self._call(prompt, started, written, e,
-                                                          conversation=conversation,
-                                                          head_id=view.head_id))
+                failed = self._call(session_id, prompt, started, written, e,
+                                    conversation=conversation, head_id=view.head_id)
+                await self.ledger.calls.record(session_id, failed)
+                self._export(session_id, failed, prompt, written)
             finally:
                 await self._failed(session_id, trigger, e.message, e.code)
             return CompactionResult(CompactionStatus.FAILED, session_id, trigger,
@@ -405,6 +406,7 @@ class Compactor:
         try:
             text = await self.summarizer.merge(prompt)
             covered = [turn for s in run for turn in s.covers_ids]
+            call = self._call(session_id, prompt, started, text)
             nested = await self.ledger.summaries.persist(
                 session_id, covered, text.text, absorbed_id=None,
                 compacted_head_id=covered[-1], retained_ids=[],
@@ -412,13 +414,16 @@ class Compactor:
                 metadata={"summarizer": text.summarizer, "model": text.model,
                           "trigger": trigger, "merged": len(run),
                           "input_tokens": text.input_tokens, "output_tokens": text.output_tokens},
-                call=self._call(prompt, started, text), nested_ids=[s.id for s in run],
+                call=call, nested_ids=[s.id for s in run],
                 announce={"trigger": trigger, "tokens_before": tokens_before,
                           "tokens_after": tokens_before - sum(n.tokens for n in prompt)
                           + estimate_tokens(text.text)})
+            self._export(session_id, call, prompt, text)
         except CtxdagError as e:
             try:
-                await self.ledger.calls.record(session_id, self._call(prompt, started, text, e))
+                failed = self._call(session_id, prompt, started, text, e)
+                await self.ledger.calls.record(session_id, failed)
+                self._export(session_id, failed, prompt, text)
             finally:
                 await self._failed(session_id, trigger, e.message, e.code)
             return None, f"the merge into a nested summary failed: {e.message}"
@@ -466,8 +471,28 @@ class Compactor:
         except CtxdagError as e:  # the database takes no write: the caller hears the cause
             log.warning("compaction_failed of %s not stored: %s", session_id, e.message)
 
-    def _call(self, prompt: Sequence[Node], started: datetime, written: SummaryText | None,
-              error: CtxdagError | None = None, *,
+    async def _count(self, session_id: str, view: Rendered, media: Mapping[str, str],
+                     options: RequestOptions | None) -> int:
+        """The prompt's tokens as the estimator counts them; a provider's count is a model
+        call, exported as such (a local estimate is not)."""
+        tools = options.tools if options is not None else ()
+        if self.estimator.name == HeuristicEstimator.name or not telemetry.enabled():
+            return await self.estimator.count(view.nodes, media, tools)
+        started, tokens, error = utcnow(), None, None
+        try:
+            tokens = await self.estimator.count(view.nodes, media, tools)
+            return tokens
+        except CtxdagError as e:
+            error = e
+            raise
+        finally:
+            telemetry.export_count(self.ledger.tenant, session_id, self.estimator.name,
+                                   getattr(self.estimator, "model", None),
+                                   view.nodes, started, utcnow(),
+                                   tokens=tokens, error=error)
+
+    def _call(self, session_id: str, prompt: Sequence[Node], started: datetime,
+              written: SummaryText | None, error: CtxdagError | None = None, *,
               conversation: Conversation | None = None,
               head_id: str | None = None) -> CallRecord:
         """The summarizer's call; `conversation`: the one it sent, whose tools it was
@@ -486,6 +511,12 @@ class Compactor:
             tools_json=tools_json(offered),
             head_id=head_id if conversation is not None else None,
         )
+
+    def _export(self, session_id: str, record: CallRecord, prompt: Sequence[Node],
+                written: SummaryText | None) -> None:
+        """The summarizer's call, once the ledger took its record."""
+        telemetry.export_call(self.ledger.tenant, session_id, record, prompt=prompt,
+                              reply=written.text if written else None)
 
     @staticmethod
     def _skipped(session_id: str, trigger: CompactionTrigger, view: Rendered,

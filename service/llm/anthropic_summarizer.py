@@ -110,6 +110,10 @@ class AnthropicTokenCounter:
         self.client = client
         self.settings = settings
 
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
     async def count(self, nodes: Sequence[Node], media: Mapping[str, str],
                     tools: Sequence[Tool] = ()) -> int:
         body = anthropic_messages(nodes, media, Options(model=self.settings.model,

@@ -27,9 +27,11 @@ import asyncio
 import hashlib
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Callable
 
-from ..errors import BadInput, Conflict
+from .. import telemetry
+from ..errors import BadInput, Conflict, CtxdagError
 from .backup import checked_rows, import_session, stored_form
 from .db import Database, Rows
 from .events import Events
@@ -92,7 +94,32 @@ async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
     """Imports or extends; an extension announces its nodes (and HEAD's move, and the
     labels it sets or clears) as events, so a viewer subscribed to the session sees them.
     (A new session announces none: nobody can be subscribed to a session before it
-    exists.) What it gained is checked in a worker thread, off the event loop."""
+    exists.) What it gained is checked in a worker thread, off the event loop. Every
+    import (CLI or API) passes here, and is exported as a span (service/telemetry)."""
+    started, stored, error = utcnow(), None, None
+    try:
+        stored = await _store_transcript(db, tenant, document, limits, events)
+        return stored
+    except CtxdagError as e:
+        error = e
+        raise
+    finally:
+        if telemetry.enabled():
+            _export(tenant, document, started, stored, error)
+
+
+def _export(tenant: str, document: dict[str, Any], started: datetime, stored: Stored | None,
+            error: CtxdagError | None) -> None:
+    properties = document.get("session", {}).get("properties", {})
+    source = _source(properties.get("source"))
+    telemetry.export_import(tenant, properties.get("id"), started, utcnow(), error=error, fields={
+        "format": source.get("tool"), "file": source.get("file"),
+        "created": stored and stored.created, "written": stored and stored.written,
+        "nodes": stored and stored.nodes})
+
+
+async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
+                            limits: Limits, events: Events) -> Stored:
     unlabeled = document.get(UNLABELED, [])
     content = document.get(CONTENT)
     document = _backup(document)

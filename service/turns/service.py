@@ -27,6 +27,7 @@ from .requests import Options
 from . import recall
 from .writer import TurnWriter
 from ..config import DEFAULT_RECALL_BUDGET
+from .. import telemetry
 
 
 @dataclass(frozen=True)
@@ -274,6 +275,10 @@ class Turns:
         else:
             reply = await writer.reply(prompt_head.id, content, blocks, call, metadata)
         self.renders.extend(self.ledger.tenant, writer.session_id, reply)
+        telemetry.export_call(self.ledger.tenant, writer.session_id, call,
+                              request_model=self.provider.model,
+                              finish_reason=answer.stop_reason, prompt=view.nodes,
+                              reply=reply.node)
         return reply.node
 
     async def _failed(self, writer: TurnWriter, purpose: Purpose, view: Rendered,
@@ -283,7 +288,10 @@ class Turns:
                                       view.nodes, started, utcnow(), head_id=view.head_id,
                                       error_code=error.code, error_message=error.message,
                                       tools_json=tools_json(options.tools))
-        return (await writer.failed(failed)).id
+        recorded = await writer.failed(failed)
+        telemetry.export_call(self.ledger.tenant, writer.session_id, failed,
+                              request_model=self.provider.model, prompt=view.nodes)
+        return recorded.id
 
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
