@@ -1,0 +1,10 @@
+from .base_model import BaseModel
+from .fragments import TurnFields
+
+
+class Retry(BaseModel):
+    retry: "RetryRetry"
+
+
+RetryRetry = TurnFields
+Retry.model_rebuild()
