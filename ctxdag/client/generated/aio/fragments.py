@@ -6,6 +6,61 @@ from .base_model import BaseModel
 from .enums import Role
 
 
+class BriefMessageFields(BaseModel):
+    id: str
+    role: Role
+    content: str
+    tokens: int
+    tool_use_ids: list[str] = Field(alias="toolUseIds")
+    blocks: list[
+        Annotated[
+            Union[
+                "BriefMessageFieldsBlocksTextBlock",
+                "BriefMessageFieldsBlocksThinkingBlock",
+                "BriefMessageFieldsBlocksRedactedThinkingBlock",
+                "BriefMessageFieldsBlocksToolUseBlock",
+                "BriefMessageFieldsBlocksToolResultBlock",
+                "BriefMessageFieldsBlocksImageBlock",
+                "BriefMessageFieldsBlocksDocumentBlock",
+            ],
+            Field(discriminator="typename__"),
+        ]
+    ]
+
+
+class BriefMessageFieldsBlocksTextBlock(BaseModel):
+    typename__: Literal["TextBlock"] = Field(alias="__typename")
+
+
+class BriefMessageFieldsBlocksThinkingBlock(BaseModel):
+    typename__: Literal["ThinkingBlock"] = Field(alias="__typename")
+
+
+class BriefMessageFieldsBlocksRedactedThinkingBlock(BaseModel):
+    typename__: Literal["RedactedThinkingBlock"] = Field(alias="__typename")
+
+
+class BriefMessageFieldsBlocksToolUseBlock(BaseModel):
+    typename__: Literal["ToolUseBlock"] = Field(alias="__typename")
+    id: str
+    name: str
+    input: Any
+
+
+class BriefMessageFieldsBlocksToolResultBlock(BaseModel):
+    typename__: Literal["ToolResultBlock"] = Field(alias="__typename")
+    tool_use_id: str = Field(alias="toolUseId")
+    is_error: bool = Field(alias="isError")
+
+
+class BriefMessageFieldsBlocksImageBlock(BaseModel):
+    typename__: Literal["ImageBlock"] = Field(alias="__typename")
+
+
+class BriefMessageFieldsBlocksDocumentBlock(BaseModel):
+    typename__: Literal["DocumentBlock"] = Field(alias="__typename")
+
+
 class MessageFields(BaseModel):
     id: str
     session_id: str = Field(alias="sessionId")
@@ -116,6 +171,7 @@ class TurnFieldsReply(MessageFields):
     pass
 
 
+BriefMessageFields.model_rebuild()
 MessageFields.model_rebuild()
 SessionFields.model_rebuild()
 TurnFields.model_rebuild()

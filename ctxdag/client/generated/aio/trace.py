@@ -4,7 +4,7 @@ from pydantic import Field
 
 from .base_model import BaseModel
 from .enums import Purpose
-from .fragments import MessageFields
+from .fragments import BriefMessageFields
 
 
 class Trace(BaseModel):
@@ -30,7 +30,7 @@ class TraceCall(BaseModel):
     replay: "TraceCallReplay"
 
 
-TraceCallReads = MessageFields
+TraceCallReads = BriefMessageFields
 
 
 class TraceCallReplay(BaseModel):

@@ -39,31 +39,20 @@ class GeneratedClient(BaseClient):
                   tokens
                   openToolUseIds
                   nodes {
-                    ...MessageFields
+                    ...BriefMessageFields
                   }
                 }
               }
             }
 
-            fragment MessageFields on Message {
+            fragment BriefMessageFields on Message {
               id
-              sessionId
               role
               content
-              predecessorId
-              createdAt
               tokens
               toolUseIds
-              metadata
               blocks {
                 __typename
-                ... on TextBlock {
-                  text
-                }
-                ... on ThinkingBlock {
-                  thinking
-                  signature
-                }
                 ... on ToolUseBlock {
                   id
                   name
@@ -72,12 +61,6 @@ class GeneratedClient(BaseClient):
                 ... on ToolResultBlock {
                   toolUseId
                   isError
-                  content {
-                    __typename
-                    ... on TextBlock {
-                      text
-                    }
-                  }
                 }
               }
             }
@@ -149,7 +132,7 @@ class GeneratedClient(BaseClient):
                 readIds
                 tools
                 reads {
-                  ...MessageFields
+                  ...BriefMessageFields
                 }
                 replay {
                   system
@@ -161,25 +144,14 @@ class GeneratedClient(BaseClient):
               }
             }
 
-            fragment MessageFields on Message {
+            fragment BriefMessageFields on Message {
               id
-              sessionId
               role
               content
-              predecessorId
-              createdAt
               tokens
               toolUseIds
-              metadata
               blocks {
                 __typename
-                ... on TextBlock {
-                  text
-                }
-                ... on ThinkingBlock {
-                  thinking
-                  signature
-                }
                 ... on ToolUseBlock {
                   id
                   name
@@ -188,12 +160,6 @@ class GeneratedClient(BaseClient):
                 ... on ToolResultBlock {
                   toolUseId
                   isError
-                  content {
-                    __typename
-                    ... on TextBlock {
-                      text
-                    }
-                  }
                 }
               }
             }
@@ -289,6 +255,10 @@ class GeneratedClient(BaseClient):
                   score
                   matchedIn
                   snippet
+                  highlights {
+                    start
+                    end
+                  }
                   node {
                     id
                     role

@@ -3,7 +3,7 @@ from typing import Optional
 from pydantic import Field
 
 from .base_model import BaseModel
-from .fragments import MessageFields
+from .fragments import BriefMessageFields
 
 
 class Render(BaseModel):
@@ -23,7 +23,7 @@ class RenderSessionRender(BaseModel):
     nodes: list["RenderSessionRenderNodes"]
 
 
-RenderSessionRenderNodes = MessageFields
+RenderSessionRenderNodes = BriefMessageFields
 Render.model_rebuild()
 RenderSession.model_rebuild()
 RenderSessionRender.model_rebuild()

@@ -21,8 +21,14 @@ class SearchSearchNodes(BaseModel):
     score: float
     matched_in: SearchKind = Field(alias="matchedIn")
     snippet: str
+    highlights: list["SearchSearchNodesHighlights"]
     node: "SearchSearchNodesNode"
     context: "SearchSearchNodesContext"
+
+
+class SearchSearchNodesHighlights(BaseModel):
+    start: int
+    end: int
 
 
 class SearchSearchNodesNode(BaseModel):
