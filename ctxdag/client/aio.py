@@ -27,8 +27,9 @@ DEFAULT_TIMEOUT = 300.0  # a turn waits for the model
 
 
 class AsyncClient:
-    """`AsyncClient(url, token)`: url is the service's address (or its /graphql endpoint), token
-    one of its API tokens (none in loopback mode). Use it as an async context manager, or aclose()."""
+    """`AsyncClient(url, token)`: url is the service's address (or its /graphql endpoint),
+    token one of its API tokens (none in loopback mode). Use it as an async context manager,
+    or aclose()."""
 
     def __init__(self, url: str, token: str | None = None, *,
                  timeout: float = DEFAULT_TIMEOUT) -> None:
@@ -46,40 +47,44 @@ class AsyncClient:
 
     # -- sessions
 
-    async def create_session(self, title: str | None = None, system_prompt: str | None = None, *,
-                       project: str | None = None, extra_meta: dict | None = None) -> Session:
+    async def create_session(self, title: str | None = None,
+                             system_prompt: str | None = None, *, project: str | None = None,
+                             extra_meta: dict | None = None) -> Session:
         with translated():
-            return (await self.api.create_session(title=title, system_prompt=system_prompt,
-                                           project=project, extra_meta=extra_meta)).create_session
+            return (await self.api.create_session(
+                title=title, system_prompt=system_prompt, project=project,
+                extra_meta=extra_meta)).create_session
 
     async def get_session(self, session_id: str) -> Session:
         with translated():
             return (await self.api.get_session(id=session_id)).session
 
     async def list_sessions(self, *, tool: str | None = None, project: str | None = None,
-                      text: str | None = None, since: str | None = None,
-                      until: str | None = None, order_by: str = "CREATED",
-                      first: int | None = None, after: str | None = None) -> SessionPage:
+                            text: str | None = None, since: str | None = None,
+                            until: str | None = None, order_by: str = "CREATED",
+                            first: int | None = None, after: str | None = None) -> SessionPage:
         """One page (`nodes`, `page_info`, `total_count`), newest first by CREATED or
         LAST_ACTIVITY; pass page_info.end_cursor as `after` for the next."""
         where = shape.session_filter(input_types, tool=tool, project=project, text=text,
                                      since=since, until=until)
         with translated():
-            return (await self.api.list_sessions(filter_=where, order_by=enums.SessionOrder(order_by),
-                                          first=first, after=after)).sessions
+            return (await self.api.list_sessions(
+                filter_=where, order_by=enums.SessionOrder(order_by), first=first,
+                after=after)).sessions
 
     # -- turns
 
     async def send_message(self, session_id: str, content: str, *,
-                     tools: Iterable[Tool] | None = None, tool_choice: str | None = None) -> Turn:
+                           tools: Iterable[Tool] | None = None,
+                           tool_choice: str | None = None) -> Turn:
         with translated():
             return (await self.api.send_message(
                 session_id, content=content, tools=shape.tool_inputs(input_types, tools),
                 tool_choice=shape.tool_choice(input_types, enums, tool_choice))).send_message
 
     async def submit_tool_results(self, session_id: str, results: Iterable[ToolResult], *,
-                            tools: Iterable[Tool] | None = None,
-                            tool_choice: str | None = None) -> Turn:
+                                  tools: Iterable[Tool] | None = None,
+                                  tool_choice: str | None = None) -> Turn:
         with translated():
             return (await self.api.submit_tool_results(
                 session_id, shape.result_inputs(input_types, results),
@@ -88,21 +93,21 @@ class AsyncClient:
             )).submit_tool_results
 
     async def retry(self, node_id: str, *, tools: Iterable[Tool] | None = None,
-              tool_choice: str | None = None) -> Turn:
+                    tool_choice: str | None = None) -> Turn:
         with translated():
             return (await self.api.retry(
                 node_id, tools=shape.tool_inputs(input_types, tools),
                 tool_choice=shape.tool_choice(input_types, enums, tool_choice))).retry
 
     async def edit_message(self, node_id: str, content: str, *, tools: Iterable[Tool] | None = None,
-                     tool_choice: str | None = None) -> Turn:
+                           tool_choice: str | None = None) -> Turn:
         with translated():
             return (await self.api.edit_message(
                 node_id, content=content, tools=shape.tool_inputs(input_types, tools),
                 tool_choice=shape.tool_choice(input_types, enums, tool_choice))).edit_message
 
     async def run_agent(self, session_id: str, content: str, tools: Iterable[Tool], *,
-                  tool_choice: str | None = None, max_steps: int = 25) -> Turn:
+                        tool_choice: str | None = None, max_steps: int = 25) -> Turn:
         """Sends the message, then answers every tool use of each reply with the tools'
         functions and submits the results, until a reply calls no tool; returns that Turn.
         TurnFailed when a turn gets no reply; CtxdagError TOO_MANY_STEPS after max_steps."""
@@ -121,7 +126,7 @@ class AsyncClient:
                     value, failure = await settled(value)
                 results.append(ToolResult(use.id, failure or as_text(value), failure is not None))
             turn = await self.submit_tool_results(session_id, results, tools=tools,
-                                            tool_choice=tool_choice)
+                                                  tool_choice=tool_choice)
         raise CtxdagError("TOO_MANY_STEPS", f"the agent loop stopped after {max_steps} steps")
 
     # -- what a call read
@@ -131,9 +136,9 @@ class AsyncClient:
             return (await self.api.render(session_id, head_id=head_id)).session.render
 
     async def request(self, session_id: str, format: str = "ANTHROPIC_MESSAGES", *,
-                head_id: str | None = None, model: str | None = None,
-                max_tokens: int | None = None, tools: Iterable[Tool] | None = None,
-                tool_choice: str | None = None) -> dict[str, Any]:
+                      head_id: str | None = None, model: str | None = None,
+                      max_tokens: int | None = None, tools: Iterable[Tool] | None = None,
+                      tool_choice: str | None = None) -> dict[str, Any]:
         """The exact provider request body of the render (ANTHROPIC_MESSAGES, OPENAI_CHAT)."""
         with translated():
             return (await self.api.render_request(
@@ -150,8 +155,8 @@ class AsyncClient:
     # -- search and import
 
     async def search(self, query: str, *, session_id: str | None = None,
-               roles: Iterable[str] | None = None, kinds: Iterable[str] | None = None,
-               first: int | None = None, after: str | None = None) -> SearchPage:
+                     roles: Iterable[str] | None = None, kinds: Iterable[str] | None = None,
+                     first: int | None = None, after: str | None = None) -> SearchPage:
         with translated():
             return (await self.api.search(
                 query, session_id=session_id,
@@ -160,8 +165,10 @@ class AsyncClient:
                 first=first, after=after)).search
 
     async def import_transcript(self, content: str, *, format: str | None = None,
-                          file_name: str | None = None, strict: bool = False) -> TranscriptImport:
+                                file_name: str | None = None,
+                                strict: bool = False) -> TranscriptImport:
         with translated():
             return (await self.api.import_transcript(
-                content, strict, format=None if format is None else enums.TranscriptFormat(format),
+                content, strict,
+                format=None if format is None else enums.TranscriptFormat(format),
                 file_name=file_name)).import_transcript

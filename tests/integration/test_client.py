@@ -122,6 +122,11 @@ def test_errors_carry_the_service_code(service):
             stranger.create_session("nobody's")
         assert unauthenticated.value.code == "UNAUTHENTICATED"
 
+    with Client(f"{service.url}/elsewhere/graphql", service.token) as lost:
+        with pytest.raises(CtxdagError) as http:
+            lost.get_session("anything")
+        assert http.value.code == "HTTP_404"
+
 
 def test_an_unknown_tool_or_a_failing_function_is_an_error_result_the_model_reads(service):
     def broken(word: str) -> str:
