@@ -8,7 +8,8 @@ STAMP := $(VENV)/.installed
 # print a box saying how it maps the folders; it is information only, not a warning.
 EDITABLE := PYTHONWARNINGS='ignore:Editable installation' $(BIN)/pip install --quiet -e
 
-.PHONY: setup run test check schema client demo neo4j-up neo4j-down neo4j-status clean
+.PHONY: setup run test check schema client docs docs-serve demo neo4j-up neo4j-down \
+	neo4j-status clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +41,14 @@ schema: $(STAMP)
 client: $(STAMP) $(CODEGEN_STAMP)
 	$(BIN)/python -m ctxdag.client.regenerate
 
+# `make docs`: the site (mkdocs.yml) into site/, failing on any broken link or anchor;
+# `make docs-serve` serves it at http://127.0.0.1:8001 and rebuilds on every change.
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir site
+
+docs-serve: $(STAMP)
+	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8001
+
 test: $(STAMP) $(CODEGEN_STAMP)
 	.ci/browser
 	$(BIN)/python -m pytest
@@ -59,7 +68,7 @@ neo4j-status: $(STAMP)
 	$(BIN)/ctxdag neo4j status
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build site *.egg-info
 
 # `make bench`: the benchmark harness (bench/, docs/benchmarks.md). It starts its own
 # Neo4j in a temporary directory, prints a table and writes bench/results/latest.json.

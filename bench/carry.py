@@ -1,4 +1,4 @@
-"""Workload 15: branch summaries (README, "Branch summaries").
+"""Workload 15: branch summaries (docs/concepts/annotations.md).
 
 For each history length H: a conversation of H turns, compacted but for its last
 `compacted_tail` turns (as workload 1), with a fork of `carry_fork` turns off its tip's

@@ -1,4 +1,4 @@
-"""Recall of planted facts (README, "Recall"; docs/benchmarks.md, "Recall of planted facts").
+"""Recall of planted facts (docs/guides/recall.md; docs/benchmarks.md, "Recall of planted facts").
 
 A 2,000-message agent session (user asks, the assistant calls a tool, the tool answers,
 the assistant reports) holds 50 facts, each a sentence with a random code planted in a

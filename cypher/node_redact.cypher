@@ -1,6 +1,6 @@
 // name: node_redact
 // returns: one row {problem, session_id, node, summary_ids, erased_media, events}; no row when the node does not exist for the tenant
-// purpose: erases a node's content for good (README "Redaction"): its content, blocks, thinking and tokens become the redacted form, it stops carrying media (a medium no other node carries is deleted, data and all; the node keeps each one's hash and size), it is stamped redacted_at and redaction_reason; its id, role, edges, tool-use ids and names, READ and COVERS history stay; moves summary_version (remembered renders held the old content) and announces node_redacted naming the summaries and carry nodes that may quote it; a redacted node is a problem, never written twice
+// purpose: erases a node's content for good (docs/guides/redaction.md): its content, blocks, thinking and tokens become the redacted form, it stops carrying media (a medium no other node carries is deleted, data and all; the node keeps each one's hash and size), it is stamped redacted_at and redaction_reason; its id, role, edges, tool-use ids and names, READ and COVERS history stay; moves summary_version (remembered renders held the old content) and announces node_redacted naming the summaries and carry nodes that may quote it; a redacted node is a problem, never written twice
 // params: node_id, tenant, now, reason, content, thinking, tokens, blocks, redacted_media
 MATCH (n:Node {id: $node_id, tenant: $tenant})
 MATCH (s:Session {id: n.session_id, tenant: $tenant})

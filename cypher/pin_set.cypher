@@ -3,7 +3,7 @@
 // purpose: pins a node: a PINNED relationship from its session (pinned_at), so the node itself never changes; moves summary_version (what renders changes) and announces node_pinned; a pinned node again writes nothing; HEAD untouched
 // params: node_id, tenant, now, max_pinned_tokens
 // $max_pinned_tokens: what ROOT and every live pinned node with the other half of its tool
-// pairs may hold at most (README "Pins"); pinned_tokens is what they would hold with this pin.
+// pairs may hold at most (docs/concepts/annotations.md); pinned_tokens is what they would hold with this pin.
 MATCH (n:Node {id: $node_id, tenant: $tenant})
 MATCH (s:Session {id: n.session_id, tenant: $tenant})
 // include: session_write_lock

@@ -1,6 +1,6 @@
 // name: search_hits
 // returns: rows {node, session_id, session_title, score, fields, label}, best first (then by node id), at most $limit from $offset; `node` is a session's ROOT when its title matched
-// purpose: full-text search of one tenant's ledger (README, "Search"): the best $scan matches of each index within the tenant, merged per node (a node matching in its text and its label is one hit, at its best score), then filtered by session, role and time
+// purpose: full-text search of one tenant's ledger (docs/guides/search.md): the best $scan matches of each index within the tenant, merged per node (a node matching in its text and its label is one hit, at its best score), then filtered by session, role and time
 // params: tenant, node_query, label_query, scan, session_id, roles, since, until, offset, limit
 // The Lucene queries carry the tenant (and the session) as clauses, so the index bounds
 // the work to them; the exact comparisons after it keep a tenant whose name another's

@@ -2,7 +2,7 @@
 // returns: zero or one row {problem, session, strategy_changed, events}; problem 'meta_changed' when meta_version moved since the caller read it (nothing is set then)
 // purpose: sets title, the user's extra_meta and the summary strategy; optimistic on meta_version so merges never lose a key
 // params: session_id, tenant, title, set_title, extra_meta, expected_meta_version, summary_strategy, recall, now
-// $recall null leaves the session's recall setting (README, "Recall") as it is; a change
+// $recall null leaves the session's recall setting (docs/guides/recall.md) as it is; a change
 // bumps summary_version too: the summary stand-ins' text says whether they can be expanded.
 // $summary_strategy null leaves it as it is; a change bumps summary_version, so a
 // compaction whose render followed the old strategy is refused when it persists.

@@ -105,7 +105,7 @@ class Settings:
     # The API: bearer tokens mapped to tenants (none: single-tenant, loopback only). Never
     # in the repr: a logged Settings must not hand out the tokens.
     api_tokens: Mapping[str, str] = field(repr=False)
-    # Those of them that may also redact (CTXDAG_REDACT_TOKENS; README "Redaction").
+    # Those of them that may also redact (CTXDAG_REDACT_TOKENS; docs/guides/redaction.md).
     redact_tokens: Mapping[str, str] = field(repr=False)
     # Bounds on clients (service/api/guards.py, server.py, limits.py).
     operation_timeout_seconds: float
@@ -126,7 +126,7 @@ class Settings:
     # The lifetime of the cache breakpoints every Anthropic request marks (README,
     # "Prompt caching"): "5m" (writes at 1.25x the input price) or "1h" (2x).
     cache_ttl: str = DEFAULT_CACHE_TTL
-    # The tokens a history_expand page holds at most (README, "Recall").
+    # The tokens a history_expand page holds at most (docs/guides/recall.md).
     recall_budget_tokens: int = DEFAULT_RECALL_BUDGET
 
     @classmethod

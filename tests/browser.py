@@ -21,7 +21,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import httpx
 
@@ -173,6 +173,30 @@ def start_browser(width: int = WINDOW[0], height: int = WINDOW[1]):
         driver.set_window_size(outer["width"] + width - inner[0],
                                outer["height"] + height - inner[1])
     return driver
+
+
+def browser_for_tests() -> Iterator[Any]:
+    """A test module's browser (`yield from` it in a fixture): a missing one fails the
+    test with the command that installs it, never skips it."""
+    import pytest
+
+    try:
+        driver = start_browser()
+    except BrowserMissing as e:
+        pytest.fail(f"the viewer's browser tests need a browser: {e}", pytrace=False)
+    yield driver
+    driver.quit()
+
+
+def service_with_token(neo4j_server: Any, tenant_prefix: str) -> Iterator[LiveService]:
+    """The app for a test module (`yield from` it in a fixture), with one API token whose
+    tenant, named after `tenant_prefix`, is the service's `tenant`: the page must take the
+    token from the URL fragment and send it over HTTP and in the websocket's connection_init."""
+    run = uuid.uuid4().hex[:8]
+    tenant = f"{tenant_prefix}-{run}"
+    with LiveService(neo4j_server.uri, neo4j_server.user, neo4j_server.password,
+                     tokens={f"ui-token-{run}": tenant}, tenant=tenant) as live:
+        yield live
 
 
 class Viewer:

@@ -6,7 +6,7 @@
 // stand_ins: under segmented only, what `h` renders before pins, ROOT first: the chain with
 //           each segment that a summary stands in for replaced by that summary (docs/segmented.md);
 //           summary is then the last stand-in and tail the turns after it.
-// Which summaries count is the session's strategy (README, "Summary strategies"):
+// Which summaries count is the session's strategy (docs/concepts/strategies.md):
 // rolling — the active summary alone, when its segment's last turn is on `h`'s chain;
 // segmented — up from `h`, every live, unretired summary whose segment ends at a turn the
 //           walk reaches (the newest of those ending there) stands in for its segment, and

@@ -1,8 +1,8 @@
 // fragment call_write: records $call (if given) as a Call node with a READ edge, carrying its
 // position, to every node its prompt contained and then to every turn its recall results
-// quote (the last $call.recalled_reads of its reads; README, "Recall"), PRODUCED to `produced` (may be null), and
+// quote (the last $call.recalled_reads of its reads; docs/guides/recall.md), PRODUCED to `produced` (may be null), and
 // OFFERED to the tools it was offered ($call.tools, stored once per tenant and content hash),
-// and its shared prefix with the session's previous call (README, "Prompt caching").
+// and its shared prefix with the session's previous call (docs/concepts/provenance.md).
 // Expects `s` (its write lock taken), `produced` and `call_reads` (from call_reads_check, all found) in scope.
 CALL (s, produced, call_reads) {
   WITH * WHERE $call IS NOT NULL

@@ -187,7 +187,7 @@ WITH c, COUNT { (c)-[:READ]->() } AS edges, COUNT { MATCH (c)-[:READ]->(x) RETUR
 WHERE edges > read
 RETURN 'READ: call ' + c.id + ' reads ' + toString(edges - read) + ' nodes more than once' AS violation
 UNION ALL
-// Tool pairs (README, "Content blocks and tool calls"). A node's USES edges are its
+// Tool pairs (docs/concepts/content-blocks.md). A node's USES edges are its
 // tool_use_ids in order, each to a ToolUse of this session and tenant; each ToolUse is the
 // tool use of one message. (A value that is not a list of ids is a property problem, named
 // by records.py; here it counts as none.) A tombstoned node may hold none: one a grown
@@ -266,7 +266,7 @@ WHERE edges <> size(offered)
    OR offered <> CASE WHEN c.tools_sha256 IS NULL THEN [] ELSE [c.tools_sha256] END
 RETURN 'tools: call ' + c.id + ' has OFFERED edges that are not its tools_sha256' AS violation
 UNION ALL
-// A carry node (README, "Branch summaries") stands for the turns of a branch that are not on
+// A carry node (docs/concepts/annotations.md) stands for the turns of a branch that are not on
 // its own chain: CARRIES_OVER edges, orders 0..carried_count-1, to a chain segment of real
 // turns of its session ending at carried_from_id and opening right below a node of its own
 // chain (the common ancestor). No other node has CARRIES_OVER edges.

@@ -1,6 +1,6 @@
 // fragment pair_halves: node `p` and the other half of each tool pair it belongs to, as
 // rows `held` — the tool message answering its tool uses, or the message whose tool uses it
-// answers (README "Content blocks and tool calls": no render separates them). The body of a
+// answers (docs/concepts/content-blocks.md: no render separates them). The body of a
 // `CALL (p) { ... }`; on a branching chain every answer of `p`'s uses is a row.
 RETURN p AS held
 UNION

@@ -1,4 +1,4 @@
-// Summary coverage as the summary strategies store it (README, "Summary strategies"): a
+// Summary coverage as the summary strategies store it (docs/concepts/strategies.md): a
 // summary's COVERS edges name only the turns it newly covered, orders 0..covers_new_count-1,
 // and (summary)-[:ABSORBED]->(absorbed) stands for the rest of its segment. Before, every
 // summary held COVERS edges to its whole segment, orders 0..covers_count-1.

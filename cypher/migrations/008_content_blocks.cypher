@@ -1,4 +1,4 @@
-// Content blocks (README, "Content blocks and tool calls"): a tool use is a :ToolUse node
+// Content blocks (docs/concepts/content-blocks.md): a tool use is a :ToolUse node
 // of its message, unique in its session; media is stored once per tenant and content hash.
 CREATE CONSTRAINT tool_use_session_id IF NOT EXISTS
 FOR (u:ToolUse) REQUIRE (u.session_id, u.id) IS UNIQUE;

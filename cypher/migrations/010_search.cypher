@@ -1,4 +1,4 @@
-// Search (README, "Search"): one full-text (Lucene) index over what a person searches of
+// Search (docs/guides/search.md): one full-text (Lucene) index over what a person searches of
 // the ledger's nodes and sessions, and one over labels; both kept current by the writes'
 // own transactions (not eventually consistent), so a search sees every committed write.
 // The `cjk` analyzer indexes Han, Kana and Hangul as overlapping character pairs and every

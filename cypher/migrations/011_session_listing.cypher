@@ -1,4 +1,4 @@
-// Sessions you can find (README, "Finding sessions"): a session carries what its list
+// Sessions you can find (docs/guides/finding-sessions.md): a session carries what its list
 // shows and filters — tool, project (working directory), models, first and last activity
 // — kept by the writes' own statements. The list reads a tenant's sessions by last
 // activity or by project.

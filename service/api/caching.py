@@ -1,4 +1,4 @@
-"""Prompt-cache accounting over GraphQL (README, "Prompt caching"): a call's shared prefix
+"""Prompt-cache accounting over GraphQL (docs/concepts/provenance.md): a call's shared prefix
 and where it broke, and the totals of a session or a branch."""
 from __future__ import annotations
 

@@ -76,7 +76,7 @@ class Holds:
 
 PAGE = "the page"  # a connection's edges and nodes: as many as the field that returned it asked
 
-# The sizes assumed for lists the data sizes (README, "No request can stall the service").
+# The sizes assumed for lists the data sizes (docs/reference/limits.md).
 PROMPT = 1000  # nodes in one prompt: a call's reads, a render, a summary's segment
 SESSION = 2000  # nodes of one session: its graph, a deleted branch
 FEW = 10  # a node's children, a session's branches, the summaries covering a node, and
@@ -138,7 +138,7 @@ LIST_SIZES: dict[str, Paged | Given | Assumed | Holds | str] = {
     "Redacted.erasedMedia": Assumed("media a redacted message named", FEW),
     "NodeRedacted.summaryIds": Assumed("summaries covering a node", FEW),
     "CarryOver.carriedIds": Assumed("turns a carry node summarizes", PROMPT),
-    # Content blocks (README, "Content blocks and tool calls"): a message holds a few (each
+    # Content blocks (docs/concepts/content-blocks.md): a message holds a few (each
     # parallel tool call is one), as do a tool result's parts and a head's open tool uses.
     "Message.blocks": Assumed("blocks of a message", FEW),
     "GraphNode.blocks": Assumed("blocks of a message", FEW),

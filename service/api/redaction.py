@@ -1,4 +1,4 @@
-"""`redact`: erasing a node's content for good (README, "Redaction"), with its own
+"""`redact`: erasing a node's content for good (docs/guides/redaction.md), with its own
 permission (CTXDAG_REDACT_TOKENS)."""
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ STRATEGY_HELP = ('"rolling" (default: the active summary alone, one at a time), 
                  'compaction adding one: the prompt before the newest stays as it was)')
 RECALL_HELP = ("its turns offer the model history_search and history_expand, which the "
                "service answers itself within the turn, so the model can read back the "
-               "turns a summary stands in for (README, \"Recall\"); a sendMessage or "
+               "turns a summary stands in for (docs/guides/recall.md); a sendMessage or "
                "submitToolResults `recall` overrides it for that turn")
 
 
@@ -89,7 +89,7 @@ class Query:
         return call_diff_out(a, b)
 
     @strawberry.field(description=(
-        "Full-text search of every session (README, \"Search\"): words all match, "
+        "Full-text search of every session (docs/guides/search.md): words all match, "
         "\"quoted phrases\", -excluded, prefix*; English and Chinese alike. Each hit says "
         "where it stands in the model's context at its session's HEAD (or `headId`, with "
         "`sessionId`). `kinds` limits where it matches; `roles` the nodes it returns; "

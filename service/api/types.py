@@ -434,8 +434,8 @@ class ModelCall(Node):
     read_count: int
     recalled_reads: int = strawberry.field(default=0, description=(
         "How many of its reads are recalled turns: nodes its prompt quotes inside a recall "
-        "tool's result rather than holds as messages (README, \"Recall\")."))
-    # Prompt caching (README, "Prompt caching"); null on calls stored before it was kept.
+        "tool's result rather than holds as messages (docs/guides/recall.md)."))
+    # Prompt caching (docs/concepts/provenance.md); null on calls stored before it was kept.
     cache_creation_input_tokens: Optional[int] = strawberry.field(description=(
         "Tokens the provider wrote to its cache, as reported (Anthropic)."))
     cache_read_input_tokens: Optional[int] = strawberry.field(description=(
@@ -460,7 +460,7 @@ class ModelCall(Node):
 
     @strawberry.field(description=(
         "Ids of every node the call read: the prompt's, in prompt order, then the turns its "
-        "recall results quote (the last `recalledReads`; README, \"Recall\")."))
+        "recall results quote (the last `recalledReads`; docs/guides/recall.md)."))
     async def read_ids(self, info: Info) -> list[strawberry.ID]:
         call = await info.context.loaders.calls.load(str(self.id))
         return list(call.read_ids or ())
@@ -658,7 +658,7 @@ class Session(Node):
     active_summary_id: strawberry.ID | None = strawberry.field(default=None)
     recall: bool = strawberry.field(default=False, description=(
         "Whether its turns offer the model the recall tools history_search and "
-        "history_expand (README, \"Recall\")."))
+        "history_expand (docs/guides/recall.md)."))
     last_event_seq: int = strawberry.field(default=0, description=(
         "The seq of the session's newest event when this was read: subscribe with it as "
         "`after` to hear of everything that happens after what this read shows."))

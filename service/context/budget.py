@@ -8,7 +8,7 @@ from ..errors import BadInput
 
 # ROOT and the pinned messages (with the other halves of their tool pairs) may hold at most
 # this share of the context window: pins are rendered after every compaction, so they must
-# leave room for the summary and a tail (README "Pins").
+# leave room for the summary and a tail (docs/concepts/annotations.md).
 PIN_SHARE = 0.25
 # Segmented: when the stand-ins' own tokens pass this share of the context window, the oldest
 # are merged into one nested summary (docs/segmented.md, "Nesting").

@@ -1,4 +1,4 @@
-"""Branch summaries (README, "Branch summaries"): a summary of the branch being left,
+"""Branch summaries (docs/concepts/annotations.md): a summary of the branch being left,
 written as a carry node on the branch gone to.
 
 `carry_over(from_id, into_id)` summarizes from_id's chain below its common ancestor with

@@ -1,4 +1,4 @@
-"""The compaction pipeline (README, "What the model reads, and compaction"): one
+"""The compaction pipeline (docs/concepts/what-the-model-reads.md): one
 function behind all three triggers.
 
 manual  — `compact()` (the `compact` mutation and `ctxdag compact`);
@@ -338,11 +338,15 @@ class Compactor:
         try:
             written = await self._summarize(plan, instructions, conversation)
             tokens_after = plan.tokens_after(view, written)
+            # Imported replies kept out of the context inside the segment are covered too.
             summary = await self.ledger.summaries.persist(
-                session_id, [n.id for n in new_turns], written.text,
+                session_id, view.chain_ids([n.id for n in new_turns],
+                                           through_end=not retained and not plan.gap),
+                written.text,
                 absorbed_id=previous.id if previous else None,
                 compacted_head_id=plan.compacted_head_id or view.head_id,
-                retained_ids=[n.id for n in retained],
+                retained_ids=view.chain_ids([n.id for n in retained], through_end=True)
+                if retained else [],
                 expected_version=view.summary_version, strategy=view.strategy,
                 metadata={"summarizer": written.summarizer, "model": written.model,
                           "trigger": trigger, "input_tokens": written.input_tokens,

@@ -37,7 +37,7 @@ class RequestOptions(Protocol):
 class Conversation:
     """The conversation a compaction cuts, as its calls send it. A summarizer that asks its
     model with this very request, the summary instruction appended last, reads the
-    conversation's cached prefix (README, "Prompt caching") instead of paying for a fresh
+    conversation's cached prefix (docs/concepts/provenance.md) instead of paying for a fresh
     prompt; its call then reads `nodes`."""
 
     nodes: tuple[Node, ...]  # the head's render, ROOT first
@@ -79,7 +79,7 @@ class Summarizer(Protocol):
     async def summarize_branch(self, turns: Sequence[Node], *,
                                instructions: str | None = None) -> SummaryText:
         """Summarizes `turns`, a branch's turns below its fork from the branch the summary
-        is written into (README, "Branch summaries"): what was tried or settled there, for
+        is written into (docs/concepts/annotations.md): what was tried or settled there, for
         a conversation that continues elsewhere. `instructions` as for `summarize`."""
         ...
 

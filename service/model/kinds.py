@@ -13,13 +13,13 @@ class Role(str, Enum):
     TOOL = "tool"
     SUMMARY = "summary"
     # A branch summary: the stand-in, on the branch it was carried into, for a branch's
-    # turns that are not on this chain (README, "Branch summaries"). A turn of its chain,
+    # turns that are not on this chain (docs/concepts/annotations.md). A turn of its chain,
     # never a compaction summary.
     CARRY = "carry"
 
 
 class SummaryStrategy(str, Enum):
-    """Which summaries a session's renders consider (README, "Summary strategies")."""
+    """Which summaries a session's renders consider (docs/concepts/strategies.md)."""
 
     ROLLING = "rolling"  # the active summary alone (one at a time)
     BRANCH = "branch"  # each head: the deepest summary compacted on its own path

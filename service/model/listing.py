@@ -1,5 +1,5 @@
-"""What a session list filters, orders and shows of a session (README, "Finding
-sessions"): the session properties an imported session takes from its source and a native
+"""What a session list filters, orders and shows of a session (docs/guides/finding-sessions.md):
+the session properties an imported session takes from its source and a native
 one from its own writes (tool, tool_version, project, git_branch, models, source_file,
 first_activity_at, last_activity_at; docs/data-model.md), the filter and orders of the
 list, and a listed session as JSON."""

@@ -36,7 +36,7 @@ class Session:
     summary_strategy: str  # which summaries count: SummaryStrategy's values
     active_summary_id: str | None
     active_summary_text: str | None
-    recall: bool = False  # the model is offered the recall tools (README, "Recall")
+    recall: bool = False  # the model is offered the recall tools (docs/guides/recall.md)
     # The seq of its newest event when it was read: where its news stood, not part of the
     # conversation (an imported session's sequence starts afresh).
     last_event_seq: int = field(default=0, compare=False)
@@ -97,7 +97,7 @@ class Node:
     side_branch: bool  # on a spawned side branch: never a user branch
     deleted_at: datetime | None
     fork_of: str | None = None  # the node this one was retried or edited from
-    out_of_context: bool = False  # no render reads it (README, "Importing agent transcripts")
+    out_of_context: bool = False  # no render reads it (docs/guides/importing-sessions.md)
     # Neo4j's element id, as read: lets a call recorded from a render find its reads directly.
     element_id: str | None = field(default=None, compare=False, repr=False)
     # The stored `blocks` text (service/model/blocks.py); None for a plain-text message.
@@ -278,7 +278,22 @@ class Rendered:
     # Every summary standing in, in prompt order (segmented: one per segment; otherwise the
     # summary alone, or none); summary_id is the last of them.
     stand_in_ids: tuple[str, ...] = ()
-    recall: bool = False  # the session's recall setting (README, "Recall")
+    recall: bool = False  # the session's recall setting (docs/guides/recall.md)
+    # The nodes kept out of the context (imported aborted replies, their results) that lie
+    # among the rendered ones: (id, the rendered node after it, or None after the last).
+    hidden: tuple[tuple[str, str | None], ...] = ()
+
+    def chain_ids(self, ids: Sequence[str], through_end: bool = False) -> list[str]:
+        """Rendered nodes `ids`, consecutive in the render, as the chain segment they span:
+        each preceded by the hidden nodes right before it, and with `through_end` followed
+        by those after the last rendered node."""
+        if not self.hidden:
+            return list(ids)
+        before: dict[str | None, list[str]] = {}
+        for hidden_id, next_id in self.hidden:
+            before.setdefault(next_id, []).append(hidden_id)
+        spanned = [hidden for i in ids for hidden in (*before.get(i, ()), i)]
+        return spanned + (before.get(None, []) if through_end else [])
 
     @property
     def lead(self) -> int:
@@ -366,7 +381,7 @@ class CallRecord:
     cache_creation_input_tokens: int | None = None
     cache_read_input_tokens: int | None = None
     # How many of read_ids, at their end, are recalled turns: nodes the prompt quotes inside
-    # a recall tool's result (RECALLED_IDS), not messages of their own (README, "Recall").
+    # a recall tool's result (RECALLED_IDS), not messages of their own (docs/guides/recall.md).
     recalled_reads: int = 0
 
     @property
@@ -451,7 +466,7 @@ class Call:
     tools_sha256: str | None = None  # the tools it was offered (Calls.tool_sets), if any
     cache_creation_input_tokens: int | None = None  # as the provider reported them
     cache_read_input_tokens: int | None = None
-    # The shared prefix with the session's previous call (README, "Prompt caching"),
+    # The shared prefix with the session's previous call (docs/concepts/provenance.md),
     # written with the call; None on calls stored before it was.
     previous_call_id: str | None = None
     shared_prefix_reads: int | None = None

@@ -1,4 +1,4 @@
-"""Redaction: what a redacted node holds in place of its content (README, "Redaction").
+"""Redaction: what a redacted node holds in place of its content (docs/guides/redaction.md).
 
 A redacted message keeps its structure and nothing of what it said: each tool use keeps
 its id and name with an empty input, each tool result the id it answers and its error

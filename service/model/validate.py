@@ -153,7 +153,7 @@ def instructions(value: object, what: str = "instructions") -> str | None:
 
 
 def summary_strategy(value: object, what: str = "summary strategy") -> str:
-    """Which summaries a session's renders consider (README, "Summary strategies"): a
+    """Which summaries a session's renders consider (docs/concepts/strategies.md): a
     session's summary_strategy, or the strategy a summary was written under."""
     allowed = [strategy.value for strategy in SummaryStrategy]
     if not isinstance(value, str) or value not in allowed:

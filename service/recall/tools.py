@@ -1,4 +1,4 @@
-"""The recall tools the service answers itself (README, "Recall"): their definitions, and
+"""The recall tools the service answers itself (docs/guides/recall.md): their definitions, and
 their answers as the tool_result blocks the ledger stores.
 
 An answer also names the nodes whose text it quotes (`recalled_ids`): the tool message

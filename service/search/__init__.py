@@ -1,4 +1,4 @@
-"""Full-text search of the ledger (README, "Search"), each hit placed in the model's
+"""Full-text search of the ledger (docs/guides/search.md), each hit placed in the model's
 context. Above store/ and beside context/: api → search → store."""
 from .find import Filters, Hit, HitPage, search
 from .placement import Placement, State

@@ -1,6 +1,6 @@
 """What a person types, as the Lucene queries of the ledger's two full-text indexes.
 
-The syntax (README, "Search"): words, all of which must match (in one field); a "quoted
+The syntax (docs/guides/search.md): words, all of which must match (in one field); a "quoted
 phrase"; `-word` or `-"phrase"` excludes; `word*` matches words starting so. Matching is
 the index's: case-insensitive, English stop words ignored, Chinese, Japanese and Korean
 text by overlapping character pairs, so a run of such characters matches where it occurs

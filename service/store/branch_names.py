@@ -1,7 +1,7 @@
 """Branch names: data about a branch, held by its session's NAMES relationship to the
 branch's tip. A name follows its branch as it grows (the first user turn appended after a
 named tip takes the name over) and is dropped with the branch; a session gives a name to
-one branch at a time (README, "Branch names")."""
+one branch at a time (docs/concepts/annotations.md)."""
 from __future__ import annotations
 
 from typing import Sequence

@@ -2,8 +2,8 @@
 
 `diff_reads` is the one comparison of two prompts (two calls' reads, or a call's reads
 and today's render of its head, in service/turns/replay.py); `cache_break` says where
-and why a call's prompt stopped sharing its previous call's prefix (README, "Prompt
-caching"), whose length each call stores when it is written (cypher/fragments/call_write).
+and why a call's prompt stopped sharing its previous call's prefix (docs/concepts/provenance.md),
+whose length each call stores when it is written (cypher/fragments/call_write).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Carry nodes (README, "Branch summaries"): which turns a carry-over would summarize, and
+"""Carry nodes (docs/concepts/annotations.md): which turns a carry-over would summarize, and
 the provenance of those written — the turns each one stands for, and the carry nodes
 standing for a turn. The write itself moves HEAD and lives in head.py."""
 from __future__ import annotations

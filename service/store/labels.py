@@ -1,5 +1,5 @@
 """Labels on nodes: data about a node, held by its session's LABELED relationship (the
-node itself never changes, README "What the model reads, and compaction")."""
+node itself never changes, docs/concepts/what-the-model-reads.md)."""
 from __future__ import annotations
 
 from typing import Sequence

@@ -284,7 +284,7 @@ NODE: dict[str, tuple[bool, Rule]] = {
 }
 
 FORK = {"fork_of": (OPTIONAL, _identifier)}
-# A reply an import keeps out of every render (README, "Importing agent transcripts"), and
+# A reply an import keeps out of every render (docs/guides/importing-sessions.md), and
 # the tool message answering it.
 OUT_OF_CONTEXT = {"out_of_context": (OPTIONAL, _marked)}
 

@@ -1,4 +1,4 @@
-"""Redaction (README, "Redaction"): erasing a node's content for good while its place in
+"""Redaction (docs/guides/redaction.md): erasing a node's content for good while its place in
 the ledger — id, role, edges, the calls that read it, the summaries covering it — stays.
 What a redacted node holds is model/redaction.py's; the write is one statement that
 checks and writes (cypher/node_redact.cypher)."""

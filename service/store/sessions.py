@@ -27,7 +27,7 @@ class Sessions:
                      summary_strategy: str | None = None, recall: bool = False,
                      project: str | None = None) -> Session:
         """`summary_strategy`: which summaries its renders consider (default rolling);
-        `recall`: its turns offer the model the recall tools (README, "Recall");
+        `recall`: its turns offer the model the recall tools (docs/guides/recall.md);
         `project`: the working directory it belongs to, for the session list."""
         title = validate.title(title)
         project = None if project is None else validate.path(project, "project")

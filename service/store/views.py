@@ -77,7 +77,8 @@ class Views:
                                         frozenset(row["pinned_ids"]),
                                         tuple(row["stand_in_ids"]) or (
                                             (row["summary_id"],) if row["summary_id"] else ()),
-                                        row["recall"]))
+                                        row["recall"],
+                                        tuple((h, n) for h, n in row["hidden"])))
         return results
 
     async def graph_many(self, session_ids: Sequence[str], include_deleted: bool = False

@@ -2,8 +2,7 @@
 file order, and the conversions from source shapes the formats have in common.
 
 A parser appends `Building` turns (parents before children, ROOT as index `ROOT`) and
-hands them to `turns_of`, which names each by its last source entry (README, "Importing
-agent transcripts").
+hands them to `turns_of`, which names each by its last source entry (docs/guides/importing-sessions.md).
 """
 from __future__ import annotations
 

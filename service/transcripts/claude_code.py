@@ -1,6 +1,6 @@
 """Claude Code session files (`~/.claude/projects/<project>/<session>.jsonl`) as a Transcript.
 
-How the entries map (README, "Importing agent transcripts"):
+How the entries map (docs/guides/importing-sessions.md):
 - chain records (`uuid`, `parentUuid`) are read in file order; a uuid seen again (a
   resumed session's copies) is the entry already read;
 - the entries of one API response (one block each, chained, sharing `message.id`) are
@@ -93,7 +93,7 @@ class _Reader:
             raise bad_line(self.file, line, f"a {kind} entry without a uuid")
         if uuid in self.node_of:
             return  # a copy of an entry read already (a resumed session's history)
-        parent = self._parent(uuid, parent_uuid, line)
+        parent = self._parent(uuid, entry, line)
         self.session_key = self.session_key or str(entry.get("sessionId") or "")
         self.at = timestamp(entry.get("timestamp"), self.at, self.file, line)
         if not entry.get("isSidechain"):
@@ -112,15 +112,21 @@ class _Reader:
         if self.kept is not None and uuid == self.kept.tail:
             self._kept_in(self.kept)
 
-    def _parent(self, uuid: str, parent_uuid: Any, line: int) -> int:
+    def _parent(self, uuid: str, entry: dict[str, Any], line: int) -> int:
         if self.kept is not None and uuid == self.kept.head:
             # The first entry a compaction kept, written after its summary: it goes on
             # where the summarized chain ends (as the tool relinks it to the anchor).
             return self.kept.after
+        before = self.latest.get(bool(entry.get("isSidechain")))
+        if "parentUuid" not in entry:
+            return self.node_of[before] if before else _ROOT  # a chain in file order
+        parent_uuid = entry["parentUuid"]
         if parent_uuid is None:
             return _ROOT
         if parent_uuid not in self.node_of:
-            raise bad_line(self.file, line, f"parentUuid {parent_uuid!r} names no earlier entry")
+            self.mode.degrade(self.file, line, DegradedKind.DETACHED,
+                              f"parentUuid {parent_uuid!r} names no earlier entry")
+            return self.node_of[before] if before else _ROOT
         return self.node_of[parent_uuid]
 
     # --- records ----------------------------------------------------------------------
@@ -192,8 +198,12 @@ class _Reader:
             self.agent_uses[ran["agentId"]] = answered[0]  # the sub-agent that answered it
         opens = opener(self.turns, parent)
         if opens is None or not set(answered) <= set(self.turns[opens].tool_uses()):
-            raise bad_line(self.file, line, f"tool results for {', '.join(answered)} answer "
-                           "no tool use of the message they follow")
+            self.mode.degrade(self.file, line, DegradedKind.INVALID_BLOCK,
+                              f"tool results for {', '.join(answered)} answer no tool use "
+                              "of the message they follow: kept as text")
+            mentioned = [_unanswering(b) if b["type"] == "tool_result" else b for b in blocks]
+            self._add(_Building("user", parent, line, self.at, None, mentioned, [], meta), uuid)
+            return
         tool = self._open_tool_message(opens, answered)
         if tool is None:
             self._add(_Building("tool", opens, line, self.at, None, blocks, [], meta), uuid)
@@ -353,3 +363,11 @@ def _text_of(content: Any) -> str:
         return "\n\n".join(b["text"] for b in content
                            if isinstance(b, dict) and isinstance(b.get("text"), str))
     return ""
+
+
+def _unanswering(result: dict[str, Any]) -> dict[str, Any]:
+    """A tool_result that answers nothing the file holds, as the text it carried."""
+    content = result.get("content")
+    text = content if isinstance(content, str) else _text_of(content)
+    return {"type": "text", "text": f"[tool result {result.get('tool_use_id')} (its tool use "
+                                    f"is not in the file)]\n{text}".rstrip()}

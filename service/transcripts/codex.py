@@ -2,7 +2,7 @@
 Transcript.
 
 Each line is {timestamp, type, payload}; items carry no ids, so an entry is named by its
-line ("line7"). How they map (README, "Importing agent transcripts"):
+line ("line7"). How they map (docs/guides/importing-sessions.md):
 - `session_meta` names the session (its `id`); `response_item`s are what the model saw
   and the only source of turns; `event_msg`s are the display log and are ignored, all
   but `thread_rolled_back`; `turn_context` gives the model named on assistant turns;

@@ -1,6 +1,6 @@
 """A Transcript as ctxdag's session backup document (service/store/backup.py, version 3).
 
-The conventions (README, "Importing agent transcripts"):
+The conventions (docs/guides/importing-sessions.md):
 - ROOT is an empty system node: no tool records its system prompt;
 - a tool use the source left unanswered gets a stored cancelled `is_error` result, marked
   `synthetic` in its node's metadata: a tool message of its own after the assistant

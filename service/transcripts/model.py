@@ -104,12 +104,12 @@ def node_id(tenant: str, tool: str, session_key: str, key: str) -> str:
 
 
 class DegradedKind(str, Enum):
-    """What an import did with an entry it could not map (README, "Importing agent
-    transcripts")."""
+    """What an import did with an entry it could not map (docs/guides/importing-sessions.md)."""
 
     MALFORMED_LINE = "malformed_line"  # not a JSON object with a type: skipped
     UNKNOWN_ENTRY = "unknown_entry"  # an entry type the format's reader does not know: skipped
     INVALID_BLOCK = "invalid_block"  # a block the ledger refuses: a text mention in its place
+    DETACHED = "detached"  # an entry whose parent the file does not hold: after the one before it
 
 
 @dataclass(frozen=True)

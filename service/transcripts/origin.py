@@ -6,7 +6,7 @@ and the tool's own title. `describe` completes that from the transcript: the fir
 prompt as the title when the tool gave none, the project (the working directory's last
 part), the first and last timestamps of what is stored.
 
-The session stores it as its `source` (README, "Importing agent transcripts"), and its
+The session stores it as its `source` (docs/guides/importing-sessions.md), and its
 title as the session's title, which a later import replaces only while the user has not
 changed it.
 """

@@ -4,7 +4,7 @@ Claude Code writes each sub-agent's transcript beside its session file, in
 `<session>/subagents/agent-<id>.jsonl`, with a sidecar `agent-<id>.meta.json` naming the
 tool use (`toolUseId`) that spawned it; the parent's tool_result for that tool use
 carries the agent's final answer (and `toolUseResult.agentId`, the link when the sidecar
-names none). How they map (README, "Importing agent transcripts"): each agent's turns are
+names none). How they map (docs/guides/importing-sessions.md): each agent's turns are
 a side branch (never moving HEAD, never a branch tip) hanging from ROOT, since a
 sub-agent reads its prompt, not its parent's conversation; every one of its nodes points
 CALLER at the assistant message holding the tool use, as spawnTask's do at the node they

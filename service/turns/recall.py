@@ -1,4 +1,4 @@
-"""The recall tools in a turn (README, "Recall"): offered beside the client's tools when the
+"""The recall tools in a turn (docs/guides/recall.md): offered beside the client's tools when the
 session, or the turn's `recall` argument, enables them, and answered by the service itself.
 
 A reply whose tool uses all call recall tools is answered at once and the model asked

@@ -7,7 +7,7 @@ Every cross-provider difference — how a summary stand-in is framed, tool calls
 their results, thinking, images and documents — is decided here and nowhere else.
 
 Both are projections, never repairs. The ledger refuses the writes that would break a
-tool pair (README, "Tool calls"), so a render holds every `tool_use` answered in the
+tool pair (docs/concepts/content-blocks.md), so a render holds every `tool_use` answered in the
 message right after it; the one render that is not a request is a head whose tool uses
 are still open (the runtime answers them first), refused with `BAD_INPUT`.
 
@@ -21,7 +21,7 @@ Framing, the same in both formats:
   blocks existed) → a user message "[tool result]\\n…";
 - blocks as the format has them (below); media data comes from `media`, by hash.
 
-Prompt caching (README, "Prompt caching"): the Anthropic request marks `cache_control`
+Prompt caching (docs/concepts/provenance.md): the Anthropic request marks `cache_control`
 breakpoints (`cache_breakpoints`), the OpenAI request names the session as its
 `prompt_cache_key`; both are decided here and nowhere else.
 """
@@ -49,7 +49,7 @@ CARRY_CLOSE = "</summary>"
 TOOL_PREFIX = "[tool result]"
 CONTINUES = "(conversation continues)"
 ERROR_PREFIX = "[error] "  # OpenAI's tool messages have no error flag
-# After a summary stand-in when the recall tools are offered (README, "Recall").
+# After a summary stand-in when the recall tools are offered (docs/guides/recall.md).
 RECALL_NOTE = ("(This summary is {id}. history_expand with summary_id \"{id}\" returns the "
                "turns it stands in for verbatim; history_search finds words in them.)")
 
@@ -78,7 +78,7 @@ class Options:
     tools: tuple[Tool, ...] = ()
     tool_choice: ToolChoice | None = None
     cache_ttl: str = DEFAULT_CACHE_TTL  # the breakpoints' lifetime (CTXDAG_CACHE_TTL)
-    # The recall tools (README, "Recall"): None follows the session's setting; once a turn
+    # The recall tools (docs/guides/recall.md): None follows the session's setting; once a turn
     # resolved it (service/recall/tools.py), `tools` hold them and stand-ins name their ids.
     recall: bool | None = None
 

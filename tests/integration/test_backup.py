@@ -590,7 +590,7 @@ async def test_instructions_belong_on_summaries_only(ledger, compactor, db, tena
     assert (await ledger.summaries.get(summary.id)).instructions is None
 
 
-# --- summaries: the storage of the summary strategies (README, "Summary strategies") ------
+# --- summaries: the storage of the summary strategies (docs/concepts/strategies.md) ------
 
 LAST_YEAR = {"datetime": "2024-01-01T00:00:00+00:00"}
 
@@ -781,7 +781,7 @@ async def test_a_legacy_export_is_imported_in_the_new_shape(
         ["ABSORBED"] + ["COVERS"] * 4 + ["ENDS_AT", "PREDECESSOR", "REPLACED"]]
 
 
-# --- content blocks: tool pairs and media (README, "Content blocks and tool calls") -------
+# --- content blocks: tool pairs and media (docs/concepts/content-blocks.md) -------
 
 # What an import rebuilds from the nodes' blocks and the chain, each edge with its properties.
 TOOL_GRAPH = """

@@ -1,4 +1,4 @@
-"""Where a call's prompt cache broke and which write broke it (README, "Prompt caching"),
+"""Where a call's prompt cache broke and which write broke it (docs/concepts/provenance.md),
 over GraphQL on the real app: `ModelCall.cacheBreak` for each write that changes a prompt
 before its end — a compaction, a pin and an unpin of a covered turn (a pair half too, and
 after its own segment under `segmented`), an edit, an uncompaction, a checkout. The model

@@ -145,7 +145,7 @@ async def test_check_from_the_command_line(ledger, compactor, turns, db, tenant,
         await admin(db, tenant, "check", "ses_missing")
 
 
-# --- summaries: the storage of the summary strategies (README, "Summary strategies") ------
+# --- summaries: the storage of the summary strategies (docs/concepts/strategies.md) ------
 
 SUMMARY_EDGES = """
 MATCH (x:Node {id: $summary_id})
@@ -298,7 +298,7 @@ async def run_cypher_rows(db, text, **params):
     return [r.data() for r in records]
 
 
-# --- content blocks: tool pairs and media (README, "Content blocks and tool calls") -------
+# --- content blocks: tool pairs and media (docs/concepts/content-blocks.md) -------
 
 INTRUDER = """
 MATCH (s:Session {id: $sid}), (p:Node {id: $call})

@@ -5,7 +5,6 @@ The agent-loop example of docs/client.md runs as it is written."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 import uuid
@@ -15,6 +14,7 @@ import pytest
 
 from ctxdag.client import AsyncClient, Client, CtxdagError, Tool, ToolResult, tool_uses
 from tests.browser import LiveService
+from tests.doc_examples import examples
 from tests.provider_requests import assert_valid_anthropic
 from tests.stubs.anthropic_stub import MESSAGES_PATH, AnthropicStub, reply, tool_call
 
@@ -230,19 +230,14 @@ async def test_the_async_agent_loop_through_the_anthropic_provider(anthropic):
     assert_the_stub_got_the_results(stub)
 
 
-def docs_example() -> str:
-    """The agent-loop example of docs/client.md: the python block that builds a Client."""
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "client.md").read_text(), re.S)
-    (example,) = [b for b in blocks if "run_agent(" in b]
-    return example
-
-
 def test_the_docs_agent_loop_example_runs_against_the_service(service):
-    example = docs_example()
-    assert 25 <= len(example.strip().splitlines()) <= 40
-    done = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True,
-                          timeout=300, cwd=ROOT, env={**os.environ, "CTXDAG_URL": service.url,
-                                                      "CTXDAG_TOKEN": service.token})
+    """docs/client.md's runnable block (tests/doc_examples.py), here with a bearer token;
+    test_doc_examples.py runs it in loopback mode."""
+    (example,) = [e for e in examples(ROOT / "docs" / "client.md") if "run_agent(" in e.code]
+    assert 25 <= len(example.code.strip().splitlines()) <= 40
+    done = subprocess.run([sys.executable, "-c", example.for_service(service.url, "")],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env={**os.environ, "CTXDAG_TOKEN": service.token})
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert "a book of accounts" in lines[0]

@@ -45,7 +45,7 @@ async def test_anthropic_is_chosen_when_a_key_is_set_and_writes_the_summary(runt
     assert summary.node.metadata["model"] == "claude-stub"
     assert summary.node.metadata["input_tokens"] == 321
     (request,) = message_requests(stub)
-    # The summarizer sends the conversation's own request (README, "Prompt caching") and
+    # The summarizer sends the conversation's own request (docs/concepts/provenance.md) and
     # names where the retained tail begins, which it leaves out.
     for turn in nodes:
         assert turn.content in conversation_text(request)

@@ -13,7 +13,7 @@ import pytest
 from service.context.render import render_context
 from service.errors import NotFound
 from service.transcripts import model
-from tests.integration.helpers import assert_sound, run_command, runtime_for
+from tests.integration.helpers import assert_sound, run_command, runtime_for, session_calls
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"
 CC_SESSION = FIXTURES / "claude_code" / "session.jsonl"
@@ -494,3 +494,79 @@ async def test_a_pi_label_naming_no_entry_is_bad_input(ledger, capsys, tmp_path)
          "targetId": "gone", "label": "x"}) + "\n")
     said = await refused(ledger, capsys, "import-transcript", str(bad))
     assert said.startswith(f"{bad}:4: targetId 'gone' names no earlier entry")
+
+
+def _cc(uuid: str, role: str, content, parent: str | None = "<none>") -> str:
+    entry = {"type": role, "uuid": uuid, "sessionId": "loose", "timestamp":
+             "2025-06-01T10:00:00Z", "message": {"role": role, "content": content}}
+    if parent != "<none>":
+        entry["parentUuid"] = parent
+    return json.dumps(entry) + "\n"
+
+
+async def test_claude_code_entries_without_parents_and_results_answering_nothing(
+        ledger, capsys, tmp_path):
+    # Entries written without a parentUuid key follow the one before them; a parent the
+    # file lacks, or results answering no tool use, are listed and kept, not refused.
+    use = [{"type": "tool_use", "id": "t1", "name": "Write", "input": {"path": "a"}}]
+    loose = tmp_path / "loose.jsonl"
+    loose.write_text(
+        _cc("u1", "user", "write a") + _cc("a1", "assistant", use)
+        + _cc("r1", "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}])
+        + _cc("a2", "assistant", [{"type": "text", "text": "done"}])
+        + _cc("u2", "user", "again", parent="gone")
+        + _cc("r2", "user", [{"type": "tool_result", "tool_use_id": "t9", "content": "stray"}],
+              parent="u2"))
+    out = await import_files(ledger, capsys, loose)
+    assert f"  {loose}:5: detached: parentUuid 'gone' names no earlier entry" in out
+    assert f"  {loose}:6: invalid_block: tool results for t9 answer no tool use" in out
+    sid = cc_session_id(ledger, loose)
+    await assert_sound(ledger, sid)
+    assert await render_labels(ledger, sid) == ["ROOT", "u1", "a1", "r1", "a2", "u2", "r2"]
+    stray = (await ledger.nodes.get_many([(await render_context(ledger, sid)).node_ids[-1]]))[0]
+    assert stray.role.value == "user" and stray.content.endswith("stray") and "t9" in stray.content
+
+
+def _pi(entry_id: str, parent: str, role: str, text: str, stop: str = "stop") -> str:
+    message = {"role": role, "content": text, "timestamp": 1} if role == "user" else {
+        "role": "assistant", "content": [{"type": "text", "text": text}], "model": "m",
+        "stopReason": stop, "usage": {"input": 1, "output": 1}}
+    return json.dumps({"type": "message", "id": entry_id, "parentId": parent,
+                       "timestamp": "2025-07-03T09:00:00.000Z", "message": message}) + "\n"
+
+
+@pytest.mark.parametrize("up_to, hidden_covered", [("a3", ["a1x"]), ("a5", ["a1x", "a4x"])])
+async def test_compaction_covers_the_replies_kept_out_of_the_context_inside_its_segment(
+        ledger, compactor, tmp_path, capsys, up_to, hidden_covered):
+    # Aborted replies (kept out of the context) lie on the chain between read turns: the
+    # summary's segment, a chain segment, holds them; its summarizer read none of them.
+    long = "words " * 60
+    text = json.dumps({"type": "session", "version": 3, "id": f"holes-{up_to}",
+                       "timestamp": "2025-07-03T09:00:00.000Z", "cwd": "/w"}) + "\n"
+    chain = [("u1", "user", long), ("a1x", "assistant", "half", "aborted"),
+             ("u2", "user", long), ("a2", "assistant", long), ("u3", "user", long),
+             ("a3", "assistant", long), ("u4", "user", long),
+             ("a4x", "assistant", "cut off", "error"), ("u5", "user", long),
+             ("a5", "assistant", long), ("u6", "user", long), ("a6", "assistant", long)]
+    parent = None
+    for entry_id, role, said, *stop in chain:
+        text += _pi(entry_id, parent, role, said, *stop)
+        parent = entry_id
+    source = tmp_path / "holes.jsonl"
+    source.write_text(text)
+    await import_files(ledger, capsys, source)
+    sid = model.session_id(ledger.tenant, "pi", f"holes-{up_to}")
+    read_before = await render_labels(ledger, sid)
+    assert "a1x" not in read_before and "a4x" not in read_before
+    result = await compactor.compact(
+        sid, up_to=model.node_id(ledger.tenant, "pi", f"holes-{up_to}", up_to))
+    assert result.status.value == "COMPACTED" and result.message is None, result.message
+    await assert_sound(ledger, sid)
+    covered = await labels(ledger, result.summary.covers_ids)
+    assert [c for c in covered if c.endswith("x")] == hidden_covered
+    assert covered[-1] == up_to
+    after = await render_labels(ledger, sid)
+    assert after[2:] == read_before[read_before.index(up_to) + 1:]
+    (call,) = [c for c in await session_calls(ledger, sid) if c.purpose.value == "summarize"]
+    reads = [n.id for n in await ledger.calls.reads(call.id)]
+    assert reads and not {"a1x", "a4x"} & set(await labels(ledger, reads))

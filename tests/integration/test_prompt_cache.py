@@ -1,5 +1,5 @@
-"""Prompt caching through the real anthropic SDK against the stub (README, "Prompt
-caching"): the provider's cache tokens recorded on each call and summed, every call's
+"""Prompt caching through the real anthropic SDK against the stub (docs/concepts/provenance.md):
+the provider's cache tokens recorded on each call and summed, every call's
 shared prefix with the previous one, and where and why it broke (a compaction, an edit,
 other tools), over GraphQL too."""
 import json

@@ -32,7 +32,7 @@ async def test_every_call_reads_exactly_the_prompt_the_provider_received(runtime
     for result, body in zip((first, second), sent(stub)):
         nodes = await ledger.calls.reads(result.call_id)
         system, messages = to_messages(nodes)
-        body = uncached(body)  # the breakpoints aside (README, "Prompt caching")
+        body = uncached(body)  # the breakpoints aside (docs/concepts/provenance.md)
         assert body["system"] == system and body["messages"] == messages
         assert body["model"] == "claude-stub"
     call = await ledger.calls.get(second.call_id)

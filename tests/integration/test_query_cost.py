@@ -1,5 +1,5 @@
-"""What a request may cost is bounded before it is paid (README, "No request can stall the
-service"): an operation whose answer may hold more values than CTXDAG_MAX_QUERY_COST
+"""What a request may cost is bounded before it is paid (docs/reference/limits.md):
+an operation whose answer may hold more values than CTXDAG_MAX_QUERY_COST
 allows is refused before anything runs, and a large answer is encoded off the event loop."""
 from __future__ import annotations
 

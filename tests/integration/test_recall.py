@@ -1,4 +1,4 @@
-"""Recall in the turn loop (README, "Recall"): the model asks history_expand or
+"""Recall in the turn loop (docs/guides/recall.md): the model asks history_expand or
 history_search, the service answers within sendMessage, and the call that reads the
 recalled turns records READ edges to them."""
 import re

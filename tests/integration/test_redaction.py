@@ -1,4 +1,4 @@
-"""Redaction on the store (README, "Redaction"): what a redacted node holds, what stays,
+"""Redaction on the store (docs/guides/redaction.md): what a redacted node holds, what stays,
 the media it erases, and how every reader of the ledger takes it."""
 import json
 

@@ -1,5 +1,5 @@
-"""A grown transcript file imports as if it had been imported whole (README, "Importing
-agent transcripts"): for every fixture file and every line it could have been cut at,
+"""A grown transcript file imports as if it had been imported whole (docs/guides/importing-sessions.md):
+for every fixture file and every line it could have been cut at,
 importing the cut file and then the whole one leaves the session exactly as importing
 the whole one does — its nodes and edges, branches, HEAD, summaries and labels — on the
 real Neo4j.

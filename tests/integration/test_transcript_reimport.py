@@ -1,4 +1,4 @@
-"""What a re-import of a transcript reads (README, "Importing agent transcripts"): a file
+"""What a re-import of a transcript reads (docs/guides/importing-sessions.md): a file
 holding exactly the text its session was last imported from is recognised without being
 parsed; a grown one finds the stored nodes it maps otherwise by their mapping digests,
 without reading the session's nodes back (but those written before digests were kept).

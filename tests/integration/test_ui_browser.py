@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from tests.browser import BrowserMissing, LiveService, Viewer, start_browser
+from tests.browser import LiveService, Viewer, browser_for_tests, service_with_token
 
 GRAPH = ("query($s: ID!) { session(id: $s) { headId activeSummaryId summaryStrategy"
          " branches { tip { id } isHead summaryId }"
@@ -25,22 +25,12 @@ COMPACT = ("mutation($s: ID!, $k: Int) { compact(sessionId: $s, keepRecentTokens
 
 @pytest.fixture(scope="module")
 def service(neo4j_server):
-    """The app with API tokens: the page must take its token from the URL fragment and send
-    it over HTTP and in the websocket's connection_init."""
-    run = uuid.uuid4().hex[:8]
-    with LiveService(neo4j_server.uri, neo4j_server.user, neo4j_server.password,
-                     tokens={f"ui-token-{run}": f"ui-tenant-{run}"}) as live:
-        yield live
+    yield from service_with_token(neo4j_server, "ui-tenant")
 
 
 @pytest.fixture(scope="module")
 def browser():
-    try:
-        driver = start_browser()
-    except BrowserMissing as e:
-        pytest.fail(f"the viewer's browser tests need a browser: {e}", pytrace=False)
-    yield driver
-    driver.quit()
+    yield from browser_for_tests()
 
 
 @pytest.fixture

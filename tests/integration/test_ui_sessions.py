@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 import neo4j
 import pytest
 
-from tests.browser import BrowserMissing, LiveService, Viewer, start_browser
+from tests.browser import Viewer, browser_for_tests, service_with_token
 
 COUNT = 1000
 PROJECTS = ["/work/shop", "/work/blog", "/srv/api", None]
@@ -44,21 +44,12 @@ PAGE = """query($after: String, $text: String) {
 
 @pytest.fixture(scope="module")
 def service(neo4j_server):
-    run = uuid.uuid4().hex[:8]
-    with LiveService(neo4j_server.uri, neo4j_server.user, neo4j_server.password,
-                     tokens={f"ui-token-{run}": f"ui-many-{run}"}) as live:
-        live.tenant = f"ui-many-{run}"
-        yield live
+    yield from service_with_token(neo4j_server, "ui-many")
 
 
 @pytest.fixture(scope="module")
 def browser():
-    try:
-        driver = start_browser()
-    except BrowserMissing as e:
-        pytest.fail(f"the viewer's browser tests need a browser: {e}", pytrace=False)
-    yield driver
-    driver.quit()
+    yield from browser_for_tests()
 
 
 def write_sessions(neo4j_server, tenant: str) -> None:

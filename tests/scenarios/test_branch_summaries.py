@@ -1,4 +1,4 @@
-"""Branch summaries end to end (README, "Branch summaries"): carryOver and
+"""Branch summaries end to end (docs/concepts/annotations.md): carryOver and
 checkout(summarizeLeft) under both summary strategies, over the public API, against the
 independent model (tests/scenarios/summary_model.py) extended by carry nodes.
 

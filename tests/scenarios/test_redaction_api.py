@@ -1,4 +1,4 @@
-"""Erase a secret, keep the audit (README, "Redaction"), over the API: search finds the
+"""Erase a secret, keep the audit (docs/guides/redaction.md), over the API: search finds the
 secret, `readBy` shows every call that saw it, `redact` erases it; afterwards search no
 longer finds it, renders and replays show the marker, summaries covering it are flagged,
 the event is delivered, export and import keep the redaction and `ctxdag check` is clean."""

@@ -1,4 +1,4 @@
-"""Where the Anthropic request marks cache_control (README, "Prompt caching"): the end of
+"""Where the Anthropic request marks cache_control (docs/concepts/provenance.md): the end of
 tools/system, the last summary stand-in, the previous call's newest message and the
 newest one; never more than four, never a thinking block or an empty text; the TTL as
 set. Each body is checked with the SDK's own types (tests/provider_requests.py)."""

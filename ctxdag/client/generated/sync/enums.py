@@ -14,6 +14,7 @@ class DegradedKind(str, Enum):
     MALFORMED_LINE = "MALFORMED_LINE"
     UNKNOWN_ENTRY = "UNKNOWN_ENTRY"
     INVALID_BLOCK = "INVALID_BLOCK"
+    DETACHED = "DETACHED"
 
 
 class Purpose(str, Enum):
