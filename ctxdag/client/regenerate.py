@@ -7,6 +7,7 @@ virtualenv of its own (`make client` creates .venv/codegen)."""
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -35,6 +36,7 @@ def config(into: Path, name: str, is_async: bool) -> str:
         "include_all_inputs = false",
         "include_all_enums = false",
         'include_comments = "none"',
+        'plugins = ["codegen_plugin.UnquotedAnnotations"]',
         "",
     ])
 
@@ -47,7 +49,8 @@ def generate(into: Path, codegen: Path = CODEGEN) -> None:
             settings = Path(scratch) / f"{name}.toml"
             settings.write_text(config(into, name, is_async))
             done = subprocess.run([str(codegen), "--config", str(settings), "client"],
-                                  capture_output=True, text=True)
+                                  capture_output=True, text=True,
+                                  env={**os.environ, "PYTHONPATH": str(PACKAGE)})
             if done.returncode != 0:
                 raise RuntimeError(f"ariadne-codegen failed for {name}: {done.stderr[-2000:]}")
 

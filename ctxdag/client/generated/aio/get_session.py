@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from typing import Optional
 
 from .base_model import BaseModel
@@ -5,7 +7,7 @@ from .fragments import SessionFields
 
 
 class GetSession(BaseModel):
-    session: Optional["GetSessionSession"]
+    session: Optional[GetSessionSession]
 
 
 GetSessionSession = SessionFields

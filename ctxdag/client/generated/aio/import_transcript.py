@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from pydantic import Field
 
 from .base_model import BaseModel
@@ -6,16 +8,16 @@ from .fragments import SessionFields
 
 
 class ImportTranscript(BaseModel):
-    import_transcript: "ImportTranscriptImportTranscript" = Field(
+    import_transcript: ImportTranscriptImportTranscript = Field(
         alias="importTranscript"
     )
 
 
 class ImportTranscriptImportTranscript(BaseModel):
-    session: "ImportTranscriptImportTranscriptSession"
+    session: ImportTranscriptImportTranscriptSession
     outcome: TranscriptImportOutcome
     written: int
-    degraded: list["ImportTranscriptImportTranscriptDegraded"]
+    degraded: list[ImportTranscriptImportTranscriptDegraded]
 
 
 ImportTranscriptImportTranscriptSession = SessionFields

@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from typing import Optional
 
 from pydantic import Field
@@ -7,13 +9,13 @@ from .fragments import SessionFields
 
 
 class ListSessions(BaseModel):
-    sessions: "ListSessionsSessions"
+    sessions: ListSessionsSessions
 
 
 class ListSessionsSessions(BaseModel):
     total_count: int = Field(alias="totalCount")
-    nodes: list["ListSessionsSessionsNodes"]
-    page_info: "ListSessionsSessionsPageInfo" = Field(alias="pageInfo")
+    nodes: list[ListSessionsSessionsNodes]
+    page_info: ListSessionsSessionsPageInfo = Field(alias="pageInfo")
 
 
 ListSessionsSessionsNodes = SessionFields

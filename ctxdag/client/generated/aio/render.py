@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from typing import Optional
 
 from pydantic import Field
@@ -7,11 +9,11 @@ from .fragments import BriefMessageFields
 
 
 class Render(BaseModel):
-    session: Optional["RenderSession"]
+    session: Optional[RenderSession]
 
 
 class RenderSession(BaseModel):
-    render: "RenderSessionRender"
+    render: RenderSessionRender
 
 
 class RenderSessionRender(BaseModel):
@@ -20,7 +22,7 @@ class RenderSessionRender(BaseModel):
     summary_id: Optional[str] = Field(alias="summaryId")
     tokens: int
     open_tool_use_ids: list[str] = Field(alias="openToolUseIds")
-    nodes: list["RenderSessionRenderNodes"]
+    nodes: list[RenderSessionRenderNodes]
 
 
 RenderSessionRenderNodes = BriefMessageFields

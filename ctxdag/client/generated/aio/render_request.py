@@ -1,14 +1,16 @@
+from __future__ import annotations
+
 from typing import Any, Optional
 
 from .base_model import BaseModel
 
 
 class RenderRequest(BaseModel):
-    session: Optional["RenderRequestSession"]
+    session: Optional[RenderRequestSession]
 
 
 class RenderRequestSession(BaseModel):
-    render: "RenderRequestSessionRender"
+    render: RenderRequestSessionRender
 
 
 class RenderRequestSessionRender(BaseModel):

@@ -1,9 +1,11 @@
+from __future__ import annotations
+
 from .base_model import BaseModel
 from .fragments import TurnFields
 
 
 class Retry(BaseModel):
-    retry: "RetryRetry"
+    retry: RetryRetry
 
 
 RetryRetry = TurnFields

@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from pydantic import Field
 
 from .base_model import BaseModel
@@ -5,7 +7,7 @@ from .fragments import TurnFields
 
 
 class SendMessage(BaseModel):
-    send_message: "SendMessageSendMessage" = Field(alias="sendMessage")
+    send_message: SendMessageSendMessage = Field(alias="sendMessage")
 
 
 SendMessageSendMessage = TurnFields

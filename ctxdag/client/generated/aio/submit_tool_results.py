@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from pydantic import Field
 
 from .base_model import BaseModel
@@ -5,7 +7,7 @@ from .fragments import TurnFields
 
 
 class SubmitToolResults(BaseModel):
-    submit_tool_results: "SubmitToolResultsSubmitToolResults" = Field(
+    submit_tool_results: SubmitToolResultsSubmitToolResults = Field(
         alias="submitToolResults"
     )
 

@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from typing import Any, Optional
 
 from pydantic import Field
@@ -8,7 +10,7 @@ from .fragments import BriefMessageFields
 
 
 class Trace(BaseModel):
-    call: Optional["TraceCall"]
+    call: Optional[TraceCall]
 
 
 class TraceCall(BaseModel):
@@ -26,8 +28,8 @@ class TraceCall(BaseModel):
     created_at: Any = Field(alias="createdAt")
     read_ids: list[str] = Field(alias="readIds")
     tools: Optional[Any]
-    reads: list["TraceCallReads"]
-    replay: "TraceCallReplay"
+    reads: list[TraceCallReads]
+    replay: TraceCallReplay
 
 
 TraceCallReads = BriefMessageFields

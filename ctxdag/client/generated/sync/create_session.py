@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from pydantic import Field
 
 from .base_model import BaseModel
@@ -5,7 +7,7 @@ from .fragments import SessionFields
 
 
 class CreateSession(BaseModel):
-    create_session: "CreateSessionCreateSession" = Field(alias="createSession")
+    create_session: CreateSessionCreateSession = Field(alias="createSession")
 
 
 CreateSessionCreateSession = SessionFields

@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from pydantic import Field
 
 from .base_model import BaseModel
@@ -5,7 +7,7 @@ from .fragments import TurnFields
 
 
 class EditMessage(BaseModel):
-    edit_message: "EditMessageEditMessage" = Field(alias="editMessage")
+    edit_message: EditMessageEditMessage = Field(alias="editMessage")
 
 
 EditMessageEditMessage = TurnFields

@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import Field
@@ -15,13 +17,13 @@ class BriefMessageFields(BaseModel):
     blocks: list[
         Annotated[
             Union[
-                "BriefMessageFieldsBlocksTextBlock",
-                "BriefMessageFieldsBlocksThinkingBlock",
-                "BriefMessageFieldsBlocksRedactedThinkingBlock",
-                "BriefMessageFieldsBlocksToolUseBlock",
-                "BriefMessageFieldsBlocksToolResultBlock",
-                "BriefMessageFieldsBlocksImageBlock",
-                "BriefMessageFieldsBlocksDocumentBlock",
+                BriefMessageFieldsBlocksTextBlock,
+                BriefMessageFieldsBlocksThinkingBlock,
+                BriefMessageFieldsBlocksRedactedThinkingBlock,
+                BriefMessageFieldsBlocksToolUseBlock,
+                BriefMessageFieldsBlocksToolResultBlock,
+                BriefMessageFieldsBlocksImageBlock,
+                BriefMessageFieldsBlocksDocumentBlock,
             ],
             Field(discriminator="typename__"),
         ]
@@ -74,13 +76,13 @@ class MessageFields(BaseModel):
     blocks: list[
         Annotated[
             Union[
-                "MessageFieldsBlocksTextBlock",
-                "MessageFieldsBlocksThinkingBlock",
-                "MessageFieldsBlocksRedactedThinkingBlock",
-                "MessageFieldsBlocksToolUseBlock",
-                "MessageFieldsBlocksToolResultBlock",
-                "MessageFieldsBlocksImageBlock",
-                "MessageFieldsBlocksDocumentBlock",
+                MessageFieldsBlocksTextBlock,
+                MessageFieldsBlocksThinkingBlock,
+                MessageFieldsBlocksRedactedThinkingBlock,
+                MessageFieldsBlocksToolUseBlock,
+                MessageFieldsBlocksToolResultBlock,
+                MessageFieldsBlocksImageBlock,
+                MessageFieldsBlocksDocumentBlock,
             ],
             Field(discriminator="typename__"),
         ]
@@ -116,8 +118,8 @@ class MessageFieldsBlocksToolResultBlock(BaseModel):
     content: list[
         Annotated[
             Union[
-                "MessageFieldsBlocksToolResultBlockContentTextBlock",
-                "MessageFieldsBlocksToolResultBlockContentImageBlock",
+                MessageFieldsBlocksToolResultBlockContentTextBlock,
+                MessageFieldsBlocksToolResultBlockContentImageBlock,
             ],
             Field(discriminator="typename__"),
         ]
@@ -155,8 +157,8 @@ class SessionFields(BaseModel):
 
 
 class TurnFields(BaseModel):
-    user_node: Optional["TurnFieldsUserNode"] = Field(alias="userNode")
-    reply: Optional["TurnFieldsReply"]
+    user_node: Optional[TurnFieldsUserNode] = Field(alias="userNode")
+    reply: Optional[TurnFieldsReply]
     call_id: Optional[str] = Field(alias="callId")
     error: Optional[str]
     error_code: Optional[str] = Field(alias="errorCode")

@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from typing import Any, Optional
 
 from pydantic import Field
@@ -12,13 +14,13 @@ class Base64Input(BaseModel):
 
 
 class ImageBlockInput(BaseModel):
-    source: "MediaSourceInput"
+    source: MediaSourceInput
 
 
 class MediaSourceInput(BaseModel):
     """Base64 data (with its media type) or a URL: exactly one."""
 
-    base_64: Optional["Base64Input"] = Field(alias="base64", default=None)
+    base_64: Optional[Base64Input] = Field(alias="base64", default=None)
     url: Optional[str] = None
 
 
@@ -61,13 +63,13 @@ class ToolResultBlockInput(BaseModel):
 
     tool_use_id: str = Field(alias="toolUseId")
     content: Optional[str] = None
-    parts: Optional[list["ToolResultPartInput"]] = None
+    parts: Optional[list[ToolResultPartInput]] = None
     is_error: bool = Field(alias="isError", default=False)
 
 
 class ToolResultPartInput(BaseModel):
-    text: Optional["TextBlockInput"] = None
-    image: Optional["ImageBlockInput"] = None
+    text: Optional[TextBlockInput] = None
+    image: Optional[ImageBlockInput] = None
 
 
 ImageBlockInput.model_rebuild()

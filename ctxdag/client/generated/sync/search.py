@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from typing import Optional
 
 from pydantic import Field
@@ -7,12 +9,12 @@ from .enums import ContextState, Role, SearchKind
 
 
 class Search(BaseModel):
-    search: "SearchSearch"
+    search: SearchSearch
 
 
 class SearchSearch(BaseModel):
-    nodes: list["SearchSearchNodes"]
-    page_info: "SearchSearchPageInfo" = Field(alias="pageInfo")
+    nodes: list[SearchSearchNodes]
+    page_info: SearchSearchPageInfo = Field(alias="pageInfo")
 
 
 class SearchSearchNodes(BaseModel):
@@ -21,9 +23,9 @@ class SearchSearchNodes(BaseModel):
     score: float
     matched_in: SearchKind = Field(alias="matchedIn")
     snippet: str
-    highlights: list["SearchSearchNodesHighlights"]
-    node: "SearchSearchNodesNode"
-    context: "SearchSearchNodesContext"
+    highlights: list[SearchSearchNodesHighlights]
+    node: SearchSearchNodesNode
+    context: SearchSearchNodesContext
 
 
 class SearchSearchNodesHighlights(BaseModel):
