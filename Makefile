@@ -8,7 +8,8 @@ STAMP := $(VENV)/.installed
 # print a box saying how it maps the folders; it is information only, not a warning.
 EDITABLE := PYTHONWARNINGS='ignore:Editable installation' $(BIN)/pip install --quiet -e
 
-.PHONY: setup run test check schema docs docs-serve demo neo4j-up neo4j-down neo4j-status clean
+.PHONY: setup run test check schema client docs docs-serve demo neo4j-up neo4j-down \
+	neo4j-status clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +28,16 @@ $(PHOENIX_STAMP):
 	$(PHOENIX_VENV)/bin/pip install --quiet 'arize-phoenix>=12,<21'
 	touch $(PHOENIX_STAMP)
 
-setup: $(STAMP) $(PHOENIX_STAMP)
+# ariadne-codegen, which writes ctxdag/client/generated/, pins graphql-core below the 3.3
+# the service needs: it lives in a virtualenv of its own.
+CODEGEN_STAMP := $(VENV)/codegen/.installed
+
+$(CODEGEN_STAMP): Makefile
+	$(PYTHON) -m venv $(VENV)/codegen
+	$(VENV)/codegen/bin/pip install --quiet 'ariadne-codegen==0.19.0'
+	touch $(CODEGEN_STAMP)
+
+setup: $(STAMP) $(PHOENIX_STAMP) $(CODEGEN_STAMP)
 
 run: $(STAMP)
 	$(BIN)/ctxdag serve
@@ -38,6 +48,10 @@ demo: $(STAMP)
 schema: $(STAMP)
 	$(BIN)/strawberry export-schema service.api.schema:schema -o schema.graphql
 
+# The typed Python client's generated layer, from schema.graphql (docs/client.md).
+client: $(STAMP) $(CODEGEN_STAMP)
+	$(BIN)/python -m ctxdag.client.regenerate
+
 # `make docs`: the site (mkdocs.yml) into site/, failing on any broken link or anchor;
 # `make docs-serve` serves it at http://127.0.0.1:8001 and rebuilds on every change.
 docs: $(STAMP)
@@ -46,13 +60,13 @@ docs: $(STAMP)
 docs-serve: $(STAMP)
 	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8001
 
-test: $(STAMP) $(PHOENIX_STAMP)
+test: $(STAMP) $(PHOENIX_STAMP) $(CODEGEN_STAMP)
 	.ci/browser
 	$(BIN)/python -m pytest
 
 # The fast tier for a developer's loop: unit tests and one integration test per area
 # (tests/fast_tier.py); the whole suite stays `make test`, which CI runs.
-check: $(STAMP)
+check: $(STAMP) $(CODEGEN_STAMP)
 	$(BIN)/python -m pytest -m fast -q
 
 neo4j-up: $(STAMP)

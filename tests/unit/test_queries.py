@@ -157,6 +157,7 @@ def test_every_service_package_and_the_statements_are_packaged():
                 and folder.name != "__pycache__" and any(f.is_file() for f in folder.iterdir())}
 
     assert set(setup["packages"]) == (folders(SERVICE_DIR, "service")
-                                      | folders(root / "cypher", "service.cypher"))
+                                      | folders(root / "cypher", "service.cypher")
+                                      | folders(root / "ctxdag", "ctxdag"))
     assert setup["package-dir"] == {"service.cypher": "cypher"}
     assert CYPHER_DIR == root / "cypher"  # an editable install reads the repository's files

@@ -1,0 +1,1 @@
+"""ctxdag's Python client package (`ctxdag.client`); the service itself is `service`."""
