@@ -28,7 +28,8 @@ from .transcripts import claude_code_transcript
 S13 = "13 transcript import (Claude Code)"
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "transcripts"
 # Each copied fixture's own session id, replaced by a fresh one per copy.
-IDS = {"pi/tree.jsonl": "7d3f0c2a-pi", "pi/labels.jsonl": None, "pi/v1.jsonl": None,
+IDS = {"pi/tree.jsonl": "7d3f0c2a-pi", "pi/labels.jsonl": "5e1a-labels",
+       "pi/v1.jsonl": "0a1b-legacy",
        "codex/rollout-2026-02-21T14-00-00-019c8b22-compact.jsonl": "019c8b22-compact",
        "codex/rollout-2025-09-14T08-00-00-0199a1b2-codex.jsonl": "0199a1b2-codex"}
 
