@@ -81,9 +81,13 @@ class Options:
     # The recall tools (README, "Recall"): None follows the session's setting; once a turn
     # resolved it (service/recall/tools.py), `tools` hold them and stand-ins name their ids.
     recall: bool | None = None
-    # The call names its tools itself (an override); False: the session's tool set in force
-    # applies (docs/tool-sets.md, `in_force`).
-    tools_given: bool = False
+    # The call names its tools itself (an override), or the session's tool set in force
+    # applies (docs/tool-sets.md, `in_force`); None: it names them when it holds any.
+    tools_given: bool | None = None
+
+    @property
+    def names_tools(self) -> bool:
+        return bool(self.tools) if self.tools_given is None else self.tools_given
 
 
 MAX_TOOLS = 128
@@ -135,7 +139,7 @@ def in_force(options: Options, tools: Sequence[Mapping[str, Any]],
     """The options a call is sent with: its own tools when it gave them (the override),
     else the tool set in force (`tools`, `choice`: a stored version's, checked when it was
     set; none: no tools), with the call's toolChoice, if it gave one, checked against them."""
-    if options.tools_given:
+    if options.names_tools:
         return options
     offered = tuple(Tool(t["name"], t.get("description"), dict(t["input_schema"]))
                     for t in tools)

@@ -26,7 +26,7 @@ async def offered(ledger: Ledger, session_id: str, head_id: str | None,
                   options: Options = Options()) -> Options:
     """`options` with the tools a call at `head_id` (None: HEAD) is offered: its own when it
     gave them, else the session's set in force there."""
-    if options.tools_given:
+    if options.names_tools:
         return options
     version = await ledger.tool_sets.in_force(session_id, head_id)
     if version is None:
