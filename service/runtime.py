@@ -26,6 +26,7 @@ from .neo4j_local import detached_status
 from .store import Database, Ledger, Limits, open_driver
 from . import telemetry
 from .turns.providers import ModelProvider, OfflineProvider
+from .turns import tool_sets
 from .turns.service import Turns
 
 
@@ -70,7 +71,7 @@ class Runtime:
         provider, summarizer, estimator = _model_parts(settings.anthropic, settings.cache_ttl)
         policy = BudgetPolicy(settings.context_window, settings.keep_recent_tokens,
                               settings.auto_compact_ratio, settings.segment_merge_share)
-        compactor = Compactor(ledger, summarizer, policy, estimator)
+        compactor = _compactor(ledger, summarizer, policy, estimator)
         turns = Turns(ledger, compactor, provider,
                       recall_budget_tokens=settings.recall_budget_tokens)
         return cls(settings, database, ledger, events, policy, summarizer, estimator, compactor,
@@ -81,7 +82,7 @@ class Runtime:
         if tenant == self.ledger.tenant:
             return TenantServices(self.ledger, self.compactor, self.turns)
         ledger = ledger_for(self.database, self.settings, self.events, tenant)
-        compactor = Compactor(ledger, self.summarizer, self.policy, self.estimator)
+        compactor = _compactor(ledger, self.summarizer, self.policy, self.estimator)
         return TenantServices(ledger, compactor,
                               Turns(ledger, compactor, self.provider, self.turns.renders,
                                     recall_budget_tokens=self.settings.recall_budget_tokens))
@@ -90,6 +91,15 @@ class Runtime:
         telemetry.flush()
         await self.events.close()
         await self.database.driver.close()
+
+
+def _compactor(ledger: Ledger, summarizer: Summarizer, policy: BudgetPolicy,
+               estimator: TokenEstimator) -> Compactor:
+    """A compaction no turn handed options to offers the session's tool set in force."""
+    async def tools_in_force(session_id: str, head_id: str):
+        return await tool_sets.offered(ledger, session_id, head_id)
+
+    return Compactor(ledger, summarizer, policy, estimator, tools_in_force=tools_in_force)
 
 
 def neo4j_uri(settings: Settings) -> str:

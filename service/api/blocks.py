@@ -271,14 +271,17 @@ class ToolChoiceInput:
     name: Optional[str] = strawberry.field(default=None, description="With mode TOOL.")
 
 
+def tool_definitions_in(tools: list[ToolInput]) -> list[dict[str, Any]]:
+    return [{"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in tools]
+
+
 def options_in(model: Optional[str], max_tokens: Optional[int],
                tools: Optional[list[ToolInput]], tool_choice: Optional[ToolChoiceInput],
                recall: Optional[bool] = None) -> requests.Options:
     return requests.options(
         model=model, max_tokens=max_tokens, recall=recall,
-        tools=None if tools is None else [
-            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
-            for t in tools],
+        tools=None if tools is None else tool_definitions_in(tools),
         tool_choice=None if tool_choice is None else {
             "mode": tool_choice.mode.value, "name": tool_choice.name})
 

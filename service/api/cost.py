@@ -122,6 +122,12 @@ LIST_SIZES: dict[str, Paged | Given | Assumed | Holds | str] = {
     "Session.branches": Assumed("branches of a session", FEW),
     "SessionSource.models": Assumed("models an imported session used", FEW),
     "Session.models": Assumed("models a session used", FEW),
+    # Tool sets (docs/guides/tool-sets.md): a session sets its tools a few times; a diff of two
+    # calls' tools names a few (the history counts what it holds as it is resolved).
+    "Session.toolSetHistory": Assumed("versions of a session's tool set", FEW),
+    "ToolsDiff.added": Assumed("tools offered to a call", FEW),
+    "ToolsDiff.removed": Assumed("tools offered to a call", FEW),
+    "ToolsDiff.changed": Assumed("tools offered to a call", FEW),
     "Message.children": Assumed("children of a node", FEW),
     "Message.coveredBy": Assumed("summaries covering a node", FEW),
     "GraphNode.coversIds": Assumed("capsules listing a graph row", FEW),

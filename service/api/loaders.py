@@ -9,7 +9,8 @@ from strawberry.dataloader import DataLoader
 
 from ..context.render import render_many
 from ..errors import NotFound
-from ..store import Branch, Call, Ledger, Node, Page, Rendered, Session, Summary, Window
+from ..store import (Branch, Call, Ledger, Node, Page, Rendered, Session, Summary,
+                     ToolSetVersion, Window)
 from ..store.calls import CacheTotals, CallReading
 from ..store.views import GraphRow
 
@@ -79,6 +80,7 @@ class Loaders:
     quoted: DataLoader[str, list[str]]  # the redacted nodes a summary or carry may quote
     # prompt-cache totals by (session id, branch tip id or None for the whole session)
     cache_totals: DataLoader[tuple[str, str | None], CacheTotals]
+    tool_set_histories: DataLoader[str, list[ToolSetVersion]]  # by session id, oldest first
 
     @classmethod
     def for_request(cls, ledger: Ledger) -> "Loaders":
@@ -107,6 +109,7 @@ class Loaders:
             quoting=_grouped(ledger.redactions.quoting_many),
             quoted=_grouped(ledger.redactions.quoted_many),
             cache_totals=_grouped(ledger.calls.cache_totals),
+            tool_set_histories=_grouped(ledger.tool_sets.histories),
         )
 
 

@@ -15,6 +15,7 @@ from ..store.paging import window
 from ..model.validate import MAX_BRANCH_NAME_LENGTH, MAX_INSTRUCTIONS_LENGTH, MAX_LABEL_LENGTH
 from .blocks import (
     ContentBlockInput, ToolChoiceInput, ToolInput, ToolResultBlockInput, blocks_in, options_in,
+    tool_definitions_in,
 )
 from .bookmarks import BookmarksPerOperation
 from .context import LoadersPerOperation
@@ -25,6 +26,8 @@ from .nodes import MAX_NODES_PER_LOOKUP, resolve_node
 from .redaction import DESCRIPTION as REDACT, Redacted, redact
 from .search import SearchHitConnection, SearchKind, search_field
 from .sessions import SessionFilter, SessionOrder, sessions_field
+from ..turns import tool_sets
+from .tool_sets import ToolSetVersion, tool_set_out
 from .transcripts import TranscriptFormat, TranscriptImport, import_transcript
 from .types import (
     MAX_CALLS_PAGE, Branch, CallDiff, CarryOver, Compaction, Message, ModelCall, Node, Role,
@@ -167,6 +170,23 @@ class Mutation:
         return session_out(await info.context.services.ledger.sessions.update(
             str(session_id), title=title if set_title else None, set_title=set_title,
             extra_meta=extra_meta, summary_strategy=summary_strategy, recall=recall))
+
+    @strawberry.mutation(description=(
+        "A new version of the session's tool set (docs/guides/tool-sets.md): every call after it — "
+        "turns, retries, edits, compaction's summarizer and token count, `request` — is "
+        "offered these `tools` and `toolChoice` unless it names its own tools. With "
+        "`headId` it is that branch's: it applies at `headId` and every node after it on its "
+        "chain. `tools: []` offers none. Definitions are checked (input schemas against the "
+        "JSON Schema meta-schema): BAD_INPUT and nothing written."))
+    async def set_tools(self, info: Info, session_id: strawberry.ID, tools: list[ToolInput],
+                        tool_choice: Optional[ToolChoiceInput] = None,
+                        head_id: Optional[strawberry.ID] = None) -> ToolSetVersion:
+        version = await tool_sets.set_tools(
+            info.context.services.ledger, str(session_id), tool_definitions_in(tools),
+            None if tool_choice is None else {"mode": tool_choice.mode.value,
+                                              "name": tool_choice.name},
+            _optional(head_id))
+        return tool_set_out(version)
 
     @strawberry.mutation(description=(
         "The user's turn: the message (`content` or `blocks`) at HEAD, then the reply. "

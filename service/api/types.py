@@ -11,7 +11,7 @@ from .. import store
 from ..model import blocks as block_rules
 from ..context import compaction
 from ..context.compaction import CompactionResult
-from ..store.calls import diff_reads
+from ..store.calls import diff_reads, diff_tools
 from ..store.capsules import fold
 from ..store.paging import Page, Window, window
 from ..store.views import GraphRow
@@ -24,6 +24,8 @@ from .blocks import (
     request_of,
 )
 from ..turns.service import TurnResult
+from ..turns import tool_sets
+from .tool_sets import ToolSetVersion, tool_set_out
 
 
 MAX_CALLS_PAGE = 1000  # calls in a page of Session.modelCalls, Message.readBy, callsReading
@@ -246,8 +248,10 @@ class RenderedContext:
     async def request(self, info: Info, format: RequestFormat, model: Optional[str] = None,
                       max_tokens: Optional[int] = None, tools: Optional[list[ToolInput]] = None,
                       tool_choice: Optional[ToolChoiceInput] = None) -> JSON:
-        return await request_of(info, self.rendered, format,
-                                options_in(model, max_tokens, tools, tool_choice))
+        options = await tool_sets.offered(
+            info.context.services.ledger, self.rendered.nodes[0].session_id,
+            self.rendered.head_id, options_in(model, max_tokens, tools, tool_choice))
+        return await request_of(info, self.rendered, format, options)
 
 
 def rendered_out(r: store.Rendered) -> RenderedContext:
@@ -470,7 +474,8 @@ class ModelCall(Node):
         call = await info.context.loaders.calls.load(str(self.id))
         return await _nodes(info, list(call.read_ids or ()))
 
-    tools_sha256: strawberry.Private[Optional[str]] = None
+    tools_sha256: Optional[str] = strawberry.field(default=None, description=(
+        "The content hash of the tools it was offered (a ToolSet's sha256); null: none."))
 
     @strawberry.field(description=(
         "The tools the model was offered (part of what it read), as the neutral definitions "
@@ -498,7 +503,16 @@ class ModelCall(Node):
             today = (await loaders.renders.load((call.session_id, head_id))).node_ids
         tools = (None if call.tools_sha256 is None
                  else await loaders.tool_sets.load(call.tools_sha256))
-        return replay_out(replayed(call, nodes, today, await media_of(info, nodes), tools))
+        return replay_out(replayed(call, nodes, today, await media_of(info, nodes), tools),
+                          tools)
+
+
+@strawberry.type(description="Tool names: offered to the second call only (added), to the "
+                             "first only (removed), to both with another definition (changed).")
+class ToolsDiff:
+    added: list[str]
+    removed: list[str]
+    changed: list[str]
 
 
 @strawberry.type(description="How two calls' prompts differ, node by node (the second "
@@ -515,6 +529,16 @@ class CallDiff:
                     "(the second prompt's order).")
     tools_changed: bool = strawberry.field(
         description="The two calls were offered different tools (see ModelCall.tools).")
+
+    @strawberry.field(description=(
+        "How the tools they were offered differ, by name (ModelCall.tools)."))
+    async def tools_diff(self, info: Info) -> ToolsDiff:
+        offered = [[] if c.tools_sha256 is None
+                   else await info.context.loaders.tool_sets.load(c.tools_sha256) or []
+                   for c in (self.first, self.second)]
+        diff = diff_tools(*offered)
+        return ToolsDiff(added=list(diff.added), removed=list(diff.removed),
+                         changed=list(diff.changed))
 
     @strawberry.field
     async def added(self, info: Info) -> list[Message]:
@@ -558,6 +582,8 @@ class CallReplay:
         description="In today's render only, in its order.")
     removed_ids: list[strawberry.ID] = strawberry.field(
         description="In the call's prompt only, in its order.")
+    tools: Optional[JSON] = strawberry.field(default=None, description=(
+        "The tools the prompt was offered (ModelCall.tools); null when none were."))
 
     @strawberry.field
     async def added(self, info: Info) -> list[Message]:
@@ -568,8 +594,8 @@ class CallReplay:
         return await _nodes(info, self.removed_ids)
 
 
-def replay_out(r: Replay) -> CallReplay:
-    return CallReplay(system=r.system, messages=list(r.messages),
+def replay_out(r: Replay, tools: list[dict] | None = None) -> CallReplay:
+    return CallReplay(system=r.system, messages=list(r.messages), tools=tools,
                       current_ids=None if r.current_ids is None else list(r.current_ids),
                       differs=r.differs, added_ids=list(r.added), removed_ids=list(r.dropped))
 
@@ -699,6 +725,20 @@ class Session(Node):
     async def graph(self, info: Info, include_deleted: bool = False) -> SessionGraph:
         rows = await info.context.loaders.graphs.load((str(self.id), include_deleted))
         return graph_out(rows)
+
+    @strawberry.field(description=(
+        "The tool set in force at a head (default: HEAD): the latest setTools that is the "
+        "session's or anchored on the head's chain; null when none applies."))
+    async def tool_set(self, info: Info, head_id: Optional[strawberry.ID] = None
+                       ) -> Optional[ToolSetVersion]:
+        version = await info.context.services.ledger.tool_sets.in_force(
+            str(self.id), None if head_id is None else str(head_id))
+        return None if version is None else tool_set_out(version)
+
+    @strawberry.field(description="Every version of its tool set (setTools), oldest first.")
+    async def tool_set_history(self, info: Info) -> list[ToolSetVersion]:
+        versions = await info.context.loaders.tool_set_histories.load(str(self.id))
+        return [tool_set_out(v) for v in charged(info, versions)]
 
     @strawberry.field(description="The session's model calls, oldest first.")
     async def model_calls(self, info: Info, first: Optional[int] = None,

@@ -50,6 +50,9 @@ from .summarizers import Conversation, RequestOptions, Summarizer, SummaryText
 from .tokens import HeuristicEstimator, TokenEstimator
 
 T = TypeVar("T")
+# The session's request options at a head (service/turns/tool_sets.offered): the tool set
+# in force there, for a compaction no turn handed options to.
+ToolsInForce = Callable[[str, str], Awaitable[RequestOptions]]
 CompactionTrigger = Literal["manual", "auto", "passive"]
 
 log = logging.getLogger("ctxdag.compaction")
@@ -129,11 +132,13 @@ class Plan:
 
 class Compactor:
     def __init__(self, ledger: Ledger, summarizer: Summarizer, policy: BudgetPolicy,
-                 estimator: TokenEstimator) -> None:
+                 estimator: TokenEstimator, *,
+                 tools_in_force: ToolsInForce | None = None) -> None:
         self.ledger = ledger
         self.summarizer = summarizer
         self.policy = policy
         self.estimator = estimator
+        self.tools_in_force = tools_in_force
 
     async def compact(self, session_id: str, *, head_id: str | None = None,
                       keep_recent_tokens: int | None = None,
@@ -158,6 +163,7 @@ class Compactor:
             if keep_recent_tokens is not None:
                 raise BadInput("give keepRecentTokens or upTo, not both: upTo chooses the cut")
         view = await render_context(self.ledger, session_id, head_id)
+        options = await self._offered(session_id, view, options)
         return await self._run(view, session_id, trigger, keep_recent_tokens, instructions,
                                up_to=up_to, dry_run=dry_run, options=options)
 
@@ -176,6 +182,7 @@ class Compactor:
             view = await render_context(self.ledger, session_id, head_id)
         if media is None:
             media = await self.ledger.nodes.media_of(view.nodes)
+        options = await self._offered(session_id, view, options)
         estimate = await self._count(session_id, view, media, options) + pending_tokens
         if not self.policy.needs_compaction(estimate):
             return None
@@ -449,6 +456,14 @@ class Compactor:
         return await self.summarizer.summarize(
             list(plan.new_turns), plan.previous.content if plan.previous else None,
             instructions=instructions, verbatim=plan.verbatim, **extra)
+
+    async def _offered(self, session_id: str, view: Rendered,
+                       options: RequestOptions | None) -> RequestOptions | None:
+        """The request options the conversation's calls are sent with: the caller's (a turn
+        resolved them), else the session's tool set in force at the head."""
+        if options is not None or self.tools_in_force is None:
+            return options
+        return await self.tools_in_force(session_id, view.head_id)
 
     async def _conversation(self, view: Rendered, plan: "Plan",
                             options: RequestOptions | None) -> Conversation | None:

@@ -6,9 +6,10 @@ from ..model.models import (
     Rendered, Role, Session, Summary, SummaryStrategy,
 )
 from .paging import Page, Window
+from .tool_sets import ToolSetVersion
 from ..model.validate import Limits
 
 __all__ = [
     "Appended", "Branch", "Call", "CallRecord", "Carried", "Database", "Purpose", "DeletedBranch", "HeadMove", "Ledger", "Limits", "Node",
-    "Page", "Redaction", "Rendered", "Role", "Session", "Summary", "SummaryStrategy", "Window", "open_driver",
+    "Page", "Redaction", "Rendered", "Role", "Session", "Summary", "SummaryStrategy", "ToolSetVersion", "Window", "open_driver",
 ]

@@ -52,6 +52,22 @@ def diff_reads(first: Sequence[str], second: Sequence[str]) -> ReadsDiff:
     )
 
 
+@dataclass(frozen=True)
+class ToolsDiff:
+    added: tuple[str, ...]  # tool names the second call was offered only, in its order
+    removed: tuple[str, ...]  # the first call's only, in its order
+    changed: tuple[str, ...]  # offered to both, defined otherwise (the second's order)
+
+
+def diff_tools(first: Sequence[Mapping], second: Sequence[Mapping]) -> ToolsDiff:
+    """How the tools two calls were offered differ, by name (definitions as stored)."""
+    before = {t["name"]: t for t in first}
+    after = {t["name"]: t for t in second}
+    return ToolsDiff(added=tuple(n for n in after if n not in before),
+                     removed=tuple(n for n in before if n not in after),
+                     changed=tuple(n for n in after if n in before and after[n] != before[n]))
+
+
 class BreakCause(str, Enum):
     """Which write made a prompt differ from its previous call's where it does."""
 

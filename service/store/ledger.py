@@ -18,6 +18,7 @@ from .redactions import Redactions
 from .search import Search
 from .sessions import Sessions
 from .summaries import Summaries
+from .tool_sets import ToolSets
 from ..model.validate import Limits
 from .views import Views
 
@@ -39,6 +40,7 @@ class Ledger:
     views: Views
     search: Search
     calls: Calls
+    tool_sets: ToolSets
     carries: Carries
     events: Events
 
@@ -64,6 +66,7 @@ class Ledger:
             views=Views(db, tenant),
             search=Search(db, tenant),
             calls=Calls(db, tenant, limits),
+            tool_sets=ToolSets(db, tenant),
             carries=Carries(db, tenant),
             events=events,
         )

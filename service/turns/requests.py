@@ -28,7 +28,7 @@ breakpoints (`cache_breakpoints`), the OpenAI request names the session as its
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 from ..config import DEFAULT_CACHE_TTL
@@ -81,6 +81,13 @@ class Options:
     # The recall tools (docs/guides/recall.md): None follows the session's setting; once a turn
     # resolved it (service/recall/tools.py), `tools` hold them and stand-ins name their ids.
     recall: bool | None = None
+    # The call names its tools itself (an override), or the session's tool set in force
+    # applies (docs/guides/tool-sets.md, `in_force`); None: it names them when it holds any.
+    tools_given: bool | None = None
+
+    @property
+    def names_tools(self) -> bool:
+        return bool(self.tools) if self.tools_given is None else self.tools_given
 
 
 MAX_TOOLS = 128
@@ -100,14 +107,49 @@ def options(*, model: object = None, max_tokens: object = None, tools: object = 
         validate.count(max_tokens, "maxTokens", minimum=1)
         if max_tokens > MAX_OUTPUT_TOKENS:
             raise BadInput(f"maxTokens is {max_tokens}; at most {MAX_OUTPUT_TOKENS}")
-    offered = tuple(_tool(t, f"tools[{i}]") for i, t in enumerate(tools or ()))
+    offered = tool_definitions(tools or ())
+    # Without tools, a toolChoice is checked against the tool set in force (in_force).
+    names = None if tools is None else [t.name for t in offered]
+    return Options(model, max_tokens, offered, _choice(tool_choice, names), recall=recall,
+                   tools_given=tools is not None)
+
+
+def tool_definitions(tools: Sequence[object]) -> tuple[Tool, ...]:
+    """Tool definitions as a client gives them, checked (their input schemas against the
+    JSON Schema meta-schema), BAD_INPUT naming the first fault."""
+    if not isinstance(tools, Sequence) or isinstance(tools, (str, bytes)):
+        raise BadInput("tools must be a list of tool definitions")
+    offered = tuple(_tool(t, f"tools[{i}]") for i, t in enumerate(tools))
     if len(offered) > MAX_TOOLS:
         raise BadInput(f"{len(offered)} tools are offered; at most {MAX_TOOLS}")
     names = [t.name for t in offered]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise BadInput(f"tools are named once each; repeated: {some(repeated)}")
-    return Options(model, max_tokens, offered, _choice(tool_choice, names), recall=recall)
+    return offered
+
+
+def tool_choice(value: object, tools: Sequence[Tool]) -> ToolChoice | None:
+    """A client's toolChoice, checked against the tools it goes with."""
+    return _choice(value, [t.name for t in tools])
+
+
+def in_force(options: Options, tools: Sequence[Mapping[str, Any]],
+             choice: Mapping[str, Any] | None) -> Options:
+    """The options a call is sent with: its own tools when it gave them (the override),
+    else the tool set in force (`tools`, `choice`: a stored version's, checked when it was
+    set; none: no tools), with the call's toolChoice, if it gave one, checked against them."""
+    if options.names_tools:
+        return options
+    offered = tuple(Tool(t["name"], t.get("description"), dict(t["input_schema"]))
+                    for t in tools)
+    names = [t.name for t in offered]
+    given = options.tool_choice
+    if given is not None:
+        chosen = _choice({"mode": given.mode, "name": given.name}, names)
+    else:
+        chosen = None if choice is None else ToolChoice(choice["mode"], choice.get("name"))
+    return replace(options, tools=offered, tool_choice=chosen, tools_given=True)
 
 
 def _tool(value: object, what: str) -> Tool:
@@ -137,17 +179,18 @@ class _SchemaLimit:
     max_metadata_bytes: int
 
 
-def _choice(value: object, names: list[str]) -> ToolChoice | None:
+def _choice(value: object, names: list[str] | None) -> ToolChoice | None:
+    """`names`: the tools it goes with; None: not known yet (checked again by in_force)."""
     if value is None:
         return None
     if not isinstance(value, Mapping) or value.get("mode") not in TOOL_CHOICE_MODES:
         raise BadInput(f"toolChoice.mode must be one of: {', '.join(TOOL_CHOICE_MODES)}")
     mode, name = value["mode"], value.get("name")
-    if mode in ("any", "tool") and not names:
+    if mode in ("any", "tool") and names is not None and not names:
         raise BadInput(f"toolChoice {mode} needs tools to choose from")
     if (mode == "tool") != (name is not None):
         raise BadInput("toolChoice names a tool with mode tool, and only then")
-    if name is not None and name not in names:
+    if name is not None and names is not None and name not in names:
         raise BadInput(f"toolChoice names {validate.shown(name)}, which is not an offered tool")
     return ToolChoice(mode, name)
 

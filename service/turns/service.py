@@ -24,7 +24,7 @@ from ..model.blocks import message_blocks, tool_use_ids
 from .providers import ModelProvider, Prompt
 from ..model.models import tools_json
 from .requests import Options
-from . import recall
+from . import recall, tool_sets
 from .writer import TurnWriter
 from ..config import DEFAULT_RECALL_BUDGET
 from .. import telemetry
@@ -70,6 +70,7 @@ class Turns:
         projection of stored nodes).
         """
         writer = TurnWriter(self.ledger, session_id, advance_head=True)
+        options = await tool_sets.offered(self.ledger, session_id, None, options)
         await self._refuse_recall_clash(session_id, options)
         if cancel_open_tool_uses:
             # The message is checked first: a refused one must leave nothing behind.
@@ -83,6 +84,7 @@ class Turns:
         """The agent loop's next step: the results answering HEAD's open tool uses, then the
         model's next reply (which may call tools again)."""
         writer = TurnWriter(self.ledger, session_id, advance_head=True)
+        options = await tool_sets.offered(self.ledger, session_id, None, options)
         results, metadata = await self._with_recall_answers(session_id, results, options)
         return await self._respond_to(writer, await writer.results(results, metadata),
                                       Purpose.CHAT, options=options)
@@ -93,6 +95,8 @@ class Turns:
         """A new version of a user message (a fork; HEAD moves to it), then the reply."""
         original = await self.ledger.nodes.get(node_id)
         writer = TurnWriter(self.ledger, original.session_id, advance_head=True)
+        options = await tool_sets.offered(self.ledger, original.session_id,
+                                          original.predecessor_id, options)
         await self._refuse_recall_clash(original.session_id, options)
         return await self._respond_to(writer, await writer.open_edit(node_id, content, blocks),
                                       Purpose.CHAT, options=options)
@@ -103,6 +107,8 @@ class Turns:
         if original.role is not Role.ASSISTANT or original.predecessor_id is None:
             raise BadInput(f"node {node_id} is not an assistant reply; retry forks replies")
         writer = TurnWriter(self.ledger, original.session_id, advance_head=True)
+        options = await tool_sets.offered(self.ledger, original.session_id,
+                                          original.predecessor_id, options)
         await self._refuse_recall_clash(original.session_id, options)
         prompt_head = await self.ledger.nodes.get(original.predecessor_id)
         result = await self._respond(writer, prompt_head, Purpose.CHAT, retry_of=node_id,
@@ -122,9 +128,11 @@ class Turns:
         validate.optional_identifier(deliver_to, "deliver_to session id")
         writer = TurnWriter(self.ledger, session_id, advance_head=False, side_branch=True,
                             caller_id=from_node_id)
+        options = await tool_sets.offered(self.ledger, session_id, from_node_id)
         root = await writer.open(prompt, predecessor_id=from_node_id,
                                  metadata={"spawned_from": from_node_id})
-        result = await self._respond_to(writer, root, Purpose.TASK, compact=False)
+        result = await self._respond_to(writer, root, Purpose.TASK, compact=False,
+                                        options=options)
         if deliver_to is not None and result.reply is not None:
             await self.send_message(deliver_to, result.reply.content)
         return result

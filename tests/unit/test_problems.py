@@ -80,7 +80,7 @@ def test_the_writes_that_validate_report_problems():
             "summary_persist", "summary_retire", "render_context", "session_update",
             "backup_import", "event_append", "transcript_extend", "label_set",
             "label_clear", "branch_name_set", "branch_name_clear", "pin_set", "pin_clear",
-            "carry_segment", "carry_write", "node_redact"} == {
+            "carry_segment", "carry_write", "node_redact", "tool_set_put"} == {
         name for name, found in codes.items() if found}
     assert "read_invalid" in codes["append_message"] & codes["fork_sibling"]
 
