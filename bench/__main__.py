@@ -35,7 +35,7 @@ from .search import search_growth
 from .replicas import replicas
 from .server import HEAP, PAGECACHE_MB, BenchNeo4j
 from .storage import storage
-from .transcripts import transcript_import
+from .transcripts import follow_latency, transcript_import
 from .writes import append_at_head, persist, record_call, send_messages, write_floor
 
 SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15",
@@ -147,6 +147,7 @@ async def run(args: argparse.Namespace) -> int:
         await section("9", lambda: api(b))
         await section("12", lambda: agent_session(b))
         await section("13", lambda: transcript_import(b))
+        await section("13", lambda: follow_latency(b))
         await section("14", lambda: pinned_render(b))
         await section("15", lambda: carry(b))
         await section("16", lambda: prompt_cache(b))
