@@ -193,3 +193,41 @@ def _statement_times(db: Any) -> _Statements:
     db._execute = timed
     statements.stop = lambda: setattr(db, "_execute", execute)
     return statements
+
+
+async def follow_latency(b: Bench) -> None:
+    """`--follow`'s latency: from a line appended to a followed Claude Code file until its
+    node is in the ledger, for a short session and one of `transcript_entries` records
+    (each first imported by the follower, then grown by one user prompt at a time)."""
+    import asyncio
+    import tempfile
+    from pathlib import Path
+
+    from service.transcripts.follow import follow
+
+    ledger = b.ledger
+    for entries in (20, b.sizes.transcript_entries):
+        lines = claude_code_transcript(entries + 1)
+        folder = Path(tempfile.mkdtemp(prefix="bench-follow-"))
+        file = folder / f"{SESSION}-follow-{entries}.jsonl"
+        file.write_text("".join(lines[:entries]))
+        stop, seen = asyncio.Event(), []
+        task = asyncio.create_task(follow(ledger, str(file), None, stop, seen.append,
+                                          interval=0.1, settle=3600))
+        while not seen:
+            await asyncio.sleep(0.05)
+        record = {**json.loads(lines[entries]), "type": "user",
+                  "message": {"role": "user", "content": "and the next thing"}}
+        t0 = time.perf_counter()
+        with file.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+        while len(seen) == 1:
+            await asyncio.sleep(0.01)
+        latency = time.perf_counter() - t0
+        stop.set()
+        await task
+        b.add(S13, f"follow latency, {entries:,}-entry session", None, None,
+              value=round(latency * 1000), unit="ms",
+              note="a user prompt appended until its node is written (poll 0.1 s); the "
+                   "whole file read, parsed and its document built again, then the stored "
+                   "ids compared")

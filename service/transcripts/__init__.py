@@ -9,6 +9,7 @@ the file instead.
 from __future__ import annotations
 
 import asyncio
+import json
 from enum import Enum
 from typing import Any, Callable
 
@@ -65,8 +66,10 @@ def read(text: str, file: str, format: str | None, tenant: str, limits: Limits,
     if tool not in PARSERS:
         raise bad_line(file, 1, f"format {tool!r} is not one of: {', '.join(FORMATS)}")
     transcript = PARSERS[tool](text, file, mode)
-    if tool == claude_code.TOOL and read_text is not None:
-        transcript = subagents.with_agents(transcript, subagents.beside(file, read_text), mode)
+    agents = subagents.beside(file, read_text) \
+        if tool == claude_code.TOOL and read_text is not None else []
+    if agents:
+        transcript = subagents.with_agents(transcript, agents, mode, settle)
     if settle is not None:
         transcript = settle(transcript)
         if not transcript.turns:
@@ -75,11 +78,33 @@ def read(text: str, file: str, format: str | None, tenant: str, limits: Limits,
     origin_lines = objects(text, file, Mode())
     shaped = document(transcript, tenant, limits, origin.describe(transcript, origin_lines), mode)
     mode.degraded.sort(key=lambda d: (d.file != file, d.file, d.line))
-    if read_text is None and settle is None and not mode.degraded:
-        # The session is all this text holds, and only it: the next import of the same
-        # text is recognised unread (import_text).
-        shaped["session"]["properties"].update(fingerprint(text, file, tool))
+    if settle is None and not mode.degraded:
+        # The session is all this text (and its side files) holds, and only it: the next
+        # import of the same text is recognised unparsed (unchanged).
+        shaped["session"]["properties"].update(source_fingerprint(text, file, tool, agents))
     return {**shaped, CONTENT: text}
+
+
+def source_fingerprint(text: str, file: str, tool: str,
+                       agents: list[subagents.SubAgent]) -> dict[str, Any]:
+    """The fingerprint (store.transcripts.fingerprint) of a session file's text and the
+    sub-agent files read with it: another side file, or one grown, is other text."""
+    side = "".join(f"\0{agent.file}\0{json.dumps(agent.sidecar, sort_keys=True)}\0{agent.text}"
+                   for agent in agents)
+    return fingerprint(text + side, file, tool)
+
+
+async def unchanged(ledger: Ledger, text: str, file: str, format: str | None,
+                    read_text: Callable[[str], str] | None = None,
+                    strict: bool = False) -> Stored | None:
+    """The session last imported from exactly this text (and, with `read_text`, the same
+    sub-agent files beside it), found by its fingerprint without parsing the text; None
+    when there is none (the text is new, grown, or its import degraded entries)."""
+    tool = format or detect(text, file, strict)
+    agents = subagents.beside(file, read_text) \
+        if tool == claude_code.TOOL and read_text is not None else []
+    return await stored_unchanged(ledger.db, ledger.tenant,
+                                  source_fingerprint(text, file, tool, agents))
 
 
 async def import_text(ledger: Ledger, text: str, file: str, format: str | None,
@@ -91,10 +116,9 @@ async def import_text(ledger: Ledger, text: str, file: str, format: str | None,
     whole, nothing degraded) is recognised by its fingerprint before it is parsed."""
     mode = mode if mode is not None else Mode()
     tool = format or detect(text, file, mode.strict)
-    unchanged = await stored_unchanged(ledger.db, ledger.tenant,
-                                       fingerprint(text, file, tool))
-    if unchanged is not None:
-        return unchanged
+    held = await unchanged(ledger, text, file, tool)
+    if held is not None:
+        return held
     shaped = await asyncio.to_thread(read, text, file, tool, ledger.tenant, ledger.limits,
                                      mode=mode)
     return await store_transcript(ledger.db, ledger.tenant, shaped, ledger.limits,

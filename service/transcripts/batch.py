@@ -1,6 +1,8 @@
 """`ctxdag import-transcript PATH…`: each transcript file of the paths (walk.py) read and
 stored on its own, one transaction each, so a walk stopped at any point (killed even)
 leaves every file whole or untouched and the next run goes on where it stopped. A file
+(with its sub-agents' files) that holds nothing new since its import is recognised by its
+fingerprint, unparsed. A file
 that fails is reported and the walk goes on; a file a folder holds that is no transcript,
 or none yet, is passed over. Each file gets a line, the walk a summary.
 """
@@ -15,7 +17,7 @@ from typing import Any, Callable, TextIO
 from ..errors import CtxdagError
 from ..store.ledger import Ledger
 from ..store.transcripts import Stored, store_transcript
-from . import read
+from . import read, unchanged
 from .model import Degraded, Mode, NoTurns, NotATranscript
 from .progress import Progress
 from .walk import Found, transcript_files
@@ -70,10 +72,12 @@ async def _import_one(ledger: Ledger, file: str, format: str | None, strict: boo
     mode, text = Mode(strict), ""
     try:
         text = read_text(file)
-        document = await asyncio.to_thread(read, text, file, format, ledger.tenant,
-                                           ledger.limits, read_text, mode=mode)
-        stored = await store_transcript(ledger.db, ledger.tenant, document, ledger.limits,
-                                        ledger.events)
+        stored = await unchanged(ledger, text, file, format, read_text, strict)
+        if stored is None:
+            document = await asyncio.to_thread(read, text, file, format, ledger.tenant,
+                                               ledger.limits, read_text, mode=mode)
+            stored = await store_transcript(ledger.db, ledger.tenant, document,
+                                            ledger.limits, ledger.events)
     except (NoTurns, NotATranscript) as e:
         if named:
             tally.failed += 1

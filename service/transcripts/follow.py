@@ -2,7 +2,8 @@
 --follow FILE`), or a folder's files as its tool creates them and appends to them
 (`--follow DIR`: the folder is walked again at each poll, walk.py).
 
-The file is polled for its size; only complete lines are read (a line still being
+The file (and the sub-agent files Claude Code writes beside it, read with it as a folder
+import reads them) is polled for its size; only complete lines are read (a line still being
 written waits), and each time they grow the transcript is imported again, which stores
 only what it gained (service/store/transcripts.py). A turn still growing is held back, so
 no node is stored half-built: an assistant message at the end may gain blocks, and a
@@ -25,7 +26,7 @@ from typing import Callable
 from ..errors import BadInput, CtxdagError
 from ..store.ledger import Ledger
 from ..store.transcripts import Stored, store_transcript
-from . import claude_code, read
+from . import claude_code, read, subagents, unchanged
 from .model import ROOT_KEY, Mode, NotATranscript, NoTurns, Transcript, Turn
 from .walk import transcript_files
 
@@ -75,19 +76,25 @@ def _calls_open_before(turn: Turn, turns: dict[str, Turn]) -> bool:
 
 
 class Follower:
-    """One file followed: each `poll` imports what it gained since the last (its complete
-    lines), or its closing reply once it has been quiet for `settle` seconds."""
+    """One file followed, with the sub-agent files beside it (subagents.py): each `poll`
+    imports what they gained since the last (their complete lines), or its closing reply
+    once they have been quiet for `settle` seconds. Its first import of a file that holds
+    nothing new since it was imported is recognised by its fingerprint, unparsed."""
 
     def __init__(self, ledger: Ledger, file: str, format: str | None, strict: bool):
         self.ledger, self.file, self.format, self.strict = ledger, file, format, strict
-        self.size, self.seen, self.changed_at, self.settled = -1, -1, time.monotonic(), False
+        self.size: tuple = ()
+        self.seen: tuple = ()
+        self.changed_at, self.settled = time.monotonic(), False
         self.last: Stored | None = None
 
     async def poll(self, settle: float) -> Stored | None:
         """The import's result when it changed the session; None otherwise."""
         path = Path(self.file)
         try:
-            size = path.stat().st_size
+            beside = subagents.watched_files(self.file)
+            size = (path.stat().st_size,) + tuple(
+                (str(p), p.stat().st_size) for p in beside if p.exists())
             quiet = time.monotonic() - self.changed_at >= settle
             if size == self.size and (self.settled or not quiet):
                 return None
@@ -96,15 +103,25 @@ class Follower:
             raise BadInput(f"cannot read {self.file}: {e.strerror or e}") from e
         self.size = size
         complete = data[:data.rfind(b"\n") + 1]
-        if len(complete) == self.seen and (self.settled or not quiet):
+        seen = (len(complete),) + size[1:]
+        if seen == self.seen and (self.settled or not quiet):
             return None  # only a line still being written grew
-        if len(complete) != self.seen:
-            self.seen, self.changed_at, self.settled, quiet = \
-                len(complete), time.monotonic(), False, False
+        first = not self.seen
+        if seen != self.seen:
+            if seen[:1] != self.seen[:1]:  # the session file's own tail may grow on
+                self.changed_at, quiet = time.monotonic(), False
+            self.seen, self.settled = seen, quiet
         else:
             self.settled = True
         try:
-            stored = await _import(self.ledger, complete, self.file, self.format, quiet,
+            text = _text(complete, self.file)
+            if first and text.strip():
+                held = await unchanged(self.ledger, text, self.file, self.format,
+                                       _complete_text, self.strict)
+                if held is not None:
+                    self.last, self.settled = held, True
+                    return None
+            stored = await _import(self.ledger, text, self.file, self.format, quiet,
                                    self.strict)
         except CtxdagError:
             self.settled = True  # tried again once the file changes
@@ -168,16 +185,28 @@ async def _wait(stop: asyncio.Event, interval: float) -> None:
         pass
 
 
-async def _import(ledger: Ledger, complete: bytes, file: str, format: str | None,
-                  quiet: bool, strict: bool) -> Stored | None:
+def _text(complete: bytes, file: str) -> str:
     try:
-        text = complete.decode("utf-8")
+        return complete.decode("utf-8")
     except UnicodeDecodeError as e:
         raise BadInput(f"{file} is not UTF-8 text (invalid byte at offset {e.start})") from None
+
+
+def _complete_text(file: str) -> str:
+    """A side file's complete lines (a sidecar whole): a line still being written waits."""
+    try:
+        data = Path(file).read_bytes()
+    except OSError as e:
+        raise BadInput(f"cannot read {file}: {e.strerror or e}") from e
+    return _text(data if file.endswith(".json") else data[:data.rfind(b"\n") + 1], file)
+
+
+async def _import(ledger: Ledger, text: str, file: str, format: str | None,
+                  quiet: bool, strict: bool) -> Stored | None:
     if not text.strip():
         return None  # created, nothing written in it yet
     try:
-        shaped = read(text, file, format, ledger.tenant, ledger.limits,
+        shaped = read(text, file, format, ledger.tenant, ledger.limits, _complete_text,
                       settle=lambda t: without_open_tail(t, quiet), mode=Mode(strict))
     except NoTurns:
         return None  # nothing to import yet

@@ -35,13 +35,8 @@ class SubAgent:
 
 def beside(file: str, read_text: Callable[[str], str]) -> list[SubAgent]:
     """The sub-agents Claude Code keeps beside session file `file` (none for stdin)."""
-    if file == "-":
-        return []
-    folder = Path(file).with_suffix("") / "subagents"
     agents = []
-    for path in sorted(folder.glob(f"{PREFIX}*.jsonl")):
-        if path.name.startswith(HELPERS):
-            continue
+    for path in agent_files(file):
         agent_id = path.stem[len(PREFIX):]
         meta_file = path.with_name(f"{path.stem}.meta.json")
         sidecar = validate.parse_json(read_text(str(meta_file)), str(meta_file)) \
@@ -51,10 +46,29 @@ def beside(file: str, read_text: Callable[[str], str]) -> list[SubAgent]:
     return agents
 
 
-def with_agents(main: Transcript, agents: list[SubAgent], mode: Mode) -> Transcript:
+def agent_files(file: str) -> list[Path]:
+    """The sub-agent transcripts beside session file `file` (none for stdin), in order."""
+    if file == "-":
+        return []
+    folder = Path(file).with_suffix("") / "subagents"
+    return [path for path in sorted(folder.glob(f"{PREFIX}*.jsonl"))
+            if not path.name.startswith(HELPERS)]
+
+
+def watched_files(file: str) -> list[Path]:
+    """What a read of `file` reads beside it: its sub-agents' transcripts and sidecars."""
+    files = agent_files(file)
+    return files + [path.with_name(f"{path.stem}.meta.json") for path in files]
+
+
+def with_agents(main: Transcript, agents: list[SubAgent], mode: Mode,
+                settle: Callable[[Transcript], Transcript] | None = None) -> Transcript:
+    """`main` with its agents' turns; `settle` cuts what of each may still grow (follow.py:
+    a call without its result yet is held back, not stored with a stand-in result)."""
     turns = list(main.turns)
     for agent in agents:
-        turns += _spawned(main, agent, parse(agent.text, agent.file, mode))
+        parsed = parse(agent.text, agent.file, mode)
+        turns += _spawned(main, agent, settle(parsed) if settle is not None else parsed)
     return replace(main, turns=tuple(turns))
 
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from service.errors import NotFound
+from service.store.backup import export_session
 from service.transcripts import model
 from tests.integration.helpers import assert_sound
 
@@ -72,6 +73,7 @@ async def test_follow_imports_what_the_file_gains(neo4j_server, ledger, tmp_path
 
 
 CLAUDE = CODEX.parent.parent / "claude_code" / "session.jsonl"
+AGENTS = CODEX.parent.parent / "claude_code" / "agents"
 
 
 async def session_exists(ledger, sid: str) -> None:
@@ -101,10 +103,11 @@ async def test_follow_a_folder_takes_new_files_and_growth(neo4j_server, ledger, 
     try:
         await node_count(ledger, sid, 4)
         # A session the tool starts meanwhile, in a folder of its own; a sub-agent file
-        # beside it is no session.
+        # beside it is no session (it is read with it).
         project = tmp_path / "projects" / "-work-app"
         (project / "later" / "subagents").mkdir(parents=True)
-        (project / "later" / "subagents" / "agent-x.jsonl").write_text(CLAUDE.read_text())
+        (project / "later" / "subagents" / "agent-x.jsonl").write_text(
+            (AGENTS / "5c1d9e20-agents" / "subagents" / "agent-c3d4.jsonl").read_text())
         (project / "notes.jsonl").write_text('{"type": "note"}\n')  # passed over
         (project / "empty.jsonl").write_text("")  # just created
         (project / "bad.jsonl").write_text(CLAUDE.read_text().replace('"parentUuid": "u1"',
@@ -130,3 +133,58 @@ async def test_follow_a_folder_takes_new_files_and_growth(neo4j_server, ledger, 
                    "earlier entry\n")  # once, not at every poll
     await assert_sound(ledger, sid)
     await assert_sound(ledger, claude_sid)
+
+
+async def live_nodes(ledger, sid: str, count: int) -> None:
+    """Waits until the session holds `count` live nodes (a grown tail replaces some)."""
+    for _ in range(600):
+        try:
+            exported = await export_session(ledger.db, ledger.tenant, sid, ledger.limits)
+            if sum(n["properties"].get("deleted_at") is None for n in exported["nodes"]) == count:
+                return
+        except NotFound:
+            pass
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the session never held {count} live nodes")
+
+
+async def test_follow_a_folder_takes_sub_agents_as_they_appear_and_grow(
+        neo4j_server, ledger, tmp_path):
+    project = tmp_path / "projects" / "-work-app"
+    project.mkdir(parents=True)
+    (project / "5c1d9e20-agents.jsonl").write_text((AGENTS / "5c1d9e20-agents.jsonl").read_text())
+    env = {**os.environ, "NEO4J_URI": neo4j_server.uri, "NEO4J_USER": neo4j_server.user,
+           "NEO4J_PASSWORD": neo4j_server.password, "CTXDAG_TENANT": ledger.tenant}
+    command = subprocess.Popen(
+        [sys.executable, "-m", "service.cli", "import-transcript", "--follow", str(tmp_path),
+         "--poll", "0.1", "--settle", "0.2"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sid = model.session_id(ledger.tenant, "claude-code", "5c1d9e20-agents")
+    source = AGENTS / "5c1d9e20-agents" / "subagents"
+    side = project / "5c1d9e20-agents" / "subagents"
+    try:
+        await live_nodes(ledger, sid, 5)  # the session alone
+        side.mkdir(parents=True)
+        (side / "agent-a1b2.meta.json").write_text((source / "agent-a1b2.meta.json").read_text())
+        agent = (source / "agent-a1b2.jsonl").read_text().splitlines(keepends=True)
+        (side / "agent-a1b2.jsonl").write_text("".join(agent[:2]) + agent[2][:30])
+        await live_nodes(ledger, sid, 6)  # a sub-agent appears (its call waits for its result)
+        with (side / "agent-a1b2.jsonl").open("a") as f:
+            f.write(agent[2][30:] + "".join(agent[3:]))
+        await live_nodes(ledger, sid, 9)  # and grows
+        for name in ("agent-c3d4.meta.json", "agent-c3d4.jsonl", "agent-acompact-9f.jsonl"):
+            (side / name).write_text((source / name).read_text())
+        await live_nodes(ledger, sid, 11)  # as the folder's import holds it
+        command.send_signal(signal.SIGTERM)
+        out, err = command.communicate(timeout=60)
+    finally:
+        if command.poll() is None:
+            command.kill()
+    assert command.returncode == 0, err
+    assert err == ""
+    assert await ledger.sessions.count() == 1
+    await assert_sound(ledger, sid)
+    exported = await export_session(ledger.db, ledger.tenant, sid, ledger.limits)
+    spawned = [n for n in exported["nodes"] if n["properties"].get("side_branch")
+               and n["properties"].get("deleted_at") is None]
+    assert len(spawned) == 6 and all(n["caller_id"] for n in spawned)  # attached to it

@@ -195,3 +195,40 @@ def test_a_progress_line_on_a_terminal_and_none_piped(neo4j_server, tenant, tmp_
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE))
     assert status == 0 and err == ""  # piped: no progress line
     assert out.splitlines()[-1].startswith(f"{SESSIONS} files: 0 new, 0 grown")
+
+
+async def test_an_unchanged_folder_is_recognised_without_parsing_a_file(
+        ledger, capsys, tmp_path, monkeypatch):
+    from service import transcripts
+    homes = tool_homes(tmp_path)
+    status, _, err = await run(ledger, capsys, str(tmp_path))
+    assert status == 0, err
+    counts = {s.id: s.node_count for s in (await ledger.sessions.list(first=100)).items}
+    parsed: list[str] = []
+
+    def counted(parse):
+        def parse_counted(text, file, mode=None):
+            parsed.append(file)
+            return parse(text, file, mode)
+        return parse_counted
+
+    for tool, parse in list(transcripts.PARSERS.items()):
+        monkeypatch.setitem(transcripts.PARSERS, tool, counted(parse))
+    monkeypatch.setattr(transcripts.subagents, "parse", counted(transcripts.subagents.parse))
+    status, out, err = await run(ledger, capsys, str(tmp_path))
+    assert status == 0, err
+    assert parsed == []
+    assert out.splitlines()[-1].startswith(f"{SESSIONS} files: 0 new, 0 grown, {SESSIONS} "
+                                           "unchanged")
+    assert {s.id: s.node_count for s in (await ledger.sessions.list(first=100)).items} == counts
+    # A sub-agent's file that grew is no unchanged session: its session is read again.
+    agent = next(homes["claude-code"].rglob("subagents/agent-a1b2.jsonl"))
+    last = json.loads(agent.read_text().splitlines()[-1])
+    agent.write_text(agent.read_text() + json.dumps(
+        {**last, "uuid": "a1b2-grown", "parentUuid": last["uuid"], "type": "user",
+         "message": {"role": "user", "content": "and one more thing"}}) + "\n")
+    status, out, err = await run(ledger, capsys, str(tmp_path))
+    assert status == 0, err
+    assert parsed and all("5c1d9e20-agents" in file for file in parsed)
+    assert out.splitlines()[-1].startswith(f"{SESSIONS} files: 0 new, 1 grown, "
+                                           f"{SESSIONS - 1} unchanged")
