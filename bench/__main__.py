@@ -150,8 +150,8 @@ async def run(args: argparse.Namespace) -> int:
         await section("9", lambda: api(b))
         await section("12", lambda: agent_session(b))
         await section("13", lambda: transcript_import(b))
-from .transcript_folder import folder_import
-from .transcripts import follow_latency, transcript_import
+        await section("13", lambda: folder_import(b))
+        await section("13", lambda: follow_latency(b))
         await section("14", lambda: pinned_render(b))
         await section("15", lambda: carry(b))
         await section("16", lambda: prompt_cache(b))

@@ -31,7 +31,8 @@ from tests.app_server import serve
 READ, WRITE = neo4j.RoutingControl.READ, neo4j.RoutingControl.WRITE
 DEFAULT = object()  # execute_query called without bookmark_manager_: the driver's shared one
 # Reads sent to the leader on purpose: the schema version apply_schema decides its writes by.
-LEADER_READS = {"schema_version_get", "events_after", "session_event_bounds"}  # must be fresh
+LEADER_READS = {"schema_version_get", "events_after", "session_event_bounds",
+                "tool_set_in_force"}  # must be fresh
 STATEMENT_NAMES = {q.text: q.name for q in packaged_queries().values()}
 
 

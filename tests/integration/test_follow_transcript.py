@@ -110,8 +110,8 @@ async def test_follow_a_folder_takes_new_files_and_growth(neo4j_server, ledger, 
             (AGENTS / "5c1d9e20-agents" / "subagents" / "agent-c3d4.jsonl").read_text())
         (project / "notes.jsonl").write_text('{"type": "note"}\n')  # passed over
         (project / "empty.jsonl").write_text("")  # just created
-        (project / "bad.jsonl").write_text(CLAUDE.read_text().replace('"parentUuid": "u1"',
-                                                                      '"parentUuid": "gone"'))
+        (project / "bad.jsonl").write_text(CLAUDE.read_text().replace('"uuid": "u1"',
+                                                                      '"uuid": ""'))
         (project / "later.jsonl").write_text(CLAUDE.read_text())
         await session_exists(ledger, claude_sid)
         with rollout.open("a") as f:
@@ -129,8 +129,8 @@ async def test_follow_a_folder_takes_new_files_and_growth(neo4j_server, ledger, 
     assert said[-1] == f"{tmp_path}: stopped following (2 sessions, {nodes} nodes)"
     assert f"{project / 'later.jsonl'}: imported as session {claude_sid}" in out
     assert await ledger.sessions.count() == 2
-    assert err == (f"error: BAD_INPUT: {project / 'bad.jsonl'}:3: parentUuid 'gone' names no "
-                   "earlier entry\n")  # once, not at every poll
+    assert err == (f"error: BAD_INPUT: {project / 'bad.jsonl'}:2: a user entry without a "
+                   "uuid\n")  # once, not at every poll
     await assert_sound(ledger, sid)
     await assert_sound(ledger, claude_sid)
 

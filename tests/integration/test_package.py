@@ -45,9 +45,10 @@ def test_the_wheel_holds_every_file_of_the_package_and_builds_silently(built):
     with zipfile.ZipFile(wheel) as archive:
         files = {name for name in archive.namelist() if ".dist-info/" not in name}
     # cypher/ (with fragments/ and migrations/) ships as service.cypher; the viewer, the
-    # vendored GraphiQL and the Neo4j launcher inside service/.
+    # vendored GraphiQL and the Neo4j launcher inside service/; the client as ctxdag/.
     expected = files_under(source / "service", "service") | files_under(source / "cypher",
-                                                                         "service/cypher")
+                                                                         "service/cypher") \
+        | files_under(source / "ctxdag", "ctxdag")
     assert files == expected, (sorted(expected - files), sorted(files - expected))
     assert any(name.startswith("service/cypher/fragments/") for name in files)
     assert any(name.startswith("service/cypher/migrations/") for name in files)

@@ -72,7 +72,7 @@ def test_a_file_too_big_or_refused_says_why(viewer, service):
     assert "huge.jsonl is too big to import from the page" in status(viewer)[1]
     assert "The CLI can import it: ctxdag import-transcript FILE" in status(viewer)[1]
 
-    viewer.js(DROP, '{"type": "user", "uuid": "u1", "parentUuid": "gone"}\n', "bad.jsonl")
+    viewer.js(DROP, '{"type": "user", "parentUuid": null}\n', "bad.jsonl")
     viewer.wait(lambda: status(viewer)[1].startswith("BAD_INPUT: bad.jsonl:1: "),
                 what=f"the service's error (the status reads {status(viewer)})")
     assert status(viewer)[0] == "import-status error"
