@@ -2,6 +2,10 @@
 // returns: one row {problem, session_elsewhere, taken_ids, taken_elsewhere, missing_media, created, violations}; nothing is created when problem is set
 // purpose: rebuilds an exported session in the importing tenant — Session, Nodes, Calls and all their edges (a summary's ABSORBED and REPLACED from its properties, a node's ToolUse nodes, ANSWERS and CARRIES from its blocks), the media it carries, the tools its calls were offered, its labels, its branch names and its pins — after checking that none of its ids exists and that the media it names are in the document or stored, then checks the invariants of what it wrote
 // params: tenant, session, nodes, calls, media, media_stored, tool_sets, labels, branch_names, pins
+CYPHER replan=skip
+// Planning this statement takes seconds (tens on a cold JVM), and Neo4j plans it again
+// whenever the store's statistics have moved enough: during a folder import, every few
+// files. Its plan is index seeks by id that suit a store of any size: it is kept.
 // Every id a row names was checked by the caller to be one of the document's own nodes.
 // A node row carries what its blocks imply, as the API's writes take it (blocks_write):
 // tool_uses [{id, name}], answers with answer_errors alike ordered, media_refs. $media are

@@ -2,6 +2,10 @@
 // returns: one row {problem, taken_ids, taken_elsewhere, violations, events}; nothing is written when problem is set; no row when the session does not exist
 // purpose: adds the entries a transcript gained since it was imported — nodes after the stored ones, with all their edges — moves HEAD to the transcript's head and, when it gained a compaction, makes that the active summary (the one it replaced superseded), updates the session's source (and its title unless the user changed it), sets the labels of $labels and clears those of $unlabeled (a node deleted with its branch keeps its label and takes no new one), tombstones the stored turns of $replaced (the tail an earlier import stored of a file that has grown since: a synthetic result, a message still gaining blocks), whose tool uses the new nodes take over, and writes the stored nodes of $rewritten again as $nodes gives them (ids kept: what names them stays), then checks the invariants the new nodes can break (check_extension_invariants: its cost follows the nodes added, not the session); announces a branch_deleted per group of $replaced, then a node_appended per node (in seq order), head_moved when HEAD moved and node_labeled / node_unlabeled per label written, as native writes do
 // params: session_id, tenant, now, expected_next_seq, nodes, media, head_id, active_summary_id, labels, unlabeled, source, title, source_title, replaced, rewritten, listing, source_bytes, source_prefix_sha256
+CYPHER replan=skip
+// Planning this statement takes seconds (tens on a cold JVM), and Neo4j plans it again
+// whenever the store's statistics have moved enough: during a folder import, every few
+// files. Its plan is index seeks by id that suit a store of any size: it is kept.
 // $source_bytes and $source_prefix_sha256: the file text read (transcript_source_set's;
 // null clears them).
 // The session's source becomes $source (null: it stays), and its title $title while it is

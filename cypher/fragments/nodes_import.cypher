@@ -1,15 +1,17 @@
 // fragment nodes_import: creates the nodes of $nodes (backup rows: properties,
-// predecessor_id, caller_id, covers, carries_over, and what their blocks imply: tool_uses, answers,
-// answer_errors, media_refs) in session `s` of $tenant, with all their edges, and
-// stores $media (each once per tenant and hash). Every node a row names is one of
-// $nodes or a node already stored in the session. A row whose id a node holds already
-// overwrites that node's properties: the including statement refuses such ids but those
-// it freed of their edges to be written again (transcript_extend's $rewritten).
+// predecessor_id, caller_id, covers, carries_over, and what their blocks imply: tool_uses,
+// answers, answer_errors, media_refs; their timestamps apart, as ISO-8601 text under
+// `datetimes`) in session `s` of $tenant, with all their edges, and stores $media (each
+// once per tenant and hash). Every node a row names is one of $nodes or a node already
+// stored in the session. A row whose id a node holds already overwrites that node's
+// properties: the including statement refuses such ids but those it freed of their edges
+// to be written again (transcript_extend's $rewritten).
 // Expects s in scope.
 CALL (s) {
   UNWIND $nodes AS row
   MERGE (n:Node {id: row.properties.id})
   SET n = row.properties, n.tenant = $tenant
+  FOREACH (key IN keys(row.datetimes) | SET n[key] = datetime(row.datetimes[key]))
 }
 CALL (s) {
   UNWIND $nodes AS row

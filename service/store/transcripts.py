@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from .. import telemetry
 from ..errors import BadInput, Conflict, CtxdagError
-from .backup import checked_rows, import_session, stored_form
+from .backup import Checked, check, checked_rows, import_session, stored_form
 from .db import Database, Rows
 from .events import Events
 from ..model import listing
@@ -90,15 +90,18 @@ class Stored:
 
 
 async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
-                           limits: Limits, events: Events) -> Stored:
+                           limits: Limits, events: Events,
+                           checked: Checked | None = None) -> Stored:
     """Imports or extends; an extension announces its nodes (and HEAD's move, and the
     labels it sets or clears) as events, so a viewer subscribed to the session sees them.
     (A new session announces none: nobody can be subscribed to a session before it
-    exists.) What it gained is checked in a worker thread, off the event loop. Every
-    import (CLI or API) passes here, and is exported as a span (service/telemetry)."""
+    exists.) What it gained is checked in a worker thread, off the event loop; a new
+    session's document is checked there too, unless `checked` is first_import_check's
+    of it. Every import (CLI or API) passes here, and is exported as a span
+    (service/telemetry)."""
     started, stored, error = utcnow(), None, None
     try:
-        stored = await _store_transcript(db, tenant, document, limits, events)
+        stored = await _store_transcript(db, tenant, document, limits, events, checked)
         return stored
     except CtxdagError as e:
         error = e
@@ -118,13 +121,33 @@ def _export(tenant: str, document: dict[str, Any], started: datetime, stored: St
         "nodes": stored and stored.nodes})
 
 
+def first_import_check(document: dict[str, Any], limits: Limits) -> Checked:
+    """A transcript's document checked as its first import checks it (BadInput when it
+    breaks a rule): CPU-bound, for a worker thread, while the store writes another file."""
+    return check(_as_imported(document), limits)
+
+
+async def session_held(db: Database, tenant: str, document: dict[str, Any]) -> bool:
+    """Whether the tenant holds the session a transcript's document names already."""
+    session_id = document["session"]["properties"]["id"]
+    return bool(await db.read_on_leader("transcript_session_held", tenant=tenant,
+                                        session_id=session_id))
+
+
+def _as_imported(document: dict[str, Any]) -> dict[str, Any]:
+    """A transcript's document as a backup document, its session's source noting the text
+    it was read from."""
+    content = document.get(CONTENT)
+    backup = _backup(document)
+    return backup if content is None else _with_imported(backup, content)
+
+
 async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
-                            limits: Limits, events: Events) -> Stored:
+                            limits: Limits, events: Events,
+                            checked: Checked | None = None) -> Stored:
     unlabeled = document.get(UNLABELED, [])
     content = document.get(CONTENT)
-    document = _backup(document)
-    if content is not None:
-        document = _with_imported(document, content)
+    document = _as_imported(document)
     session = document["session"]
     session_id = session["properties"]["id"]
     ids = [row["properties"]["id"] for row in document["nodes"]]
@@ -137,7 +160,9 @@ async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
                                     node_ids=ids, label_node_ids=labeled + unlabeled,
                                     new_turns=new_turns)
     if not found:
-        await import_session(db, tenant, document, limits)
+        if checked is not None and checked.params["session"]["properties"]["id"] != session_id:
+            raise ValueError("`checked` is the check of another transcript's document")
+        await import_session(db, tenant, document, limits, checked)
         return Stored(session_id, True, len(ids), len(ids))
     if content is not None:
         _refuse_rewritten(content, _source(session["properties"].get("source")).get("file"),

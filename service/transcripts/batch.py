@@ -2,9 +2,12 @@
 stored on its own, one transaction each, so a walk stopped at any point (killed even)
 leaves every file whole or untouched and the next run goes on where it stopped. A file
 (with its sub-agents' files) that holds nothing new since its import is recognised by its
-fingerprint, unparsed. A file
-that fails is reported and the walk goes on; a file a folder holds that is no transcript,
-or none yet, is passed over. Each file gets a line, the walk a summary.
+fingerprint, unparsed. A file that fails is reported and the walk goes on; a file a folder
+holds that is no transcript, or none yet, is passed over. Each file gets a line, the walk a
+summary.
+
+The walk is a pipeline of two: while Neo4j writes one file, the next is read, parsed and
+(when its session is new) checked in a worker thread, so the two cores work at once.
 """
 from __future__ import annotations
 
@@ -16,7 +19,9 @@ from typing import Any, Callable, TextIO
 
 from ..errors import CtxdagError
 from ..store.ledger import Ledger
-from ..store.transcripts import Stored, store_transcript
+from ..store.backup import Checked
+from ..store.transcripts import (Stored, first_import_check, session_held,
+                                   store_transcript)
 from . import read, unchanged
 from .model import Degraded, Mode, NoTurns, NotATranscript
 from .progress import Progress
@@ -52,10 +57,18 @@ async def import_paths(ledger: Ledger, paths: list[str], format: str | None, str
     found = transcript_files(paths, after)
     sizes = [_size(file) for file in found.files]
     progress, tally, named = Progress(err, len(sizes), sum(sizes)), Tally(), set(paths)
-    for file, size in zip(found.files, sizes):
+
+    def prepare(index: int) -> asyncio.Task[Ready] | None:
+        if index >= len(found.files):
+            return None
+        return asyncio.create_task(ready(ledger, found.files[index], format, strict, read_text))
+
+    upcoming = prepare(0)
+    for index, (file, size) in enumerate(zip(found.files, sizes)):
         progress.draw()
-        lines, entries = await _import_one(ledger, file, format, strict, read_text,
-                                           file in named, tally)
+        file_ready = await upcoming
+        upcoming = prepare(index + 1)
+        lines, entries = await _import_one(ledger, file_ready, file in named, tally)
         progress.clear()
         for line, to_err in lines:
             print(line, file=err if to_err else out, flush=True)
@@ -65,19 +78,52 @@ async def import_paths(ledger: Ledger, paths: list[str], format: str | None, str
     return 1 if tally.failed else 0
 
 
-async def _import_one(ledger: Ledger, file: str, format: str | None, strict: bool,
-                      read_text: Callable[[str], str], named: bool,
+@dataclass
+class Ready:
+    """One file as the walk stores it: its text and what was made of it before."""
+
+    file: str
+    mode: Mode
+    text: str = ""
+    held: Stored | None = None  # the session holds it all: nothing to store
+    document: dict[str, Any] | None = None
+    checked: Checked | None = None  # the document's first-import check, its session new
+    error: CtxdagError | None = None
+
+
+async def ready(ledger: Ledger, file: str, format: str | None, strict: bool,
+                read_text: Callable[[str], str]) -> Ready:
+    """The file read, recognised as held or parsed (and, for a new session, checked) in a
+    worker thread; an error is kept for the store's turn, so files are reported in order."""
+    prepared = Ready(file, Mode(strict))
+    try:
+        prepared.text = await asyncio.to_thread(read_text, file)
+        prepared.held = await unchanged(ledger, prepared.text, file, format, read_text, strict)
+        if prepared.held is not None:
+            return prepared
+        prepared.document = await asyncio.to_thread(
+            read, prepared.text, file, format, ledger.tenant, ledger.limits, read_text,
+            mode=prepared.mode)
+        if not await session_held(ledger.db, ledger.tenant, prepared.document):
+            prepared.checked = await asyncio.to_thread(first_import_check, prepared.document,
+                                                       ledger.limits)
+    except CtxdagError as e:
+        prepared.error = e
+    return prepared
+
+
+async def _import_one(ledger: Ledger, prepared: Ready, named: bool,
                       tally: Tally) -> tuple[list[tuple[str, bool]], int]:
     """What to say of one file ((line, on stderr) each) and how many lines it held."""
-    mode, text = Mode(strict), ""
+    file, mode, text = prepared.file, prepared.mode, prepared.text
     try:
-        text = read_text(file)
-        stored = await unchanged(ledger, text, file, format, read_text, strict)
+        if prepared.error is not None:
+            raise prepared.error
+        stored = prepared.held
         if stored is None:
-            document = await asyncio.to_thread(read, text, file, format, ledger.tenant,
-                                               ledger.limits, read_text, mode=mode)
-            stored = await store_transcript(ledger.db, ledger.tenant, document,
-                                            ledger.limits, ledger.events)
+            assert prepared.document is not None
+            stored = await store_transcript(ledger.db, ledger.tenant, prepared.document,
+                                            ledger.limits, ledger.events, prepared.checked)
     except (NoTurns, NotATranscript) as e:
         if named:
             tally.failed += 1

@@ -1,0 +1,6 @@
+// name: transcript_session_held
+// returns: one row {held: true} when the tenant holds the session; none otherwise
+// purpose: whether a transcript's session is stored already, so a folder import checks a new session's document (in a worker thread, while the store writes the file before it) only when it will be imported whole
+// params: tenant, session_id
+MATCH (s:Session {id: $session_id, tenant: $tenant})
+RETURN true AS held
