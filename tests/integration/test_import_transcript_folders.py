@@ -232,3 +232,45 @@ async def test_an_unchanged_folder_is_recognised_without_parsing_a_file(
     assert parsed and all("5c1d9e20-agents" in file for file in parsed)
     assert out.splitlines()[-1].startswith(f"{SESSIONS} files: 0 new, 1 grown, "
                                            f"{SESSIONS - 1} unchanged")
+
+
+async def test_the_next_file_is_read_and_checked_while_the_last_is_written(
+        ledger, capsys, tmp_path, monkeypatch):
+    """The walk is a pipeline: a file's parse (and a new session's check) runs while the
+    file before it is being stored, and the store does not check that document again."""
+    from service.store import backup, transcripts as stored_transcripts
+    from service.transcripts import batch
+    tool_homes(tmp_path)
+    happened: list[str] = []
+    storing = 0
+
+    real_read, real_check, real_store = batch.read, backup.check, batch.store_transcript
+
+    def read(text, file, *args, **kwargs):
+        happened.append(f"read{'+' if storing else ''}")
+        return real_read(text, file, *args, **kwargs)
+
+    def check(document, limits):
+        happened.append(f"check{'+' if storing else ''}")
+        return real_check(document, limits)
+
+    async def store(*args, **kwargs):
+        nonlocal storing
+        storing += 1
+        try:
+            return await real_store(*args, **kwargs)
+        finally:
+            storing -= 1
+
+    monkeypatch.setattr(batch, "read", read)
+    monkeypatch.setattr(backup, "check", check)  # import_session's own check
+    monkeypatch.setattr(stored_transcripts, "check", check)  # the walk's, ahead of it
+    monkeypatch.setattr(batch, "store_transcript", store)
+    status, out, err = await run(ledger, capsys, str(tmp_path))
+    assert status == 0, err
+    assert out.splitlines()[-1].startswith(f"{SESSIONS} files: {SESSIONS} new")
+    # One read and one check per session (none again when it is stored)...
+    assert happened.count("read") + happened.count("read+") == SESSIONS
+    assert happened.count("check") + happened.count("check+") == SESSIONS
+    # ...and all but the first file's while another was being written.
+    assert happened.count("read+") == SESSIONS - 1
