@@ -6,3 +6,6 @@
 CREATE INDEX tool_use_session IF NOT EXISTS FOR (u:ToolUse) ON (u.session_id);
 CREATE INDEX call_session IF NOT EXISTS FOR (c:Call) ON (c.session_id);
 CREATE INDEX event_session IF NOT EXISTS FOR (e:Event) ON (e.session_id);
+// A transcript file is recognised as imported already by its fingerprint (the sha256 of its
+// name, format and text): one seek, however many sessions the tenant holds.
+CREATE INDEX session_source_prefix IF NOT EXISTS FOR (s:Session) ON (s.source_prefix_sha256);

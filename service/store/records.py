@@ -116,12 +116,36 @@ def _blocks_of(value: Any, record: Record, limits: Limits, what: str
     return _checked_blocks(value, str(record.get("role")), limits, what)
 
 
+# Stored blocks a writer made itself, from blocks it parsed by these same rules (a
+# transcript's document, service/transcripts/document.py): the text -> what parsing it gives.
+_made: dict[tuple[str, str, Limits], tuple[blocks.Block, ...]] = {}
+_MADE_HELD = 100_000
+
+
+def made_blocks(value: str, role: str, limits: Limits, parsed: blocks.Parsed) -> None:
+    """Notes that `value` is the stored form (blocks.dumps) of `parsed`, blocks of a
+    `role` message that passed blocks.parse under `limits` and carry no media data, so a
+    document's check takes them as parsed instead of parsing them again (until
+    forget_checked_blocks)."""
+    if parsed.media or parsed.plain_text is not None:
+        return  # their stored form is not what was parsed: checked as any other
+    if len(_made) >= _MADE_HELD:
+        _made.clear()  # documents read but never checked (a followed file held already)
+    _made[(value, role, limits)] = parsed.blocks
+
+
+def _checked_blocks(value: str, role: str, limits: Limits, what: str
+                    ) -> tuple[blocks.Block, ...]:
+    made = _made.get((value, role, limits))
+    return made if made is not None else _parsed_blocks(value, role, limits, what)
+
+
 # A node's rules read its blocks three to four times (content, tokens, ids, implied edges,
 # the last in a pass of its own over a document's nodes): parsed once while a document is
 # checked (backup.py clears them after). Blocks that break a rule raise again each time.
 @functools.lru_cache(maxsize=16_384)
-def _checked_blocks(value: str, role: str, limits: Limits, what: str
-                    ) -> tuple[blocks.Block, ...]:
+def _parsed_blocks(value: str, role: str, limits: Limits, what: str
+                   ) -> tuple[blocks.Block, ...]:
     parsed = blocks.parse(validate.parse_json(value, what), role, limits, what)
     if parsed.media:
         raise BadInput(f"{what} carry media data; stored blocks name media by hash")
@@ -134,8 +158,10 @@ def _checked_blocks(value: str, role: str, limits: Limits, what: str
 
 
 def forget_checked_blocks() -> None:
-    """Drops the blocks parsed while a document was checked (their text included)."""
-    _checked_blocks.cache_clear()
+    """Drops the blocks parsed while a document was checked, and those noted as made
+    (their text included)."""
+    _parsed_blocks.cache_clear()
+    _made.clear()
 
 
 def _blocks(value: Any, record: Record, limits: Limits, what: str) -> None:

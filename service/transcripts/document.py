@@ -39,6 +39,7 @@ from ..store.transcripts import DIGEST, UNLABELED, mapping_digest
 from ..model.validate import Limits
 from ..tokens import estimate_tokens
 from ..model import listing
+from ..store import records
 from . import origin
 from .model import (
     ROOT_KEY, Compaction, DegradedKind, Mode, Transcript, Turn, bad_line, cancelled_result,
@@ -76,7 +77,8 @@ def document(transcript: Transcript, tenant: str, limits: Limits,
     # File order, the transcript's own file first, then each sub-agent's.
     ordered = sorted([(turn.file or "", turn.line, 0, i) for i, turn in enumerate(turns)]
                      + [("", c.line, 1, i) for i, c in enumerate(t.compactions)])
-    nodes = [_node(sid, ids[ROOT_KEY], "system", _written("system", [], limits), started, 0, 0,
+    nodes = [_node(sid, ids[ROOT_KEY], "system", _written("system", [], limits), limits, started,
+                   0, 0,
                    {"source": {"tool": t.tool, "file": t.file, "note":
                                "the tool records no system prompt"}}, None)]
     summaries: list[tuple[str, list[str]]] = []  # (id, whole segment)
@@ -97,7 +99,7 @@ def document(transcript: Transcript, tenant: str, limits: Limits,
         caller = ids[turn.caller] if turn.caller else None
         if caller and turn.parent == ROOT_KEY:
             meta["spawned_from"] = caller  # as spawnTask marks a task's opening node
-        nodes.append(_node(sid, ids[turn.key], turn.role, written, turn.at, seq,
+        nodes.append(_node(sid, ids[turn.key], turn.role, written, limits, turn.at, seq,
                            depth[turn.key], meta, ids[turn.parent], caller, turn.side_branch,
                            turn.key in unread))
     for node in nodes:
@@ -276,10 +278,13 @@ def _omitted(block: Any, reason: str) -> dict[str, Any]:
                                                    else "block", reason=reason)}
 
 
-def _node(sid: str, nid: str, role: str, written: block_rules.Written, at: datetime, seq: int,
+def _node(sid: str, nid: str, role: str, written: block_rules.Written, limits: Limits,
+          at: datetime, seq: int,
           depth: int, meta: dict[str, Any], predecessor: str | None, caller: str | None = None,
           side_branch: bool = False, out_of_context: bool = False) -> dict[str, Any]:
     params = written.params
+    if params["blocks"] is not None:
+        records.made_blocks(params["blocks"], role, limits, written.parsed)
     properties = {"id": nid, "session_id": sid, "role": role, "content": params["content"],
                   "created_at": _stamp(at), "tokens": params["tokens"],
                   "metadata": json.dumps(meta, ensure_ascii=False, sort_keys=True),
