@@ -224,7 +224,7 @@ class Turns:
             if content is not None or blocks is not None:
                 raise BadInput("a completion is a reply (content or blocks) or an error, "
                                "not both")
-            validate.name(error.message, "error message")
+            validate.error_message(error.message, self.ledger.limits)
         else:
             message_blocks(Role.ASSISTANT, content, blocks, self.ledger.limits)
         for _ in range(2):
