@@ -30,15 +30,13 @@ from ..model import validate
 from ..store import Appended, Call, CallRecord, Ledger, Node, Purpose, Rendered, Role
 from ..model.ids import utcnow
 from ..model.blocks import message_blocks, tool_use_ids
-from .providers import ModelProvider, Prompt
-from ..model.models import tools_json
+from .providers import ModelProvider, ModelReply
 from .requests import Options
 from . import recall, tool_sets
 from .writer import TurnWriter
 from ..config import DEFAULT_DRAFT_TTL, DEFAULT_RECALL_BUDGET, MAX_DRAFT_TTL
 from ..store.drafts import StoredDraft, client_key as checked_key
 from .drafts import Draft
-from .providers import ModelReply
 from .. import telemetry
 
 
