@@ -42,6 +42,10 @@ DEFAULT_ANTHROPIC_MAX_RETRIES = 2
 CACHE_TTLS = ("5m", "1h")
 DEFAULT_CACHE_TTL = CACHE_TTLS[0]
 DEFAULT_RECALL_BUDGET = 4000  # tokens a history_expand page holds at most
+# How long a turn draft (beginTurn) waits for its completeTurn, in seconds, and the most a
+# beginTurn may ask for (docs/guides/agent-runtimes.md, "Bring your own model").
+DEFAULT_DRAFT_TTL = 1800
+MAX_DRAFT_TTL = 24 * 3600
 
 Number = TypeVar("Number", int, float)
 
@@ -128,6 +132,8 @@ class Settings:
     cache_ttl: str = DEFAULT_CACHE_TTL
     # The tokens a history_expand page holds at most (docs/guides/recall.md).
     recall_budget_tokens: int = DEFAULT_RECALL_BUDGET
+    # How long a turn draft waits for its completion, unless beginTurn names its own.
+    draft_ttl_seconds: int = DEFAULT_DRAFT_TTL
     # OpenTelemetry export (docs/guides/telemetry.md): the OTLP/HTTP collector's base URL
     # (OTEL_EXPORTER_OTLP_ENDPOINT; None: no export), and whether spans carry the prompt
     # and reply texts (CTXDAG_OTEL_CAPTURE_MESSAGES; off: they may hold what users said).
@@ -189,6 +195,8 @@ class Settings:
             api_tokens={**_api_tokens(env), **redact_tokens},
             redact_tokens=redact_tokens,
             recall_budget_tokens=_integer(env, "CTXDAG_RECALL_BUDGET", DEFAULT_RECALL_BUDGET, 1),
+            draft_ttl_seconds=_integer(env, "CTXDAG_DRAFT_TTL_SECONDS", DEFAULT_DRAFT_TTL, 1,
+                                       MAX_DRAFT_TTL),
             operation_timeout_seconds=_float(env, "CTXDAG_OPERATION_TIMEOUT_SECONDS", 300.0, 0,
                                              exclusive_minimum=True),
             request_read_timeout_seconds=_float(env, "CTXDAG_REQUEST_READ_TIMEOUT_SECONDS", 10.0,

@@ -73,7 +73,8 @@ class Runtime:
                               settings.auto_compact_ratio, settings.segment_merge_share)
         compactor = _compactor(ledger, summarizer, policy, estimator)
         turns = Turns(ledger, compactor, provider,
-                      recall_budget_tokens=settings.recall_budget_tokens)
+                      recall_budget_tokens=settings.recall_budget_tokens,
+                      draft_ttl_seconds=settings.draft_ttl_seconds)
         return cls(settings, database, ledger, events, policy, summarizer, estimator, compactor,
                    provider, turns)
 
@@ -85,7 +86,8 @@ class Runtime:
         compactor = _compactor(ledger, self.summarizer, self.policy, self.estimator)
         return TenantServices(ledger, compactor,
                               Turns(ledger, compactor, self.provider, self.turns.renders,
-                                    recall_budget_tokens=self.settings.recall_budget_tokens))
+                                    recall_budget_tokens=self.settings.recall_budget_tokens,
+                                    draft_ttl_seconds=self.settings.draft_ttl_seconds))
 
     async def close(self) -> None:
         telemetry.flush()

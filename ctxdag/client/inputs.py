@@ -31,6 +31,50 @@ def result_inputs(inputs: ModuleType, results: Iterable[ToolResult]) -> list[Any
                                         is_error=r.is_error) for r in results]
 
 
+def reply_blocks(inputs: ModuleType, blocks: Iterable[Any] | None) -> Any:
+    """A reply's content blocks as the Anthropic API returns them (dicts, or the SDK's block
+    objects): text, thinking, redacted_thinking and tool_use, as ContentBlockInput."""
+    if blocks is None:
+        return None
+    made = []
+    for block in blocks:
+        b = block.model_dump() if hasattr(block, "model_dump") else dict(block)
+        kind = b.get("type")
+        if kind == "text":
+            made.append(inputs.ContentBlockInput(text=inputs.TextBlockInput(text=b["text"])))
+        elif kind == "thinking":
+            made.append(inputs.ContentBlockInput(thinking=inputs.ThinkingBlockInput(
+                thinking=b["thinking"], signature=b["signature"])))
+        elif kind == "redacted_thinking":
+            made.append(inputs.ContentBlockInput(
+                redacted_thinking=inputs.RedactedThinkingBlockInput(data=b["data"])))
+        elif kind == "tool_use":
+            made.append(inputs.ContentBlockInput(tool_use=inputs.ToolUseBlockInput(
+                id=b["id"], name=b["name"], input=b["input"])))
+        else:
+            raise ValueError(f"a reply block of type {kind!r} is not one the ledger stores "
+                             "(text, thinking, redacted_thinking, tool_use)")
+    return made
+
+
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
+              "cache_read_input_tokens")
+
+
+def usage_input(inputs: ModuleType, usage: Any) -> Any:
+    """A provider's usage (a dict, or the SDK's Usage object) as UsageInput."""
+    if usage is None:
+        return None
+    given = usage.model_dump() if hasattr(usage, "model_dump") else dict(usage)
+    return inputs.UsageInput(**{k: given[k] for k in USAGE_KEYS if given.get(k) is not None})
+
+
+def failure_input(inputs: ModuleType, enums: ModuleType, error: str | None, code: str) -> Any:
+    if error is None:
+        return None
+    return inputs.ModelFailureInput(message=error, code=enums.ModelErrorCode(code))
+
+
 def session_filter(inputs: ModuleType, **fields: Any) -> Any:
     given = {name: value for name, value in fields.items() if value is not None}
     return inputs.SessionFilter(**given) if given else None

@@ -9,6 +9,7 @@ from . import inputs as shape
 from .errors import CtxdagError, TurnFailed, translated
 from .generated.sync import enums, input_types
 from .generated.sync.client import GeneratedClient
+from .generated.sync.begin_turn import BeginTurnBeginTurn as Draft
 from .generated.sync.fragments import MessageFields as Message
 from .generated.sync.fragments import SessionFields as Session
 from .generated.sync.fragments import TurnFields as Turn
@@ -20,7 +21,7 @@ from .generated.sync.search import SearchSearchNodes as SearchHit
 from .generated.sync.trace import TraceCall as Call
 from .tools import Tool, ToolResult, as_text, call_tool, tool_uses
 
-__all__ = ["Client", "Call", "Message", "Render", "SearchHit", "SearchPage", "Session",
+__all__ = ["Draft", "Client", "Call", "Message", "Render", "SearchHit", "SearchPage", "Session",
            "SessionPage", "TranscriptImport", "Turn"]
 
 DEFAULT_TIMEOUT = 300.0  # a turn waits for the model
@@ -100,6 +101,43 @@ class Client:
             return self.api.edit_message(
                 node_id, content=content, tools=shape.tool_inputs(input_types, tools),
                 tool_choice=shape.tool_choice(input_types, enums, tool_choice)).edit_message
+
+    def begin_turn(self, session_id: str, content: str | None = None, *,
+                   results: Iterable[ToolResult] | None = None,
+                   tools: Iterable[Tool] | None = None, tool_choice: str | None = None,
+                   format: str = "ANTHROPIC_MESSAGES", model: str | None = None,
+                   max_tokens: int | None = None,
+                   ttl_seconds: int | None = None) -> Draft:
+        """Bring your own model, first step: the message (or the tool `results`; neither:
+        HEAD as it stands) is written and the turn's render drafted. `draft.request` is the
+        body to send your model (`format`: ANTHROPIC_MESSAGES or OPENAI_CHAT, with `model`
+        and `max_tokens`); answer with complete_turn(draft.id, …) before draft.expires_at."""
+        with translated():
+            return self.api.begin_turn(
+                session_id, enums.RequestFormat(format), content=content,
+                tool_results=None if results is None else shape.result_inputs(input_types,
+                                                                              results),
+                tools=shape.tool_inputs(input_types, tools),
+                tool_choice=shape.tool_choice(input_types, enums, tool_choice),
+                ttl_seconds=ttl_seconds, model=model, max_tokens=max_tokens).begin_turn
+
+    def complete_turn(self, draft_id: str, client_key: str, model: str, *,
+                      content: str | None = None, blocks: Iterable[Any] | None = None,
+                      usage: Any = None, stop_reason: str | None = None,
+                      provider: str | None = None, error: str | None = None,
+                      error_code: str = "MODEL_ERROR") -> Turn:
+        """Bring your own model, second step: the reply (`content`, or `blocks` as the
+        Anthropic API returns them, SDK objects or dicts) with its `usage` (a dict or the
+        SDK's Usage) and `stop_reason`; or `error` (with `error_code`: MODEL_ERROR,
+        MODEL_UNAVAILABLE, CONTEXT_OVERFLOW) when the call failed. `client_key` names the
+        attempt: the same key again returns what the first completion stored."""
+        with translated():
+            return self.api.complete_turn(
+                draft_id, client_key, model, content=content,
+                blocks=shape.reply_blocks(input_types, blocks),
+                usage=shape.usage_input(input_types, usage), stop_reason=stop_reason,
+                provider=provider,
+                error=shape.failure_input(input_types, enums, error, error_code)).complete_turn
 
     def run_agent(self, session_id: str, content: str, tools: Iterable[Tool], *,
                   tool_choice: str | None = None, max_steps: int = 25) -> Turn:

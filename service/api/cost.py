@@ -110,6 +110,7 @@ LIST_SIZES: dict[str, Paged | Given | Assumed | Holds | str] = {
     "CallReplay.removedIds": Assumed("reads of a call", PROMPT),
     "CallReplay.removed": Assumed("reads of a call", PROMPT),
     "RenderedContext.nodeIds": Assumed("nodes of a render", PROMPT),
+    "TurnDraft.readIds": Assumed("reads of a draft's request", PROMPT),
     "RenderedContext.nodes": Assumed("nodes of a render", PROMPT),
     "RenderedContext.standInIds": Assumed("nodes of a render", PROMPT),
     "Summary.coversIds": Assumed("turns a summary covers", PROMPT),
@@ -155,6 +156,7 @@ LIST_SIZES: dict[str, Paged | Given | Assumed | Holds | str] = {
     "Turn.openToolUseIds": Assumed("tool uses of a message", FEW),
     # A provider request holds every message of its render, each a few values.
     "RenderedContext.request": Holds("values of a render's request", PROMPT),
+    "TurnDraft.request": Holds("values of a draft's request", PROMPT),
     "CallReplay.messages": Holds("values of a prompt's messages", PROMPT),
 }
 

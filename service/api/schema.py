@@ -28,6 +28,7 @@ from .search import SearchHitConnection, SearchKind, search_field
 from .sessions import SessionFilter, SessionOrder, sessions_field
 from ..turns import tool_sets
 from .tool_sets import ToolSetVersion, tool_set_out
+from .turn_drafts import ModelFailureInput, TurnDraft, UsageInput, draft_out, failure_in, usage_in
 from .transcripts import TranscriptFormat, TranscriptImport, import_transcript
 from .types import (
     MAX_CALLS_PAGE, Branch, CallDiff, CarryOver, Compaction, Message, ModelCall, Node, Role,
@@ -220,6 +221,51 @@ class Mutation:
             str(session_id), blocks_in([ContentBlockInput(tool_result=r) for r in results]),
             options=options_in(None, None, tools, tool_choice, recall)))
 
+    @strawberry.mutation(description=(
+        "Bring your own model, first step (docs/guides/agent-runtimes.md): the user's message "
+        "(`content` or `blocks`) or `toolResults` answering HEAD's open tool uses, appended "
+        "at HEAD as sendMessage and submitToolResults append them; without either, the turn "
+        "answers HEAD as it stands. Then the render, compacted first when it reaches the "
+        "budget, as a draft: its `request(format)` is the body to send your model. Complete "
+        "it with completeTurn within `ttlSeconds` (default CTXDAG_DRAFT_TTL_SECONDS). "
+        "`tools`/`toolChoice` override the session's tool set for this turn."))
+    async def begin_turn(self, info: Info, session_id: strawberry.ID,
+                         content: Optional[str] = None,
+                         blocks: Optional[list[ContentBlockInput]] = None,
+                         tool_results: Optional[list[ToolResultBlockInput]] = None,
+                         tools: Optional[list[ToolInput]] = None,
+                         tool_choice: Optional[ToolChoiceInput] = None,
+                         cancel_open_tool_uses: bool = False,
+                         recall: Optional[bool] = None,
+                         ttl_seconds: Optional[int] = None) -> TurnDraft:
+        results = None if tool_results is None else blocks_in(
+            [ContentBlockInput(tool_result=r) for r in tool_results])
+        return draft_out(await info.context.services.turns.begin_turn(
+            str(session_id), content, blocks=blocks_in(blocks), results=results,
+            options=options_in(None, None, tools, tool_choice, recall),
+            cancel_open_tool_uses=cancel_open_tool_uses, ttl_seconds=ttl_seconds))
+
+    @strawberry.mutation(description=(
+        "Bring your own model, second step: your model's reply to draft `draftId` "
+        "(`content` or `blocks`) is stored after the draft's tip with the call, whose READ "
+        "edges are exactly the draft's readIds; HEAD moves onto it only when HEAD is still "
+        "the tip (else the reply ends a branch of its own, `headMoved: false`). With "
+        "`error` the failed call alone is recorded and the draft stays open for another "
+        "attempt. `clientKey` names the attempt: completing again with it returns what the "
+        "first completion stored (`replayed`). CONFLICT when the draft was completed under "
+        "another key; NOT_FOUND when it is unknown or expired."))
+    async def complete_turn(self, info: Info, draft_id: strawberry.ID, client_key: str,
+                            model: str, content: Optional[str] = None,
+                            blocks: Optional[list[ContentBlockInput]] = None,
+                            usage: Optional[UsageInput] = None,
+                            stop_reason: Optional[str] = None,
+                            provider: Optional[str] = None,
+                            error: Optional[ModelFailureInput] = None) -> Turn:
+        return turn_out(await info.context.services.turns.complete_turn(
+            str(draft_id), client_key, model=model, content=content, blocks=blocks_in(blocks),
+            usage=usage_in(usage), stop_reason=stop_reason, provider=provider,
+            error=failure_in(error)))
+
     @strawberry.mutation(description="Appends a node without calling a model. HEAD advances "
                                      "only when the predecessor (default: HEAD) is HEAD. The "
                                      "message is `content` (text) or `blocks`, not both; a "
@@ -411,9 +457,10 @@ class Mutation:
         return turn_out(await info.context.services.turns.spawn_task(
             str(session_id), str(from_node_id), prompt))
 
-    @strawberry.mutation(description="Records a call an external runtime made; with `output` "
-                                     "(text) or `outputBlocks`, the reply is appended after "
-                                     "the last node read.")
+    @strawberry.mutation(description="Records a call an external runtime made outside a turn "
+                                     "(within one, use beginTurn and completeTurn); with "
+                                     "`output` (text) or `outputBlocks`, the reply is "
+                                     "appended after the last node read.")
     async def record_call(self, info: Info, session_id: strawberry.ID,
                           read_ids: list[strawberry.ID], model: str,
                           output: Optional[str] = None,

@@ -923,6 +923,13 @@ class Turn:
     open_tool_use_ids: list[str] = strawberry.field(description=(
         "The tool uses the reply opens (it stopped to call tools): run them and answer "
         "with `submitToolResults`. Empty when the model answered without tools."))
+    head_moved: Optional[bool] = strawberry.field(default=None, description=(
+        "Whether HEAD is on the reply: false when HEAD had moved away from the prompt's "
+        "tip before completeTurn (the reply then ends a branch of its own). Null when "
+        "there is no reply."))
+    replayed: bool = strawberry.field(default=False, description=(
+        "completeTurn only: answered from an earlier completion with the same clientKey; "
+        "nothing was written."))
 
     @strawberry.field
     async def call(self, info: Info) -> Optional[ModelCall]:
@@ -937,4 +944,5 @@ def turn_out(t: TurnResult) -> Turn:
                 compaction=compaction_out(t.compaction) if t.compaction else None,
                 error=t.error.message if t.error else None,
                 error_code=t.error.code if t.error else None,
-                open_tool_use_ids=t.open_tool_use_ids)
+                open_tool_use_ids=t.open_tool_use_ids, head_moved=t.head_moved,
+                replayed=t.replayed)

@@ -356,6 +356,25 @@ RECALLED_IDS = "recalled_ids"
 
 
 @dataclass(frozen=True)
+class PromptReads:
+    """What a call whose prompt is a node list reads: the prompt's nodes, then the turns its
+    recall results quote that the prompt does not hold itself (the last `recalled`)."""
+
+    ids: tuple[str, ...]
+    element_ids: tuple[str | None, ...]  # None where unknown (a recalled turn)
+    recalled: int = 0
+
+    @classmethod
+    def of(cls, nodes: Sequence[Node]) -> "PromptReads":
+        prompt = tuple(n.id for n in nodes)
+        held = set(prompt)
+        recalled = tuple(dict.fromkeys(
+            i for n in nodes for i in n.metadata.get(RECALLED_IDS) or () if i not in held))
+        return cls(prompt + recalled,
+                   tuple(n.element_id for n in nodes) + (None,) * len(recalled), len(recalled))
+
+
+@dataclass(frozen=True)
 class CallRecord:
     """A model call to record: what its prompt contained (read_ids, in prompt order)."""
 
@@ -398,13 +417,10 @@ class CallRecord:
 
         Its reads are the prompt's nodes, then the turns its recall results quote that the
         prompt does not hold itself: the call read those too."""
-        prompt = tuple(n.id for n in nodes)
-        held = set(prompt)
-        recalled = tuple(dict.fromkeys(
-            i for n in nodes for i in n.metadata.get(RECALLED_IDS) or () if i not in held))
-        return cls(purpose, provider, model, prompt + recalled, started_at, finished_at,
-                   read_element_ids=tuple(n.element_id for n in nodes) + (None,) * len(recalled),
-                   recalled_reads=len(recalled), **fields)
+        reads = PromptReads.of(nodes)
+        return cls(purpose, provider, model, reads.ids, started_at, finished_at,
+                   read_element_ids=reads.element_ids, recalled_reads=reads.recalled,
+                   **fields)
 
     def as_param(self) -> dict[str, Any]:
         return {

@@ -9,6 +9,8 @@ HEAD changes only through these user-facing moves, each one statement:
 - `set_head` (checkout) and `rewind` move it to an existing node (set_head.cypher);
 - `retry` / `edit` fork a sibling and move HEAD onto it (fork_sibling.cypher);
 - `delete_branch` moves it to the fork point when it sat on the deleted part;
+- `complete_draft` (draft_reply.cypher) writes completeTurn's reply after its draft's tip,
+  advancing HEAD by append's rule: only when the tip is still HEAD;
 - `carry_over` (carry_write.cypher) appends a carry node after a target head, moving HEAD
   onto it when that head is HEAD, or as the end of a checkout from HEAD to it.
 
@@ -18,11 +20,13 @@ saves never call any of these.
 """
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Mapping, Sequence
 
 from ..model import validate
 from ..model.blocks import message_blocks
-from .db import Database
+from .db import Database, RowCheck
+from .drafts import missing_draft
 from .events import Events
 from ..model.ids import new_id, utcnow
 from ..model.models import (
@@ -65,6 +69,18 @@ class HeadMoves:
                "caller_id": validate.optional_identifier(caller_id, "caller id")}
         return await self._write_node("append_message", ids, role, content, blocks, metadata,
                                       call, side_branch=side_branch, advance_head=advance_head)
+
+    async def complete_draft(self, draft_id: str, client_key: str, content: str | None, *,
+                             blocks: Sequence[Any] | None, metadata: Mapping[str, Any],
+                             call: CallRecord, keep_until: datetime) -> Appended:
+        """completeTurn's reply (store/drafts.py): written after the draft's tip with the call
+        that produced it, one statement. HEAD moves onto it only when HEAD is still the tip
+        (append's rule); otherwise the reply ends a branch of its own. Stale when an attempt
+        under `client_key` committed first."""
+        ids = {"draft_id": validate.identifier(draft_id, "draft id"), "client_key": client_key}
+        return await self._write_node("draft_reply", ids, Role.ASSISTANT, content, blocks,
+                                      metadata, call, check=missing_draft(draft_id, client_key),
+                                      keep_until=keep_until)
 
     async def set_head(self, session_id: str, node_id: str) -> HeadMove:
         """Checkout: HEAD to any live, non-summary node of the session."""
@@ -149,7 +165,7 @@ class HeadMoves:
     async def _write_node(self, statement: str, ids: Mapping[str, str | None],
                           role: Role | str, content: str | None, blocks: Sequence[Any] | None,
                           metadata: Mapping[str, Any] | None, call: CallRecord | None,
-                          **params: Any) -> Appended:
+                          check: RowCheck | None = None, **params: Any) -> Appended:
         """Runs `statement` (append_message or fork_sibling): one statement, one transaction.
 
         `ids` are the statement's id parameters, named in its errors.
@@ -160,7 +176,7 @@ class HeadMoves:
         if call is not None:
             validate_call(call, self._limits)
         rows = await self._db.write(
-            statement, single_row(ids.get("session_id"), {**ids, **message.problem_ids}),
+            statement, check or single_row(ids.get("session_id"), {**ids, **message.problem_ids}),
             tenant=self._tenant, node_id=new_id("nod"), role=role.value, metadata=meta,
             now=utcnow(), call=None if call is None else call.as_param(), **message.params,
             **ids, **params,

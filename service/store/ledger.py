@@ -7,6 +7,7 @@ from .branches import Branches
 from .calls import Calls
 from .carries import Carries
 from .db import Database
+from .drafts import Drafts
 from .events import Events, OnCommit
 from .head import HeadMoves
 from .invariants import violations
@@ -40,6 +41,7 @@ class Ledger:
     views: Views
     search: Search
     calls: Calls
+    drafts: Drafts
     tool_sets: ToolSets
     carries: Carries
     events: Events
@@ -66,6 +68,7 @@ class Ledger:
             views=Views(db, tenant),
             search=Search(db, tenant),
             calls=Calls(db, tenant, limits),
+            drafts=Drafts(db, tenant, limits),
             tool_sets=ToolSets(db, tenant),
             carries=Carries(db, tenant),
             events=events,

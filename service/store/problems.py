@@ -164,6 +164,20 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
         f"{ids['max_pinned_tokens']} pins may hold (a share of the context window); unpin "
         "something first", pinned_tokens=ids["pinned_tokens"],
         max_pinned_tokens=ids["max_pinned_tokens"]),
+    # completeTurn (cypher/draft_reply, draft_failure; docs/guides/agent-runtimes.md)
+    "draft_key_used": lambda ids: Stale(
+        f"draft {ids['draft_id']} was completed with client key {ids['client_key']!r} "
+        "meanwhile; that completion is the answer"),
+    "draft_completed": _conflict("draft {draft_id} is completed already, under another client "
+                                 "key: a draft is answered once (begin a new turn to ask "
+                                 "again)"),
+    "draft_expired": lambda ids: NotFound("draft", str(ids["draft_id"]), (
+        f"draft {ids['draft_id']} expired before it was completed; begin the turn again "
+        "(beginTurn with no message answers HEAD as it stands)")),
+    "draft_tip_deleted": lambda ids: Conflict(
+        f"the node draft {ids['draft_id']} answers was deleted with its branch since it was "
+        "begun: its reply has nowhere to go; complete it with `error` to record the call "
+        "alone"),
     "session_exists": _session_taken,
     "ids_exist": _ids_taken,
 }

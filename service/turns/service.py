@@ -3,6 +3,13 @@
 Every model call is recorded with a READ edge to every node of the prompt the
 provider received — the rendered list, ROOT and any summary stand-in included.
 
+Every turn is two steps, `_begin` (the prompt rendered, compacted first when it reaches
+the budget, held as a Draft: drafts.py) and `_complete` (the reply written with its call)
+or `_fail` (the failed call alone). The service's own model calls run between them;
+`begin_turn` and `complete_turn` hand the same two steps to a runtime that calls its own
+model (docs/guides/agent-runtimes.md, "Bring your own model"), its draft stored between
+them until it expires.
+
 A turn renders its prompt once. When the turn's opening node extends a tip whose render
 this process remembers (context/render.py: RenderMemory), the prompt is that render plus
 the new node, and the turn is two statements: the opening write and the reply with its
@@ -11,22 +18,25 @@ call. Otherwise one full render sits between them.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Mapping, Sequence
 
 from ..context.compaction import CompactionResult, CompactionStatus, Compactor
 from ..context.render import RenderMemory, render_context
-from ..errors import BadInput, CtxdagError, ModelError
+from ..errors import BadInput, Conflict, ContextOverflow, CtxdagError, ModelError, \
+    ModelUnavailable, NotFound
+from ..store.problems import Stale
 from ..model import validate
 from ..store import Appended, Call, CallRecord, Ledger, Node, Purpose, Rendered, Role
 from ..model.ids import utcnow
 from ..model.blocks import message_blocks, tool_use_ids
-from .providers import ModelProvider, Prompt
-from ..model.models import tools_json
+from .providers import ModelProvider, ModelReply
 from .requests import Options
 from . import recall, tool_sets
 from .writer import TurnWriter
-from ..config import DEFAULT_RECALL_BUDGET
+from ..config import DEFAULT_DRAFT_TTL, DEFAULT_RECALL_BUDGET, MAX_DRAFT_TTL
+from ..store.drafts import StoredDraft, client_key as checked_key
+from .drafts import Draft
 from .. import telemetry
 
 
@@ -40,6 +50,8 @@ class TurnResult:
     # The reply's recall tool uses the service answers with the runtime's results
     # (service/turns/recall.py): not the runtime's to answer.
     service_use_ids: tuple[str, ...] = ()
+    head_moved: bool | None = None  # whether the reply moved HEAD onto it (None: no reply)
+    replayed: bool = False  # completeTurn answered from an earlier completion's key
 
     @property
     def open_tool_use_ids(self) -> list[str]:
@@ -52,12 +64,14 @@ class TurnResult:
 class Turns:
     def __init__(self, ledger: Ledger, compactor: Compactor, provider: ModelProvider,
                  renders: RenderMemory | None = None, *,
-                 recall_budget_tokens: int = DEFAULT_RECALL_BUDGET) -> None:
+                 recall_budget_tokens: int = DEFAULT_RECALL_BUDGET,
+                 draft_ttl_seconds: int = DEFAULT_DRAFT_TTL) -> None:
         self.ledger = ledger
         self.compactor = compactor
         self.provider = provider
         self.renders = RenderMemory() if renders is None else renders
         self.recall_budget_tokens = recall_budget_tokens
+        self.draft_ttl_seconds = draft_ttl_seconds
 
     async def send_message(self, session_id: str, content: str | None = None, *,
                            blocks: Sequence[Any] | None = None, options: Options = Options(),
@@ -137,6 +151,120 @@ class Turns:
             await self.send_message(deliver_to, result.reply.content)
         return result
 
+    async def begin_turn(self, session_id: str, content: str | None = None, *,
+                         blocks: Sequence[Any] | None = None,
+                         results: Sequence[Any] | None = None, options: Options = Options(),
+                         cancel_open_tool_uses: bool = False,
+                         ttl_seconds: int | None = None) -> Draft:
+        """A runtime's turn, first step: the user's message (or tool results answering HEAD's
+        open tool uses) at HEAD, then the render its own model is to read — compacted first
+        when it reaches the budget — stored as a draft until `complete_turn` or its expiry.
+        Without a message or results the draft answers HEAD as it stands (a user message or
+        tool results: after an appendMessage, a failed call, a compaction). Nothing is
+        written when the request is refused."""
+        ttl = self.draft_ttl_seconds if ttl_seconds is None else ttl_seconds
+        validate.count(ttl, "ttlSeconds", minimum=1)
+        if ttl > MAX_DRAFT_TTL:
+            raise BadInput(f"ttlSeconds is {ttl}; a draft waits at most {MAX_DRAFT_TTL} s")
+        message = content is not None or blocks is not None
+        if message and results is not None:
+            raise BadInput("a turn begins with a message (content or blocks) or with tool "
+                           "results, not both")
+        if cancel_open_tool_uses and not message:
+            raise BadInput("cancelOpenToolUses makes room for a message: give content or blocks")
+        writer = TurnWriter(self.ledger, session_id, advance_head=True)
+        options = await tool_sets.offered(self.ledger, session_id, None, options)
+        if results is not None:
+            results, metadata = await self._with_recall_answers(session_id, results, options)
+            opened = await writer.results(results, metadata)
+        elif message:
+            await self._refuse_recall_clash(session_id, options)
+            if cancel_open_tool_uses:
+                message_blocks(Role.USER, content, blocks, self.ledger.limits)
+                await writer.cancel_open_tool_uses()
+            opened = await writer.open(content, blocks=blocks)
+        else:
+            await self._refuse_recall_clash(session_id, options)
+            opened = None
+        if opened is None:
+            head, ready = await writer.answerable_head(), None
+        else:
+            head = opened.node
+            ready = self.renders.extend(self.ledger.tenant, session_id, opened)
+        begun = await self._begin(writer, head, Purpose.CHAT, ready=ready, options=options)
+        if isinstance(begun, TurnResult):  # the token count for the budget failed (recorded)
+            raise begun.error
+        self.renders.remember(self.ledger.tenant, session_id, begun.view)
+        begun = replace(begun, opened=None if opened is None else opened.node)
+        return replace(begun, stored=await self.ledger.drafts.open(begun.record(ttl)))
+
+    async def complete_turn(self, draft_id: str, client_key: str, *, model: str,
+                            content: str | None = None, blocks: Sequence[Any] | None = None,
+                            usage: Mapping[str, Any] | None = None,
+                            stop_reason: str | None = None, provider: str | None = None,
+                            error: ModelError | None = None) -> TurnResult:
+        """A runtime's turn, second step: its model's reply to draft `draft_id` (`content` or
+        `blocks`), stored after the draft's tip with the call, which reads exactly what the
+        draft's request held; or, with `error`, the failed call alone (the draft stays open
+        for another attempt). HEAD moves onto the reply only when it is still the tip.
+
+        `client_key` names the attempt: completing again with it returns what the first
+        completion with it stored (`replayed`); a draft completed under another key is a
+        CONFLICT, an unknown or expired one NOT_FOUND."""
+        validate.identifier(draft_id, "draft id")
+        checked_key(client_key)
+        validate.name(model, "model")
+        provider = "external" if provider is None else validate.name(provider, "provider")
+        tokens = _usage(usage)
+        if stop_reason is not None:
+            validate.name(stop_reason, "stopReason")
+        if error is not None:
+            if content is not None or blocks is not None:
+                raise BadInput("a completion is a reply (content or blocks) or an error, "
+                               "not both")
+            validate.error_message(error.message, self.ledger.limits)
+        else:
+            message_blocks(Role.ASSISTANT, content, blocks, self.ledger.limits)
+        for _ in range(2):
+            found = await self.ledger.drafts.get(draft_id, client_key)
+            if found.attempt is not None:
+                return await self._replayed(found)
+            draft = Draft.of_record(found.record, found.opened)
+            _refuse_closed(found, draft_id)
+            writer = TurnWriter(self.ledger, draft.session_id, advance_head=True)
+            started = draft.created_at
+            try:
+                if error is not None:
+                    call_id = await self._fail(writer, draft, error, started, provider=provider,
+                                               model=model, client_key=client_key)
+                    return TurnResult(draft.opened, None, call_id, None, error)
+                answer = ModelReply(content or "", model, tokens.get("input_tokens"),
+                                    tokens.get("output_tokens"),
+                                    {"provider": provider, "model": model},
+                                    blocks=None if blocks is None else list(blocks),
+                                    stop_reason=stop_reason,
+                                    cache_creation_input_tokens=tokens.get(
+                                        "cache_creation_input_tokens"),
+                                    cache_read_input_tokens=tokens.get("cache_read_input_tokens"))
+                reply, call = await self._complete(writer, draft, answer, provider=provider,
+                                                   started_at=started, client_key=client_key)
+            except Stale:
+                continue  # completed under this key meanwhile: answered from that completion
+            return TurnResult(draft.opened, reply.node, call.id, head_moved=reply.head_moved)
+        raise Conflict(f"draft {draft_id} kept changing while it was completed; try again")
+
+    async def _replayed(self, found: StoredDraft) -> TurnResult:
+        """What the first completion under a key stored, as its TurnResult."""
+        attempt = found.attempt
+        if attempt.reply is not None:
+            head = (await self.ledger.sessions.get(found.record.session_id)).head_id
+            return TurnResult(found.opened, attempt.reply, attempt.call_id,
+                              head_moved=head == attempt.reply.id, replayed=True)
+        call = await self.ledger.calls.get(attempt.call_id)
+        return TurnResult(found.opened, None, call.id,
+                          error=_model_error(call.error_code, call.error_message or ""),
+                          replayed=True)
+
     async def record_call(self, session_id: str, read_ids: Sequence[str], model: str,
                           output: str | None = None,
                           usage: Mapping[str, Any] | None = None, *,
@@ -213,93 +341,150 @@ class Turns:
     async def _respond(self, writer: TurnWriter, prompt_head: Node, purpose: Purpose, *,
                        ready: Rendered | None = None, retry_of: str | None = None,
                        compact: bool = True, options: Options = Options()) -> TurnResult:
+        """The service's own turn after its opening node: both steps around its model call
+        (a passive compaction between two attempts when the provider reports an overflow)."""
+        begun = await self._begin(writer, prompt_head, purpose, ready=ready, retry_of=retry_of,
+                                  compact=compact, options=options)
+        if isinstance(begun, TurnResult):
+            return begun
+        draft: Draft | None = begun
+        options, call_ids = begun.options, []
+
+        async def call_model() -> Appended:
+            nonlocal draft
+            current, draft = draft, None  # a retry after a passive compaction drafts afresh
+            if current is None:
+                view = await render_context(self.ledger, writer.session_id, prompt_head.id)
+                current = Draft.of(writer.session_id, purpose, view, begun.media, options,
+                                   retry_of=retry_of)
+            return await self._call_model(writer, current, call_ids)
+
+        compaction = begun.compaction
+        try:
+            if compact:
+                reply, passive = await self.compactor.with_passive_compaction(
+                    writer.session_id, call_model, head_id=prompt_head.id, options=options)
+                compaction = passive or compaction
+            else:
+                reply = await call_model()
+        except ModelError as error:
+            return TurnResult(prompt_head, None, call_ids[-1] if call_ids else None,
+                              begun.compaction, error)
+        return TurnResult(prompt_head, reply.node, call_ids[-1], compaction,
+                          service_use_ids=recall.service_uses(reply.node, options),
+                          head_moved=reply.head_moved)
+
+    async def _begin(self, writer: TurnWriter, prompt_head: Node, purpose: Purpose, *,
+                     ready: Rendered | None = None, retry_of: str | None = None,
+                     compact: bool = True, options: Options = Options()) -> Draft | TurnResult:
+        """A turn's first step after its opening node: the render of `prompt_head` (`ready`
+        when the turn extended a remembered one), compacted first when it reaches the
+        budget, as a draft. A failed token count is recorded as the failed call (the
+        TurnResult saying so)."""
         session_id = writer.session_id
-        compaction = None
         # One render serves the budget check and the prompt, unless a compaction changed it.
         if ready is None:
             ready = await render_context(self.ledger, session_id, prompt_head.id)
         options = recall.recall_options(options, ready.recall)
         # A compacted render holds a part of this one's nodes: the media read once serve all.
         media = await self.ledger.nodes.media_of(ready.nodes)
-        if compact:
-            started = utcnow()
-            try:
-                compaction = await self.compactor.compact_if_over_budget(
-                    session_id, head_id=prompt_head.id, view=ready, options=options,
-                    media=media)
-            except ModelError as error:  # the provider's token count: the call failed
-                failed = await self._failed(writer, purpose, ready, started, error, options)
-                return TurnResult(prompt_head, None, failed, None, error)
-            if compaction is not None and compaction.status is CompactionStatus.COMPACTED:
-                ready = None
-        call_ids: list[str] = []
-
-        async def call_model() -> Node:
-            nonlocal ready
-            view, ready = ready, None  # a retry after a passive compaction renders afresh
-            return await self._call_model(writer, prompt_head, purpose, retry_of, call_ids,
-                                          view, media, options)
-
-        try:
-            if compact:
-                reply, passive = await self.compactor.with_passive_compaction(
-                    session_id, call_model, head_id=prompt_head.id, options=options)
-                compaction = passive or compaction
-            else:
-                reply = await call_model()
-        except ModelError as error:
-            return TurnResult(prompt_head, None, call_ids[-1] if call_ids else None,
-                              compaction, error)
-        return TurnResult(prompt_head, reply, call_ids[-1], compaction,
-                          service_use_ids=recall.service_uses(reply, options))
-
-    async def _call_model(self, writer: TurnWriter, prompt_head: Node, purpose: Purpose,
-                          retry_of: str | None, call_ids: list[str],
-                          view: Rendered | None, media: Mapping[str, str],
-                          options: Options) -> Node:
-        if view is None:
-            view = await render_context(self.ledger, writer.session_id, prompt_head.id)
-        self.renders.remember(self.ledger.tenant, writer.session_id, view)
-        prompt = Prompt(view.nodes, media, options)
+        draft = Draft.of(session_id, purpose, ready, media, options, retry_of=retry_of)
+        if not compact:
+            return draft
         started = utcnow()
         try:
-            answer = await self.provider.complete(prompt)
+            compaction = await self.compactor.compact_if_over_budget(
+                session_id, head_id=prompt_head.id, view=ready, options=options, media=media)
+        except ModelError as error:  # the provider's token count: the call failed
+            failed = await self._fail(writer, draft, error, started)
+            return TurnResult(prompt_head, None, failed, None, error)
+        if compaction is not None and compaction.status is CompactionStatus.COMPACTED:
+            view = await render_context(self.ledger, session_id, prompt_head.id)
+            draft = Draft.of(session_id, purpose, view, media, options, retry_of=retry_of)
+        return replace(draft, compaction=compaction)
+
+    async def _call_model(self, writer: TurnWriter, draft: Draft, call_ids: list[str]
+                          ) -> Appended:
+        """The service's own model answers the draft; its reply (or failure) completes it."""
+        self.renders.remember(self.ledger.tenant, writer.session_id, draft.view)
+        started = utcnow()
+        try:
+            answer = await self.provider.complete(draft.prompt)
         except ModelError as error:
-            call_ids.append(await self._failed(writer, purpose, view, started, error, options))
+            call_ids.append(await self._fail(writer, draft, error, started))
             raise
-        call = CallRecord.of_prompt(purpose, self.provider.name, answer.model, view.nodes,
-                                    started, utcnow(), head_id=view.head_id,
-                                    input_tokens=answer.input_tokens,
-                                    output_tokens=answer.output_tokens,
-                                    tools_json=tools_json(options.tools),
-                                    cache_creation_input_tokens=answer.cache_creation_input_tokens,
-                                    cache_read_input_tokens=answer.cache_read_input_tokens)
+        reply, call = await self._complete(writer, draft, answer, provider=self.provider.name,
+                                           started_at=started)
         call_ids.append(call.id)
+        return reply
+
+    async def _complete(self, writer: TurnWriter, draft: Draft, answer: ModelReply, *,
+                        provider: str, started_at: datetime,
+                        client_key: str | None = None) -> tuple[Appended, CallRecord]:
+        """A turn's second step: the reply to the draft, with the call that produced it,
+        reading exactly what the draft's request held (one statement)."""
+        call = draft.call(provider, answer.model, started_at, utcnow(),
+                          input_tokens=answer.input_tokens, output_tokens=answer.output_tokens,
+                          cache_creation_input_tokens=answer.cache_creation_input_tokens,
+                          cache_read_input_tokens=answer.cache_read_input_tokens)
         metadata = {**answer.metadata, **({"stop_reason": answer.stop_reason}
                                           if answer.stop_reason else {})}
         content, blocks = (answer.text, None) if answer.blocks is None else (None, answer.blocks)
-        if retry_of is not None:
-            reply = await writer.retry_reply(retry_of, content, blocks, call, metadata)
+        if draft.stored is not None:
+            reply = await writer.draft_reply(draft.id, client_key, content, blocks, call,
+                                             metadata, self._kept_until(draft))
+        elif draft.retry_of is not None:
+            reply = await writer.retry_reply(draft.retry_of, content, blocks, call, metadata)
         else:
-            reply = await writer.reply(prompt_head.id, content, blocks, call, metadata)
+            reply = await writer.reply(draft.head_id, content, blocks, call, metadata)
         self.renders.extend(self.ledger.tenant, writer.session_id, reply)
         telemetry.export_call(self.ledger.tenant, writer.session_id, call,
-                              request_model=self.provider.model,
-                              finish_reason=answer.stop_reason, prompt=view.nodes,
-                              reply=reply.node)
-        return reply.node
+                              request_model=answer.model if draft.stored else self.provider.model,
+                              finish_reason=answer.stop_reason,
+                              prompt=draft.view.nodes if draft.view else (), reply=reply.node)
+        return reply, call
 
-    async def _failed(self, writer: TurnWriter, purpose: Purpose, view: Rendered,
-                      started: datetime, error: ModelError, options: Options) -> str:
-        """Records the turn's failed call, reading the prompt it was to send; its id."""
-        failed = CallRecord.of_prompt(purpose, self.provider.name, self.provider.model,
-                                      view.nodes, started, utcnow(), head_id=view.head_id,
-                                      error_code=error.code, error_message=error.message,
-                                      tools_json=tools_json(options.tools))
-        recorded = await writer.failed(failed)
+    async def _fail(self, writer: TurnWriter, draft: Draft, error: ModelError,
+                    started: datetime, *, provider: str | None = None,
+                    model: str | None = None, client_key: str | None = None) -> str:
+        """A turn's second step when its model call failed: the failed call alone, reading
+        the prompt it was to send, with the error; its id. Nothing else is written."""
+        failed = draft.call(provider or self.provider.name, model or self.provider.model,
+                            started, utcnow(), error_code=error.code,
+                            error_message=error.message)
+        if draft.stored is not None:
+            recorded = await writer.failed_attempt(draft.id, client_key, failed,
+                                                   self._kept_until(draft))
+        else:
+            recorded = await writer.failed(failed)
         telemetry.export_call(self.ledger.tenant, writer.session_id, failed,
-                              request_model=self.provider.model, prompt=view.nodes)
+                              request_model=failed.model,
+                              prompt=draft.view.nodes if draft.view else ())
         return recorded.id
+
+    def _kept_until(self, draft: Draft) -> datetime:
+        """How long a completed draft is kept, so a repeated completion is answered."""
+        return utcnow() + timedelta(seconds=draft.stored.ttl_seconds)
+
+
+def _refuse_closed(found: StoredDraft, draft_id: str) -> None:
+    """A draft completed under another key, or expired, takes no completion (the statement
+    checks again under the session's lock)."""
+    if found.completed_by is not None:
+        raise Conflict(f"draft {draft_id} is completed already (call {found.completed_call_id}), "
+                       "under another client key: a draft is answered once (begin a new turn "
+                       "to ask again)", completed_call_id=found.completed_call_id)
+    if found.record.expires_at <= utcnow():
+        raise NotFound("draft", draft_id, f"draft {draft_id} expired before it was completed; "
+                       "begin the turn again (beginTurn with no message answers HEAD as it "
+                       "stands)")
+
+
+_MODEL_ERRORS = {e.code: e for e in (ModelError, ModelUnavailable, ContextOverflow)}
+
+
+def _model_error(code: str | None, message: str) -> ModelError:
+    return _MODEL_ERRORS.get(code, ModelError)(message)
 
 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",

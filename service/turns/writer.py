@@ -12,6 +12,7 @@ Nothing else in service/turns writes to the chain.
 """
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Mapping, Sequence
 
 from ..errors import BadInput
@@ -98,6 +99,32 @@ class TurnWriter:
         self._require_user_turn("retry")
         return await self._ledger.head.retry(node_id, content, blocks=blocks, metadata=metadata,
                                              call=call)
+
+    async def answerable_head(self) -> Node:
+        """HEAD, when the model can answer it as it stands: a user message or tool results."""
+        self._require_user_turn("begin a turn at HEAD")
+        head = await self._head()
+        if head.role not in (Role.USER, Role.TOOL):
+            what = "ROOT" if head.role is Role.SYSTEM else f"a {head.role.value} message"
+            raise BadInput(f"HEAD ({head.id}) is {what}: there is nothing for the model to "
+                           "answer; begin the turn with a message or tool results")
+        return head
+
+    async def draft_reply(self, draft_id: str, client_key: str, content: str | None,
+                          blocks: Sequence[Any] | None, call: CallRecord,
+                          metadata: Mapping[str, Any], keep_until: datetime) -> Appended:
+        """completeTurn's reply after its draft's tip, with its call, in one transaction;
+        HEAD advances only when the tip is still HEAD (append's rule)."""
+        self._require_user_turn("complete a draft")
+        return await self._ledger.head.complete_draft(
+            draft_id, client_key, content, blocks=blocks, metadata=metadata, call=call,
+            keep_until=keep_until)
+
+    async def failed_attempt(self, draft_id: str, client_key: str, call: CallRecord,
+                             keep_until: datetime) -> Call:
+        """completeTurn's failed call: recorded for the draft under `client_key`; no node is
+        written, HEAD is untouched, the draft stays open."""
+        return await self._ledger.drafts.fail(draft_id, client_key, call, keep_until)
 
     async def failed(self, call: CallRecord) -> Call:
         """The error path: the failed call is recorded; no node is written, HEAD is untouched."""

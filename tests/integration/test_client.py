@@ -244,3 +244,55 @@ def test_the_docs_agent_loop_example_runs_against_the_service(service):
     assert lines[1] == "['SYSTEM', 'USER', 'ASSISTANT', 'TOOL'] lookup"
     assert lines[2] == "TOOL ['accounts']"
     assert lines[3] == "NOT_FOUND"
+
+
+def test_bring_your_own_model_with_the_anthropic_sdk(service):
+    """begin_turn hands the body to send; the runtime's own SDK call answers it; complete_turn
+    takes the SDK's blocks and usage as they come. One key twice is one completion."""
+    import anthropic as sdk
+
+    with AnthropicStub() as stub, Client(service.url, service.token) as ctx:
+        model = sdk.Anthropic(api_key="test-key", base_url=stub.base_url, max_retries=0)
+        session = ctx.create_session("byom", "You answer briefly.")
+        tools = [Tool("lookup", WORD, description="Looks a word up.")]
+        draft = ctx.begin_turn(session.id, "Please lookup ledger.", tools=tools,
+                               model="claude-stub", max_tokens=256)
+        assert_valid_anthropic(draft.request)
+        assert draft.head_id == draft.user_node.id == draft.read_ids[-1]
+        stub.enqueue(tool_call(("toolu_client_1", "lookup", {"word": "ledger"})))
+        message = model.messages.create(**draft.request)
+        assert [r.body for r in stub.requests if r.path == MESSAGES_PATH][-1] == draft.request
+        turn = ctx.complete_turn(draft.id, "one", "claude-stub", blocks=message.content,
+                                 usage=message.usage, stop_reason=message.stop_reason)
+        assert turn.open_tool_use_ids == ["toolu_client_1"] and turn.head_moved
+        assert ctx.trace(turn.call_id).read_ids == draft.read_ids
+        again = ctx.complete_turn(draft.id, "one", "claude-stub", content="ignored")
+        assert again.replayed and again.call_id == turn.call_id
+
+        results = [ToolResult("toolu_client_1", lookup("ledger"))]
+        second = ctx.begin_turn(session.id, results=results, tools=tools, model="claude-stub",
+                                max_tokens=256)
+        assert_valid_anthropic(second.request)
+        failed = ctx.complete_turn(second.id, "try-1", "claude-stub", error="overloaded",
+                                   error_code="MODEL_UNAVAILABLE")
+        assert failed.reply is None and failed.error_code == "MODEL_UNAVAILABLE"
+        stub.enqueue(reply("Ledger: a book of accounts."))
+        message = model.messages.create(**second.request)
+        done = ctx.complete_turn(second.id, "try-2", "claude-stub", blocks=message.content)
+        assert done.reply.content == "Ledger: a book of accounts." and done.head_moved
+        with pytest.raises(CtxdagError) as closed:
+            ctx.complete_turn(second.id, "try-3", "claude-stub", content="late")
+        assert closed.value.code == "CONFLICT"
+        model.close()
+
+
+async def test_bring_your_own_model_async(service):
+    async with AsyncClient(service.url, service.token) as ctx:
+        session = await ctx.create_session("byom async")
+        draft = await ctx.begin_turn(session.id, "Hello.", format="OPENAI_CHAT", model="gpt-x")
+        assert draft.request["model"] == "gpt-x"
+        assert draft.request["messages"][-1] == {"role": "user", "content": "Hello."}
+        turn = await ctx.complete_turn(draft.id, "k", "gpt-x", content="Hi.",
+                                       usage={"input_tokens": 9, "output_tokens": 2})
+        assert turn.reply.content == "Hi." and turn.head_moved
+        assert (await ctx.trace(turn.call_id)).read_ids == draft.read_ids

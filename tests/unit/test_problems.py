@@ -80,9 +80,11 @@ def test_the_writes_that_validate_report_problems():
             "summary_persist", "summary_retire", "render_context", "session_update",
             "backup_import", "event_append", "transcript_extend", "label_set",
             "label_clear", "branch_name_set", "branch_name_clear", "pin_set", "pin_clear",
-            "carry_segment", "carry_write", "node_redact", "tool_set_put"} == {
+            "carry_segment", "carry_write", "node_redact", "tool_set_put", "draft_reply",
+            "draft_failure"} == {
         name for name, found in codes.items() if found}
-    assert "read_invalid" in codes["append_message"] & codes["fork_sibling"]
+    assert "read_invalid" in codes["append_message"] & codes["fork_sibling"] & \
+        codes["draft_reply"] & codes["draft_failure"]
 
 
 def test_the_parser_sees_nested_and_multiline_cases_and_refuses_other_forms():

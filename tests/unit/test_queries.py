@@ -120,7 +120,7 @@ def test_statements_are_never_formatted():
 
 def test_only_known_statements_write_head():
     """HEAD is a relationship; these are the statements that may create or delete it
-    (append_message and fork_sibling through the node_write fragment).
+    (append_message, fork_sibling and draft_reply through the node_write fragment).
 
     backup_import restores a session exactly as exported (HEAD included); it moves nothing.
     transcript_extend restates the HEAD of the transcript file a session was imported from.
@@ -131,11 +131,12 @@ def test_only_known_statements_write_head():
     }
     assert head_writers == {"session_create", "append_message", "fork_sibling", "set_head",
                             "delete_branch", "backup_import", "transcript_extend",
-                            "carry_write"}
+                            "carry_write", "draft_reply"}
 
 
 def test_head_moving_statements_are_run_only_from_the_head_module():
-    movers = ("append_message", "fork_sibling", "set_head", "delete_branch", "carry_write")
+    movers = ("append_message", "fork_sibling", "set_head", "delete_branch", "carry_write",
+              "draft_reply")
     users = {
         path.relative_to(SERVICE_DIR).as_posix()
         for path in SERVICE_DIR.rglob("*.py")

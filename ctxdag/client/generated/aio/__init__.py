@@ -1,11 +1,14 @@
 from .async_base_client import AsyncBaseClient
 from .base_model import BaseModel, Upload
+from .begin_turn import BeginTurn, BeginTurnBeginTurn, BeginTurnBeginTurnUserNode
 from .client import GeneratedClient
+from .complete_turn import CompleteTurn, CompleteTurnCompleteTurn
 from .create_session import CreateSession, CreateSessionCreateSession
 from .edit_message import EditMessage, EditMessageEditMessage
 from .enums import (
     ContextState,
     DegradedKind,
+    ModelErrorCode,
     Purpose,
     RequestFormat,
     Role,
@@ -55,14 +58,21 @@ from .import_transcript import (
 )
 from .input_types import (
     Base64Input,
+    ContentBlockInput,
+    DocumentBlockInput,
     ImageBlockInput,
     MediaSourceInput,
+    ModelFailureInput,
+    RedactedThinkingBlockInput,
     SessionFilter,
     TextBlockInput,
+    ThinkingBlockInput,
     ToolChoiceInput,
     ToolInput,
     ToolResultBlockInput,
     ToolResultPartInput,
+    ToolUseBlockInput,
+    UsageInput,
 )
 from .list_sessions import (
     ListSessions,
@@ -94,6 +104,9 @@ __all__ = [
     "AsyncBaseClient",
     "Base64Input",
     "BaseModel",
+    "BeginTurn",
+    "BeginTurnBeginTurn",
+    "BeginTurnBeginTurnUserNode",
     "BriefMessageFields",
     "BriefMessageFieldsBlocksDocumentBlock",
     "BriefMessageFieldsBlocksImageBlock",
@@ -102,10 +115,14 @@ __all__ = [
     "BriefMessageFieldsBlocksThinkingBlock",
     "BriefMessageFieldsBlocksToolResultBlock",
     "BriefMessageFieldsBlocksToolUseBlock",
+    "CompleteTurn",
+    "CompleteTurnCompleteTurn",
+    "ContentBlockInput",
     "ContextState",
     "CreateSession",
     "CreateSessionCreateSession",
     "DegradedKind",
+    "DocumentBlockInput",
     "EditMessage",
     "EditMessageEditMessage",
     "GeneratedClient",
@@ -136,7 +153,10 @@ __all__ = [
     "MessageFieldsBlocksToolResultBlockContentImageBlock",
     "MessageFieldsBlocksToolResultBlockContentTextBlock",
     "MessageFieldsBlocksToolUseBlock",
+    "ModelErrorCode",
+    "ModelFailureInput",
     "Purpose",
+    "RedactedThinkingBlockInput",
     "Render",
     "RenderRequest",
     "RenderRequestSession",
@@ -164,11 +184,13 @@ __all__ = [
     "SubmitToolResults",
     "SubmitToolResultsSubmitToolResults",
     "TextBlockInput",
+    "ThinkingBlockInput",
     "ToolChoiceInput",
     "ToolChoiceMode",
     "ToolInput",
     "ToolResultBlockInput",
     "ToolResultPartInput",
+    "ToolUseBlockInput",
     "Trace",
     "TraceCall",
     "TraceCallReads",
@@ -179,4 +201,5 @@ __all__ = [
     "TurnFieldsReply",
     "TurnFieldsUserNode",
     "Upload",
+    "UsageInput",
 ]

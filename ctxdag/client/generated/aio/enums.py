@@ -17,6 +17,12 @@ class DegradedKind(str, Enum):
     DETACHED = "DETACHED"
 
 
+class ModelErrorCode(str, Enum):
+    MODEL_ERROR = "MODEL_ERROR"
+    MODEL_UNAVAILABLE = "MODEL_UNAVAILABLE"
+    CONTEXT_OVERFLOW = "CONTEXT_OVERFLOW"
+
+
 class Purpose(str, Enum):
     CHAT = "CHAT"
     SUMMARIZE = "SUMMARIZE"

@@ -2,12 +2,22 @@ from typing import Any, Optional, Union
 
 from .base_client import BaseClient
 from .base_model import UNSET, UnsetType
+from .begin_turn import BeginTurn
+from .complete_turn import CompleteTurn
 from .create_session import CreateSession
 from .edit_message import EditMessage
 from .enums import RequestFormat, Role, SearchKind, SessionOrder, TranscriptFormat
 from .get_session import GetSession
 from .import_transcript import ImportTranscript
-from .input_types import SessionFilter, ToolChoiceInput, ToolInput, ToolResultBlockInput
+from .input_types import (
+    ContentBlockInput,
+    ModelFailureInput,
+    SessionFilter,
+    ToolChoiceInput,
+    ToolInput,
+    ToolResultBlockInput,
+    UsageInput,
+)
 from .list_sessions import ListSessions
 from .render import Render
 from .render_request import RenderRequest
@@ -479,6 +489,8 @@ class GeneratedClient(BaseClient):
               error
               errorCode
               openToolUseIds
+              headMoved
+              replayed
             }
             """)
         variables: dict[str, object] = {
@@ -561,6 +573,8 @@ class GeneratedClient(BaseClient):
               error
               errorCode
               openToolUseIds
+              headMoved
+              replayed
             }
             """)
         variables: dict[str, object] = {
@@ -640,6 +654,8 @@ class GeneratedClient(BaseClient):
               error
               errorCode
               openToolUseIds
+              headMoved
+              replayed
             }
             """)
         variables: dict[str, object] = {
@@ -721,6 +737,8 @@ class GeneratedClient(BaseClient):
               error
               errorCode
               openToolUseIds
+              headMoved
+              replayed
             }
             """)
         variables: dict[str, object] = {
@@ -734,3 +752,193 @@ class GeneratedClient(BaseClient):
         )
         data = self.get_data(response)
         return EditMessage.model_validate(data)
+
+    def begin_turn(
+        self,
+        session_id: str,
+        format: RequestFormat,
+        content: Union[Optional[str], UnsetType] = UNSET,
+        tool_results: Union[Optional[list[ToolResultBlockInput]], UnsetType] = UNSET,
+        tools: Union[Optional[list[ToolInput]], UnsetType] = UNSET,
+        tool_choice: Union[Optional[ToolChoiceInput], UnsetType] = UNSET,
+        ttl_seconds: Union[Optional[int], UnsetType] = UNSET,
+        model: Union[Optional[str], UnsetType] = UNSET,
+        max_tokens: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> BeginTurn:
+        query = gql("""
+            mutation BeginTurn($sessionId: ID!, $content: String, $toolResults: [ToolResultBlockInput!], $tools: [ToolInput!], $toolChoice: ToolChoiceInput, $ttlSeconds: Int, $format: RequestFormat!, $model: String, $maxTokens: Int) {
+              beginTurn(
+                sessionId: $sessionId
+                content: $content
+                toolResults: $toolResults
+                tools: $tools
+                toolChoice: $toolChoice
+                ttlSeconds: $ttlSeconds
+              ) {
+                id
+                sessionId
+                userNode {
+                  ...MessageFields
+                }
+                headId
+                readIds
+                toolsSha256
+                fingerprint
+                expiresAt
+                request(format: $format, model: $model, maxTokens: $maxTokens)
+              }
+            }
+
+            fragment MessageFields on Message {
+              id
+              sessionId
+              role
+              content
+              predecessorId
+              createdAt
+              tokens
+              toolUseIds
+              metadata
+              blocks {
+                __typename
+                ... on TextBlock {
+                  text
+                }
+                ... on ThinkingBlock {
+                  thinking
+                  signature
+                }
+                ... on ToolUseBlock {
+                  id
+                  name
+                  input
+                }
+                ... on ToolResultBlock {
+                  toolUseId
+                  isError
+                  content {
+                    __typename
+                    ... on TextBlock {
+                      text
+                    }
+                  }
+                }
+              }
+            }
+            """)
+        variables: dict[str, object] = {
+            "sessionId": session_id,
+            "content": content,
+            "toolResults": tool_results,
+            "tools": tools,
+            "toolChoice": tool_choice,
+            "ttlSeconds": ttl_seconds,
+            "format": format,
+            "model": model,
+            "maxTokens": max_tokens,
+        }
+        response = self.execute(
+            query=query, operation_name="BeginTurn", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return BeginTurn.model_validate(data)
+
+    def complete_turn(
+        self,
+        draft_id: str,
+        client_key: str,
+        model: str,
+        content: Union[Optional[str], UnsetType] = UNSET,
+        blocks: Union[Optional[list[ContentBlockInput]], UnsetType] = UNSET,
+        usage: Union[Optional[UsageInput], UnsetType] = UNSET,
+        stop_reason: Union[Optional[str], UnsetType] = UNSET,
+        provider: Union[Optional[str], UnsetType] = UNSET,
+        error: Union[Optional[ModelFailureInput], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> CompleteTurn:
+        query = gql("""
+            mutation CompleteTurn($draftId: ID!, $clientKey: String!, $model: String!, $content: String, $blocks: [ContentBlockInput!], $usage: UsageInput, $stopReason: String, $provider: String, $error: ModelFailureInput) {
+              completeTurn(
+                draftId: $draftId
+                clientKey: $clientKey
+                model: $model
+                content: $content
+                blocks: $blocks
+                usage: $usage
+                stopReason: $stopReason
+                provider: $provider
+                error: $error
+              ) {
+                ...TurnFields
+              }
+            }
+
+            fragment MessageFields on Message {
+              id
+              sessionId
+              role
+              content
+              predecessorId
+              createdAt
+              tokens
+              toolUseIds
+              metadata
+              blocks {
+                __typename
+                ... on TextBlock {
+                  text
+                }
+                ... on ThinkingBlock {
+                  thinking
+                  signature
+                }
+                ... on ToolUseBlock {
+                  id
+                  name
+                  input
+                }
+                ... on ToolResultBlock {
+                  toolUseId
+                  isError
+                  content {
+                    __typename
+                    ... on TextBlock {
+                      text
+                    }
+                  }
+                }
+              }
+            }
+
+            fragment TurnFields on Turn {
+              userNode {
+                ...MessageFields
+              }
+              reply {
+                ...MessageFields
+              }
+              callId
+              error
+              errorCode
+              openToolUseIds
+              headMoved
+              replayed
+            }
+            """)
+        variables: dict[str, object] = {
+            "draftId": draft_id,
+            "clientKey": client_key,
+            "model": model,
+            "content": content,
+            "blocks": blocks,
+            "usage": usage,
+            "stopReason": stop_reason,
+            "provider": provider,
+            "error": error,
+        }
+        response = self.execute(
+            query=query, operation_name="CompleteTurn", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return CompleteTurn.model_validate(data)

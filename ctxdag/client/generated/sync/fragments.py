@@ -163,6 +163,8 @@ class TurnFields(BaseModel):
     error: Optional[str]
     error_code: Optional[str] = Field(alias="errorCode")
     open_tool_use_ids: list[str] = Field(alias="openToolUseIds")
+    head_moved: Optional[bool] = Field(alias="headMoved")
+    replayed: bool
 
 
 class TurnFieldsUserNode(MessageFields):

@@ -5,12 +5,33 @@ from typing import Any, Optional
 from pydantic import Field
 
 from .base_model import BaseModel
-from .enums import ToolChoiceMode
+from .enums import ModelErrorCode, ToolChoiceMode
 
 
 class Base64Input(BaseModel):
     media_type: str = Field(alias="mediaType")
     data: str
+
+
+class ContentBlockInput(BaseModel):
+    """One content block: exactly one of its fields."""
+
+    text: Optional[TextBlockInput] = None
+    thinking: Optional[ThinkingBlockInput] = None
+    redacted_thinking: Optional[RedactedThinkingBlockInput] = Field(
+        alias="redactedThinking", default=None
+    )
+    tool_use: Optional[ToolUseBlockInput] = Field(alias="toolUse", default=None)
+    tool_result: Optional[ToolResultBlockInput] = Field(
+        alias="toolResult", default=None
+    )
+    image: Optional[ImageBlockInput] = None
+    document: Optional[DocumentBlockInput] = None
+
+
+class DocumentBlockInput(BaseModel):
+    source: MediaSourceInput
+    title: Optional[str] = None
 
 
 class ImageBlockInput(BaseModel):
@@ -22,6 +43,17 @@ class MediaSourceInput(BaseModel):
 
     base_64: Optional[Base64Input] = Field(alias="base64", default=None)
     url: Optional[str] = None
+
+
+class ModelFailureInput(BaseModel):
+    """A model call that failed: its code and the provider's message."""
+
+    message: str
+    code: ModelErrorCode = ModelErrorCode.MODEL_ERROR
+
+
+class RedactedThinkingBlockInput(BaseModel):
+    data: str
 
 
 class SessionFilter(BaseModel):
@@ -41,6 +73,11 @@ class SessionFilter(BaseModel):
 
 class TextBlockInput(BaseModel):
     text: str
+
+
+class ThinkingBlockInput(BaseModel):
+    thinking: str
+    signature: str
 
 
 class ToolChoiceInput(BaseModel):
@@ -72,6 +109,27 @@ class ToolResultPartInput(BaseModel):
     image: Optional[ImageBlockInput] = None
 
 
+class ToolUseBlockInput(BaseModel):
+    id: str
+    name: str
+    input: Any
+
+
+class UsageInput(BaseModel):
+    """What the provider reported the call cost, in tokens."""
+
+    input_tokens: Optional[int] = Field(alias="inputTokens", default=None)
+    output_tokens: Optional[int] = Field(alias="outputTokens", default=None)
+    cache_creation_input_tokens: Optional[int] = Field(
+        alias="cacheCreationInputTokens", default=None
+    )
+    cache_read_input_tokens: Optional[int] = Field(
+        alias="cacheReadInputTokens", default=None
+    )
+
+
+ContentBlockInput.model_rebuild()
+DocumentBlockInput.model_rebuild()
 ImageBlockInput.model_rebuild()
 MediaSourceInput.model_rebuild()
 ToolResultBlockInput.model_rebuild()
