@@ -35,7 +35,7 @@ from .search import search_growth
 from .replicas import replicas
 from .server import HEAP, PAGECACHE_MB, BenchNeo4j
 from .storage import storage
-from .transcript_folder import folder_import
+from .transcript_folder import folder_import, memory_by_file_size
 from .transcripts import follow_latency, transcript_import
 from .writes import append_at_head, persist, record_call, send_messages, write_floor
 from .telemetry import send_with_export
@@ -151,6 +151,7 @@ async def run(args: argparse.Namespace) -> int:
         await section("12", lambda: agent_session(b))
         await section("13", lambda: transcript_import(b))
         await section("13", lambda: folder_import(b))
+        await section("13", lambda: memory_by_file_size(b))
         await section("13", lambda: follow_latency(b))
         await section("14", lambda: pinned_render(b))
         await section("15", lambda: carry(b))

@@ -6,20 +6,30 @@ Most of its bytes are tool-heavy Claude Code sessions (bench/transcripts.py's re
 1,000 to 3,000 entries each, every fourth with a compaction); around them, copies of the
 test suite's own small Claude Code (with sub-agents), Pi and Codex files under new
 session ids, so every format's reader and a folder of many small sessions are exercised.
-Measured: entries per second of the first import, the process's peak resident memory
-(ru_maxrss, which never falls, so it bounds what the import held), and the unchanged
-re-import's time.
+Measured: entries per second of the first import, and of the same folder imported one file
+at a time (the walk's pipeline off: each file read, checked and written before the next is
+read) into another tenant in the same run; the process's peak resident memory (ru_maxrss,
+which never falls, so it bounds what the import held); the unchanged re-import's time; and
+the peak memory of `ctxdag import-transcript` importing single files of two sizes, each in
+a process of its own.
 """
 from __future__ import annotations
 
+import asyncio
 import io
 import json
+import os
 import resource
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
+from service.store import Ledger, Limits
+from service.transcripts import batch
 from service.transcripts.batch import import_paths
 
 from .core import Bench
@@ -111,9 +121,13 @@ async def folder_import(b: Bench) -> None:
         await import_paths(ledger, [folder], None, False, None, _read_text,
                            out=io.StringIO(), err=io.StringIO())
         unchanged = time.perf_counter() - t0
+        one_at_a_time = await _without_pipeline(b, folder)
     b.add(S13, f"first import of a folder, {megabytes:g} MB", None, None,
           value=round(entries / first), unit="entries/s",
           note=f"{entries:,} entries in {files:,} files, {first:.1f} s (exit status {status})")
+    b.add(S13, f"the same folder one file at a time, {megabytes:g} MB", None, None,
+          value=round(entries / one_at_a_time), unit="entries/s",
+          note=f"{one_at_a_time:.1f} s; the pipeline is {one_at_a_time / first:.2f}× as fast")
     b.add(S13, f"peak memory, folder of {megabytes:g} MB", None, None,
           value=round(rss_after), unit="MB",
           note=f"the process's peak RSS: {rss_before:.0f} MB before the folder's import")
@@ -121,6 +135,65 @@ async def folder_import(b: Bench) -> None:
           value=round(unchanged, 2), unit="s", note=f"{files:,} files recognised unparsed")
     b.log(f"13: folder of {megabytes:g} MB: {entries / first:,.0f} entries/s, "
           f"peak RSS {rss_after:.0f} MB, unchanged {unchanged:.2f} s")
+
+
+async def _without_pipeline(b: Bench, folder: str) -> float:
+    """Seconds to import the folder into a tenant of its own with each file read, checked
+    and written before the next one is read: the walk's stages one after the other."""
+    ledger = Ledger.open(b.db, f"{b.tenant}-serial", Limits())
+    lock, real_ready, real_store = asyncio.Lock(), batch.ready, batch.store_transcript
+
+    async def ready(*args, **kwargs):
+        async with lock:
+            return await real_ready(*args, **kwargs)
+
+    async def store(*args, **kwargs):
+        async with lock:
+            return await real_store(*args, **kwargs)
+
+    batch.ready, batch.store_transcript = ready, store
+    try:
+        t0 = time.perf_counter()
+        await import_paths(ledger, [folder], None, False, None, _read_text,
+                           out=io.StringIO(), err=io.StringIO())
+        return time.perf_counter() - t0
+    finally:
+        batch.ready, batch.store_transcript = real_ready, real_store
+
+
+async def memory_by_file_size(b: Bench) -> None:
+    """Peak RSS of `ctxdag import-transcript FILE` for one Claude Code file at each size,
+    each in a process of its own (so one size's peak does not hide another's)."""
+    sizes = (b.sizes.transcript_entries // 2, b.sizes.transcript_entries * 2)
+    peaks = []
+    with tempfile.TemporaryDirectory(prefix="ctxdag-bench-13-") as folder:
+        for entries in sizes:
+            file = Path(folder) / f"memory-{entries}-{uuid.uuid4().hex[:6]}.jsonl"
+            file.write_text("".join(claude_code_transcript(entries)))
+            peak, seconds = await asyncio.to_thread(_peak_of_import, b, file)
+            peaks.append(peak)
+            b.add(S13, f"peak memory, one file of {entries:,} entries", None, None,
+                  value=round(peak), unit="MB",
+                  note=f"{file.stat().st_size / 1e6:.1f} MB file, {entries / seconds:,.0f} "
+                       "entries/s, `ctxdag import-transcript FILE` in a process of its own")
+    b.log(f"13: peak memory by file size: {sizes[0]:,} entries {peaks[0]:.0f} MB, "
+          f"{sizes[1]:,} entries {peaks[1]:.0f} MB")
+
+
+_MEASURE = ("import resource, subprocess, sys; done = subprocess.run(sys.argv[1:]); "
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
+            "sys.exit(done.returncode)")
+
+
+def _peak_of_import(b: Bench, file: Path) -> tuple[float, float]:
+    """The child's peak RSS in MB, and its seconds."""
+    ctxdag = str(Path(sys.executable).parent / "ctxdag")
+    env = {**os.environ, "NEO4J_URI": b.neo.uri, "CTXDAG_TENANT": f"{b.tenant}-memory"}
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", _MEASURE, ctxdag, "import-transcript",
+                           str(file)], env=env, capture_output=True, text=True, check=True)
+    seconds = time.perf_counter() - t0
+    return int(done.stdout.strip().splitlines()[-1]) / 1024, seconds
 
 
 def _read_text(file: str) -> str:
