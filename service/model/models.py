@@ -115,6 +115,14 @@ class Node:
 
         return loads(self.blocks_json, self.content)
 
+    @cached_property
+    def media_hashes(self) -> tuple[str, ...]:
+        """The stored media its blocks name, each once, in order: read once per node, not
+        once per prompt that holds it."""
+        from .blocks import media_hashes
+
+        return tuple(media_hashes(self.blocks)) if self.blocks_json is not None else ()
+
 
 @dataclass(frozen=True)
 class Appended:
@@ -445,12 +453,15 @@ def validate_call(record: CallRecord, limits: Limits) -> None:
     purpose = enum_value(Purpose, record.purpose, "call purpose")
     name(record.provider, "provider")
     optional_name(record.model, "model")
-    read_ids(record.read_ids, limits, purpose)
+    # The ids of a call the service makes are those of nodes it read from the store: each
+    # is checked as an id only when a runtime names them (and a turn holds thousands).
+    read_ids(record.read_ids, limits, purpose, each=purpose is Purpose.EXTERNAL)
     if record.read_element_ids is not None:
         if len(record.read_element_ids) != len(record.read_ids):
             raise BadInput("a call's read element ids must match its read ids one for one")
-        for element_id in record.read_element_ids:
-            optional_identifier(element_id, "each read element id")
+        if purpose is Purpose.EXTERNAL:
+            for element_id in record.read_element_ids:
+                optional_identifier(element_id, "each read element id")
     optional_identifier(record.head_id, "head id")
     optional_count(record.input_tokens, "input_tokens")
     optional_count(record.output_tokens, "output_tokens")

@@ -378,9 +378,10 @@ def extra_meta(value: object, limits: Limits, what: str = "extra_meta") -> str:
     return json_object(user_meta_keys(value), limits, what)
 
 
-def read_ids(ids: object, limits: Limits, purpose: Purpose, what: str = "the read ids"
-             ) -> tuple[str, ...]:
-    """The nodes a call's prompt contained, in prompt order: each once.
+def read_ids(ids: object, limits: Limits, purpose: Purpose, what: str = "the read ids",
+             each: bool = True) -> tuple[str, ...]:
+    """The nodes a call's prompt contained, in prompt order: each once (and, when `each`,
+    each a well-formed id).
 
     Calls an external runtime records name at most `limits.max_call_reads`; a call the
     service makes reads a render, whose length the token budget bounds.
@@ -390,8 +391,9 @@ def read_ids(ids: object, limits: Limits, purpose: Purpose, what: str = "the rea
     if not ids:
         raise BadInput(f"{what} must name at least one node the prompt contained")
     read_count(len(ids), limits, purpose, f"the number of {what}")
-    for read_id in ids:
-        identifier(read_id, f"each of {what}")
+    if each:
+        for read_id in ids:
+            identifier(read_id, f"each of {what}")
     repeated = [node_id for node_id, seen in Counter(ids).items() if seen > 1]
     if repeated:
         raise BadInput(f"{what} name {len(repeated)} nodes more than once: {some(repeated)}")

@@ -5,7 +5,6 @@ from typing import Sequence
 
 from .batch import by_ids, grouped, the_one
 from .db import Database
-from ..model.blocks import media_hashes
 from ..model.models import Node, node_from_row
 
 
@@ -36,7 +35,7 @@ class Nodes:
         """The base64 data of every medium the nodes' blocks name (a prompt's), by hash;
         no read when they name none."""
         return await self.media(list(dict.fromkeys(
-            digest for node in nodes for digest in media_hashes(node.blocks))))
+            digest for node in nodes for digest in node.media_hashes)))
 
     async def media(self, hashes: Sequence[str]) -> dict[str, str]:
         """The base64 data of stored media by hash (the tenant's; unknown ones left out)."""
