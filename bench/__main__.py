@@ -35,6 +35,7 @@ from .search import search_growth
 from .replicas import replicas
 from .server import HEAP, PAGECACHE_MB, BenchNeo4j
 from .storage import storage
+from .two_step import two_step_turns
 from .transcript_folder import folder_import, memory_by_file_size
 from .transcripts import follow_latency, transcript_import
 from .writes import append_at_head, persist, record_call, send_messages, write_floor
@@ -146,6 +147,7 @@ async def run(args: argparse.Namespace) -> int:
         await section("6", lambda: persist(b))
         await section("3", lambda: send_messages(b), " send_message")
         await section("3", lambda: send_with_export(b), " send_message with export")
+        await section("3", lambda: two_step_turns(b), " the two-step turn")
         await section("8", lambda: peer(b))
         await section("9", lambda: api(b))
         await section("12", lambda: agent_session(b))
