@@ -1,6 +1,6 @@
 // name: backup_export
-// returns: zero or one row {session, root_ids, head_ids, active_summary_ids, nodes, calls, media, tool_sets, labels, branch_names, pins}
-// purpose: everything a backup needs to rebuild a session — its properties, every node (deleted and superseded ones too) and every call, with all their edges, the media its nodes carry and the tools its calls were offered
+// returns: zero or one row {session, root_ids, head_ids, active_summary_ids, nodes, calls, media, tool_sets, tool_set_versions, labels, branch_names, pins}
+// purpose: everything a backup needs to rebuild a session — its properties, every node (deleted and superseded ones too) and every call, with all their edges, the media its nodes carry, the tools its calls were offered and its tool set versions (setTools) with the tools they offer
 // params: session_id, tenant
 // Edges to single targets come back as lists, so a session holding two of them is seen,
 // not silently reduced to one. Nodes are in seq order, calls in start order. Events are
@@ -48,11 +48,20 @@ RETURN properties(s) AS session,
     ORDER BY medium.sha256
   } AS media,
   COLLECT {
-    MATCH (:Call {session_id: s.id})-[:OFFERED]->(t:ToolSet {tenant: $tenant})
-    WITH DISTINCT t
+    CALL (s) {
+      MATCH (:Call {session_id: s.id})-[:OFFERED]->(t:ToolSet {tenant: $tenant})
+      RETURN t
+      UNION
+      MATCH (s)-[:TOOL_SET_VERSION]->(:ToolSetVersion)-[:OFFERS]->(t:ToolSet {tenant: $tenant})
+      RETURN t
+    }
     RETURN {sha256: t.sha256, tools: t.tools} AS tool_set
     ORDER BY tool_set.sha256
   } AS tool_sets,
+  COLLECT {
+    MATCH (s)-[:TOOL_SET_VERSION]->(v:ToolSetVersion)
+    RETURN {properties: properties(v)} AS version ORDER BY v.version
+  } AS tool_set_versions,
   COLLECT {
     MATCH (s)-[l:LABELED]->(n:Node)
     RETURN {node_id: n.id, properties: l {.text, .labeled_at}} AS label ORDER BY label.node_id

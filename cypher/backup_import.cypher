@@ -1,7 +1,7 @@
 // name: backup_import
 // returns: one row {problem, session_elsewhere, taken_ids, taken_elsewhere, missing_media, created, violations}; nothing is created when problem is set
-// purpose: rebuilds an exported session in the importing tenant — Session, Nodes, Calls and all their edges (a summary's ABSORBED and REPLACED from its properties, a node's ToolUse nodes, ANSWERS and CARRIES from its blocks), the media it carries, the tools its calls were offered, its labels, its branch names and its pins — after checking that none of its ids exists and that the media it names are in the document or stored, then checks the invariants of what it wrote
-// params: tenant, session, nodes, calls, media, media_stored, tool_sets, labels, branch_names, pins
+// purpose: rebuilds an exported session in the importing tenant — Session, Nodes, Calls and all their edges (a summary's ABSORBED and REPLACED from its properties, a node's ToolUse nodes, ANSWERS and CARRIES from its blocks), the media it carries, the tools its calls were offered, its tool set versions, its labels, its branch names and its pins — after checking that none of its ids exists and that the media it names are in the document or stored, then checks the invariants of what it wrote
+// params: tenant, session, nodes, calls, media, media_stored, tool_sets, tool_set_versions, labels, branch_names, pins
 CYPHER replan=skip
 // Planning this statement takes seconds (tens on a cold JVM), and Neo4j plans it again
 // whenever the store's statistics have moved enough: during a folder import, every few
@@ -69,6 +69,14 @@ OPTIONAL CALL (problem) {
     ON CREATE SET stored.tools = t.tools
   }
   CALL (s) {
+    UNWIND $tool_set_versions AS row
+    CREATE (s)-[:TOOL_SET_VERSION]->(v:ToolSetVersion)
+    SET v = row.properties, v.tenant = s.tenant, v.session_id = s.id
+    WITH v, row WHERE row.properties.tools_sha256 IS NOT NULL
+    MATCH (tools:ToolSet {tenant: $tenant, sha256: row.properties.tools_sha256})
+    CREATE (v)-[:OFFERS]->(tools)
+  }
+  CALL (s) {
     MATCH (c:Call {session_id: s.id}) WHERE c.tools_sha256 IS NOT NULL
     MATCH (tools:ToolSet {tenant: $tenant, sha256: c.tools_sha256})
     CREATE (c)-[:OFFERED]->(tools)
@@ -121,6 +129,8 @@ OPTIONAL CALL (problem) {
     uses: COUNT { (:Node {session_id: s.id})-[:USES]->() },
     carries: COUNT { (:Node {session_id: s.id})-[:CARRIES]->() },
     offered: COUNT { (:Call {session_id: s.id})-[:OFFERED]->() },
+    tool_set_versions: COUNT { (s)-[:TOOL_SET_VERSION]->() },
+    offers: COUNT { (s)-[:TOOL_SET_VERSION]->()-[:OFFERS]->() },
     labeled: COUNT { (s)-[:LABELED]->() },
     named: COUNT { (s)-[:NAMES]->() },
     pinned: COUNT { (s)-[:PINNED]->() }

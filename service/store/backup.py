@@ -36,10 +36,14 @@ padded base64 of at most the importing service's max_media_bytes, under its sha2
 import stores one per tenant and hash, keeping one the tenant holds already. A medium a
 node names may be left out of `media` when the importing tenant has it stored already.
 
-`tool_sets` (present when some call was offered tools) holds the tools the calls were
-offered, each once: `{"sha256", "tools"}`, the canonical JSON text a call's
-`tools_sha256` names; an import stores one per tenant and hash and links each call to
-its own (OFFERED).
+`tool_sets` (present when some call was offered tools or a tool set version offers some)
+holds those tools, each once: `{"sha256", "tools"}`, the canonical JSON text a call's or a
+version's `tools_sha256` names; an import stores one per tenant and hash and links each
+call to its own (OFFERED). `tool_set_versions` (from version 5; present when the session's
+tools were set: setTools) holds its tool set versions in order, `[{"properties": {version,
+anchor_id?, tools_sha256?, tool_choice?, created_at}}, ...]` (version 1, 2, …; anchor_id a
+node of the document; tool_choice the stored JSON text); an import writes each with its
+TOOL_SET_VERSION edge and, when it offers tools, its OFFERS edge.
 
 Version 1 (before media were exported) has no `media`: it is read as version 2 without
 any, so the media its nodes name must be stored for the importing tenant. Versions 1 and 2
@@ -91,8 +95,9 @@ from .problems import raise_for_problem
 from ..model.validate import Limits
 
 FORMAT = "ctxdag-session"
-VERSION = 4
-READABLE = (1, 2, 3, 4)  # 1 has no media, 1-2 no labels, 1-3 no names, pins, carries_over
+VERSION = 5
+# 1 has no media, 1-2 no labels, 1-3 no names, pins, carries_over, 1-4 no tool set versions
+READABLE = (1, 2, 3, 4, 5)
 INFORMATION_KEYS = ("exported_at", "source_tenant")  # differ between exports of one session
 # Where the session's event sequence stands: events are not exported, and an imported
 # session's sequence starts afresh (backup_import).
@@ -105,6 +110,8 @@ _TOOL_SETS_KEY = "tool_sets"  # from version 2; absent when no call was offered 
 _LABELS_KEY = "labels"  # from version 3
 _BRANCH_NAMES_KEY = "branch_names"  # from version 4
 _PINS_KEY = "pins"  # from version 4
+_TOOL_SET_VERSIONS_KEY = "tool_set_versions"  # from version 5; absent when tools were never set
+_TOOL_SET_VERSION_KEYS = {"version", "anchor_id", "tools_sha256", "tool_choice", "created_at"}
 _SESSION_KEYS = {"properties", "root_id", "head_id", "active_summary_id"}
 _NODE_KEYS = {"properties", "predecessor_id", "caller_id", "covers"}
 _CARRIES_KEY = "carries_over"  # on nodes, from version 4
@@ -148,6 +155,12 @@ async def export_session(db: Database, tenant: str, session_id: str, limits: Lim
     }
     if row["tool_sets"]:
         document[_TOOL_SETS_KEY] = [dict(tool_set) for tool_set in row["tool_sets"]]
+    if row["tool_set_versions"]:
+        document[_TOOL_SET_VERSIONS_KEY] = [
+            {"properties": _encode_properties(
+                {k: v for k, v in version["properties"].items() if k != "session_id"},
+                f"{where} tool set version {version['properties'].get('version')}")}
+            for version in row["tool_set_versions"]]
     try:
         parsed = _parse(document, limits)  # what cannot be imported again is not a backup
         if parsed.named_not_carried:
@@ -314,9 +327,10 @@ def _checked(document: Any, limits: Limits) -> Checked:
                        f"(this reads versions {', '.join(map(str, READABLE))})")
     keys = (_DOCUMENT_KEYS | ({_MEDIA_KEY, _TOOL_SETS_KEY} if version >= 2 else set())
             | ({_LABELS_KEY} if version >= 3 else set())
-            | ({_BRANCH_NAMES_KEY, _PINS_KEY} if version >= 4 else set()))
+            | ({_BRANCH_NAMES_KEY, _PINS_KEY} if version >= 4 else set())
+            | ({_TOOL_SET_VERSIONS_KEY} if version >= 5 else set()))
     doc = _fields(document, keys, "the document",
-                  optional=(*INFORMATION_KEYS, _TOOL_SETS_KEY))
+                  optional=(*INFORMATION_KEYS, _TOOL_SETS_KEY, _TOOL_SET_VERSIONS_KEY))
     session = _fields(doc["session"], _SESSION_KEYS, "session")
     session = {**session, "properties": _properties(session["properties"],
                                                     _where("session", session["properties"]))}
@@ -343,7 +357,9 @@ def _checked(document: Any, limits: Limits) -> Checked:
     nodes = _released([{**node, **_implied(node, limits)} for node in nodes])
     named_not_carried = _check_media(nodes, media)
     nodes = [_with_datetimes_as_text(node) for node in nodes]
-    tool_sets = _tool_sets(doc.get(_TOOL_SETS_KEY, []), calls)
+    versions = _tool_set_versions(doc.get(_TOOL_SET_VERSIONS_KEY, []),
+                                  {n["properties"].get("id"): n["properties"] for n in nodes})
+    tool_sets = _tool_sets(doc.get(_TOOL_SETS_KEY, []), calls, versions)
     expected = {
         "nodes": len(nodes), "calls": len(calls),
         "predecessor": sum(n["predecessor_id"] is not None for n in nodes),
@@ -362,9 +378,11 @@ def _checked(document: Any, limits: Limits) -> Checked:
         "labeled": len(labels),
         "named": len(branch_names),
         "pinned": len(pins),
+        "tool_set_versions": len(versions),
+        "offers": sum(v["properties"].get("tools_sha256") is not None for v in versions),
     }
     return Checked({"session": session, "nodes": nodes, "calls": calls, "media": media,
-                    "tool_sets": tool_sets, "labels": labels, "branch_names": branch_names,
+                    "tool_sets": tool_sets, "tool_set_versions": versions, "labels": labels, "branch_names": branch_names,
                     "pins": pins}, expected, named_not_carried)
 
 
@@ -380,9 +398,44 @@ def _held(doc: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
             for i, row in enumerate(rows)]
 
 
-def _tool_sets(raw: Any, calls: list[dict]) -> list[dict[str, str]]:
-    """The tools the document's calls were offered: each once, its text under its sha256,
-    a JSON list of tool definitions, and every call's tools_sha256 among them."""
+def _tool_set_versions(raw: Any, nodes: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The session's tool set versions, numbered 1, 2, … in order, each anchored (if at
+    all) at a node of the document that is no summary, its tool_choice a JSON object."""
+    if not isinstance(raw, list):
+        raise BadInput(f"{_TOOL_SET_VERSIONS_KEY} must be a list")
+    versions = []
+    for i, item in enumerate(raw):
+        where = f"{_TOOL_SET_VERSIONS_KEY}[{i}]"
+        row = _fields(item, {"properties"}, where)
+        properties = _properties(row["properties"], where)
+        unknown = sorted(set(properties) - _TOOL_SET_VERSION_KEYS)
+        if unknown:
+            raise BadInput(f"{where} has unknown properties {validate.some(unknown)}")
+        if properties.get("version") != i + 1 or isinstance(properties.get("version"), bool):
+            raise BadInput(f"{where}: version must be {i + 1} (versions are numbered in order)")
+        if not isinstance(properties.get("created_at"), DateTime):
+            raise BadInput(f"{where}: created_at must be a timestamp")
+        anchor = properties.get("anchor_id")
+        if anchor is not None and (anchor not in nodes or nodes[anchor].get("role") == "summary"):
+            raise BadInput(f"{where}: anchor_id {validate.shown(anchor)} is not a turn of the "
+                           "document")
+        digest = properties.get("tools_sha256")
+        if digest is not None and not isinstance(digest, str):
+            raise BadInput(f"{where}: tools_sha256 must be a string")
+        choice = properties.get("tool_choice")
+        if choice is not None and not isinstance(
+                validate.parse_json(choice, f"{where}.tool_choice") if isinstance(choice, str)
+                else None, dict):
+            raise BadInput(f"{where}: tool_choice must be a JSON object stored as text")
+        versions.append({"properties": properties})
+    return versions
+
+
+def _tool_sets(raw: Any, calls: list[dict],
+               versions: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The tools the document's calls were offered and its tool set versions offer: each
+    once, its text under its sha256, a JSON list of tool definitions, and every call's
+    and version's tools_sha256 among them."""
     if not isinstance(raw, list):
         raise BadInput(f"{_TOOL_SETS_KEY} must be a list")
     found = []
@@ -403,6 +456,11 @@ def _tool_sets(raw: Any, calls: list[dict]) -> list[dict[str, str]]:
         if digest is not None and digest not in carried:
             raise BadInput(f"{records.label('call', call['properties'])}: tools_sha256 "
                            f"{digest} is not among the document's {_TOOL_SETS_KEY}")
+    for version in versions:
+        digest = version["properties"].get("tools_sha256")
+        if digest is not None and digest not in carried:
+            raise BadInput(f"tool set version {version['properties']['version']}: "
+                           f"tools_sha256 {digest} is not among the document's {_TOOL_SETS_KEY}")
     return found
 
 

@@ -100,7 +100,8 @@ OPTIONAL MATCH (n:Node {session_id: $sid})
 OPTIONAL MATCH (c:Call {session_id: $sid})
 OPTIONAL MATCH (e:Event {session_id: $sid})
 OPTIONAL MATCH (u:ToolUse {session_id: $sid})
-DETACH DELETE s, n, c, e, u
+OPTIONAL MATCH (v:ToolSetVersion {session_id: $sid})
+DETACH DELETE s, n, c, e, u, v
 """
 
 

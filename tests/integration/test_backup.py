@@ -109,7 +109,7 @@ async def test_a_session_survives_export_removal_and_import(
     db.round_trips.by_name.clear()
     document = await export_session(db, tenant, session.id, Limits())
     assert db.round_trips.by_name == {"backup_export": 1}
-    assert document["format"] == FORMAT and document["version"] == VERSION == 4
+    assert document["format"] == FORMAT and document["version"] == VERSION == 5
     assert document["media"] == []
     assert document["source_tenant"] == tenant
     node_ids = [n["properties"]["id"] for n in document["nodes"]]
@@ -232,7 +232,7 @@ def _duplicate_node(document):
 MALFORMED = {
     "not an object": lambda d: [d],
     "wrong format": _set(["format"], "something-else"),
-    "newer version": _set(["version"], 5),
+    "newer version": _set(["version"], 6),
     "boolean version": _set(["version"], True),
     "unknown field": _set(["extra"], 1),
     "nodes not a list": _set(["nodes"], {"a": 1}),
@@ -1028,3 +1028,73 @@ async def test_a_session_whose_node_does_not_carry_its_media_is_not_exported(
                    for v in await ledger.violations(session.id))
     finally:
         await run_cypher(db, DELETE_SESSION, sid=session.id)
+
+
+def _tool(name: str, description: str, properties: dict):
+    from service.turns.requests import Tool
+    return Tool(name, description, {"type": "object", "properties": properties})
+
+
+LOOKUP = _tool("lookup", "Looks a word up.", {"word": {"type": "string"}})
+CLOCK = _tool("clock", "Tells the time.", {})
+
+
+async def test_tool_set_versions_survive_export_and_import(ledger, turns, db, tenant,
+                                                           other_tenant):
+    """A session's tool sets (setTools), the session's and a branch's, come back as they
+    were: the same versions, and the same set in force at every node."""
+    from service.model.models import tools_json
+
+    session = await ledger.sessions.create("tools", "sys")
+    await ledger.tool_sets.set(session.id, tools_json([LOOKUP]), {"mode": "auto"})
+    first = await turns.send_message(session.id, "Hello.")
+    await ledger.tool_sets.set(session.id, tools_json([LOOKUP, CLOCK]), None,
+                               anchor_id=first.reply.id)
+    await turns.send_message(session.id, "And now?")
+    await ledger.tool_sets.set(session.id, None)  # the session's set cleared
+    history = (await ledger.tool_sets.histories([session.id]))[session.id]
+    assert [v.version for v in history] == [1, 2, 3]
+    document = await export_session(db, tenant, session.id, Limits())
+    assert [v["properties"]["version"] for v in document["tool_set_versions"]] == [1, 2, 3]
+    assert document["tool_set_versions"][1]["properties"]["anchor_id"] == first.reply.id
+    assert len(document["tool_sets"]) == 2
+    heads = [first.user_node.id, first.reply.id, (await ledger.sessions.get(session.id)).head_id]
+    in_force = [await ledger.tool_sets.in_force(session.id, h) for h in heads]
+
+    await run_cypher(db, DELETE_SESSION, sid=session.id)
+    assert await import_session(db, other_tenant, json.loads(json.dumps(document)),
+                                Limits()) == session.id
+    imported = Ledger.open(db, other_tenant, Limits())
+    again = (await imported.tool_sets.histories([session.id]))[session.id]
+    assert again == history
+    assert [await imported.tool_sets.in_force(session.id, h) for h in heads] == in_force
+    assert without_information(await export_session(db, other_tenant, session.id, Limits())) \
+        == without_information(document)
+    await assert_sound(imported, session.id)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (lambda d: d["tool_set_versions"][0]["properties"].update(version=2), "version must be 1"),
+    (lambda d: d["tool_set_versions"][0]["properties"].update(anchor_id="nod_nowhere"),
+     "is not a turn of the document"),
+    (lambda d: d.update(tool_sets=[]), "is not among the document's tool_sets"),
+    (lambda d: d["tool_set_versions"][0]["properties"].update(tool_choice="[1]"),
+     "tool_choice must be a JSON object"),
+    (lambda d: d["tool_set_versions"][0]["properties"].update(colour="red"),
+     "unknown properties"),
+    (lambda d: d.update(version=4), "unknown fields"),
+])
+async def test_a_document_with_bad_tool_set_versions_is_bad_input_and_writes_nothing(
+        ledger, db, tenant, other_tenant, bad, message):
+    from service.model.models import tools_json
+
+    session = await ledger.sessions.create("tools", "sys")
+    await ledger.tool_sets.set(session.id, tools_json([LOOKUP]), {"mode": "auto"})
+    document = await export_session(db, tenant, session.id, Limits())
+    await run_cypher(db, DELETE_SESSION, sid=session.id)
+    bad(document)
+    with pytest.raises(BadInput, match=message):
+        await import_session(db, other_tenant, document, Limits())
+    left = await run_cypher(db, "MATCH (x {session_id: $sid}) RETURN count(x) AS n",
+                            sid=session.id)
+    assert left == [{"n": 0}]
