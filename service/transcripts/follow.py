@@ -56,7 +56,8 @@ def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
             growing = _calls_open_before(head, turns)
         if not growing:
             break
-        t = replace(t, turns=tuple(x for x in t.turns if x.key != head.key), head=head.parent)
+        t = replace(t, turns=tuple(x for x in t.turns if x.key != head.key), head=head.parent,
+                    labels=tuple(x for x in t.labels if x.key != head.key))
     return t
 
 
