@@ -4,30 +4,35 @@
 
 The file (and the sub-agent files Claude Code writes beside it, read with it as a folder
 import reads them) is polled for its size; only complete lines are read (a line still being
-written waits), and each time they grow the transcript is imported again, which stores
-only what it gained (service/store/transcripts.py). A turn still growing is held back, so
-no node is stored half-built: an assistant message at the end may gain blocks, and a
-tool message may gain the results of the other parallel calls (and until they are all
-in, the message that called them waits too, rather than being given cancelled results;
-so do the lines a Codex rollout recorded between those calls and their outputs); a Claude
-Code response may go on after the results of the tools it ran while streaming, so its tool
-message at the end waits for the file to be quiet.
+written waits), and each time they grow the lines gained are read on from where the last
+poll stopped (reading.py: a Claude Code parse goes on, unchanged turns keep their rows) and
+the transcript is imported again, which stores only what it gained
+(service/store/transcripts.py: from what the last import stored, not read back). A turn
+still growing is held back, so no node is stored half-built: an assistant message at the
+end may gain blocks, and a tool message may gain the results of the other parallel calls
+(and until they are all in, the message that called them waits too, rather than being
+given cancelled results; so do the lines a Codex rollout recorded between those calls and
+their outputs); a Claude Code response may go on after the results of the tools it ran
+while streaming, so its tool message at the end waits for the file to be quiet.
 A reply without tool uses is let through once the file has been quiet for `settle`
 seconds: the tool is then waiting for its user.
 """
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import os
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from ..errors import BadInput, CtxdagError
+from ..errors import BadInput, Conflict, CtxdagError
 from ..store.ledger import Ledger
-from ..store.transcripts import Stored, store_transcript
-from . import claude_code, read, subagents, unchanged
+from ..store.transcripts import CONTENT, IMPORTED, Known, Stored, store_known
+from . import claude_code, reading_of, side_files, subagents, unchanged
 from .model import ROOT_KEY, Mode, NotATranscript, NoTurns, Transcript, Turn
+from .reading import Reading
 from .walk import transcript_files
 
 
@@ -76,11 +81,23 @@ def _calls_open_before(turn: Turn, turns: dict[str, Turn]) -> bool:
     return False
 
 
+# The bytes at each end of what a Follower read that it reads again before it reads on: a
+# file whose tool truncated or rewrote it (not only appended to it) is read again whole.
+_WINDOW = 4096
+
+
 class Follower:
     """One file followed, with the sub-agent files beside it (subagents.py): each `poll`
     imports what they gained since the last (their complete lines), or its closing reply
     once they have been quiet for `settle` seconds. Its first import of a file that holds
-    nothing new since it was imported is recognised by its fingerprint, unparsed."""
+    nothing new since it was imported is recognised by its fingerprint, unparsed.
+
+    It keeps its Reading of the file (reading.py) and reads on from where it stopped, so a
+    growth parses only the lines the file gained; and what its last import stored
+    (store.transcripts.Known), so storing a growth does not read back which of the
+    session's nodes are stored. A file that is no longer what was read (shorter, another
+    file under the name, other bytes at either end of what was read) is read again whole,
+    as is one after an import that failed."""
 
     def __init__(self, ledger: Ledger, file: str, format: str | None, strict: bool):
         self.ledger, self.file, self.format, self.strict = ledger, file, format, strict
@@ -88,23 +105,30 @@ class Follower:
         self.seen: tuple = ()
         self.changed_at, self.settled = time.monotonic(), False
         self.last: Stored | None = None
+        self.reading: Reading | None = None
+        self.read_to = 0  # bytes of complete lines fed to `reading`
+        self.read_hash = hashlib.sha256()  # of those bytes
+        self.ends = (b"", b"", 0)  # the first and last bytes read, and the file's inode
+        self.known: Known | None = None
 
     async def poll(self, settle: float) -> Stored | None:
         """The import's result when it changed the session; None otherwise."""
         path = Path(self.file)
         try:
             beside = subagents.watched_files(self.file)
-            size = (path.stat().st_size,) + tuple(
+            stat = path.stat()
+            size = (stat.st_size,) + tuple(
                 (str(p), p.stat().st_size) for p in beside if p.exists())
             quiet = time.monotonic() - self.changed_at >= settle
             if size == self.size and (self.settled or not quiet):
                 return None
-            data = path.read_bytes()
+            appended = self.reading is not None and self._appended(path, stat)
+            data = _read_from(path, self.read_to if appended else 0)
         except OSError as e:
             raise BadInput(f"cannot read {self.file}: {e.strerror or e}") from e
         self.size = size
         complete = data[:data.rfind(b"\n") + 1]
-        seen = (len(complete),) + size[1:]
+        seen = ((self.read_to if appended else 0) + len(complete),) + size[1:]
         if seen == self.seen and (self.settled or not quiet):
             return None  # only a line still being written grew
         first = not self.seen
@@ -115,16 +139,26 @@ class Follower:
         else:
             self.settled = True
         try:
-            text = _text(complete, self.file)
-            if first and text.strip():
-                held = await unchanged(self.ledger, text, self.file, self.format,
-                                       _complete_text, self.strict)
-                if held is not None:
-                    self.last, self.settled = held, True
-                    return None
-            stored = await _import(self.ledger, text, self.file, self.format, quiet,
-                                   self.strict)
+            text = _text(complete, self.file, self.read_to if appended else 0)
+            if not appended:
+                self.reading, self.known = None, None
+                if not text.strip():
+                    return None  # created, nothing written in it yet
+                if first:
+                    held = await unchanged(self.ledger, text, self.file, self.format,
+                                           _complete_text, self.strict)
+                    if held is not None:
+                        self.last, self.settled = held, True
+                        return None
+                self.reading = reading_of(text, self.file, self.format, self.ledger.tenant,
+                                          self.ledger.limits, self.strict)
+                self._read(complete, stat.st_ino, restart=True)
+            elif complete:
+                self.reading.feed(text)
+                self._read(complete, stat.st_ino)
+            stored = await self._store(quiet, None if appended else text)
         except CtxdagError:
+            self.reading, self.known = None, None  # read again whole once the file changes
             self.settled = True  # tried again once the file changes
             raise
         if stored is None:
@@ -132,12 +166,71 @@ class Follower:
         self.last = stored
         return stored if stored.changed else None
 
+    def _appended(self, path: Path, stat: os.stat_result) -> bool:
+        """Whether the file is the one read, only appended to since."""
+        first, last, inode = self.ends
+        if stat.st_ino != inode or stat.st_size < self.read_to:
+            return False
+        with path.open("rb") as f:
+            if f.read(len(first)) != first:
+                return False
+            f.seek(self.read_to - len(last))
+            return f.read(len(last)) == last
+
+    def _read(self, complete: bytes, inode: int, restart: bool = False) -> None:
+        if restart:
+            self.read_to, self.read_hash = 0, hashlib.sha256()
+            self.ends = (complete[:_WINDOW], b"", inode)
+        self.read_to += len(complete)
+        self.read_hash.update(complete)
+        last = (self.ends[1] + complete)[-_WINDOW:]
+        self.ends = (self.ends[0], last, inode)
+
+    async def _store(self, quiet: bool, text: str | None) -> Stored | None:
+        """Stores the document of all that was read; `text`: all of it, when it was read
+        whole (checked against what the session was imported from)."""
+        assert self.reading is not None
+        ledger = self.ledger
+        try:
+            shaped = self.reading.document(Mode(self.strict),
+                                           side_files(self.reading, _complete_text),
+                                           lambda t: without_open_tail(t, quiet))
+        except NoTurns:
+            return None  # nothing to import yet
+        if text is None:
+            shaped[IMPORTED] = {"bytes": self.read_to, "sha256": self.read_hash.hexdigest()}
+        else:
+            shaped[CONTENT] = text
+        result = await store_known(ledger.db, ledger.tenant, shaped, ledger.limits,
+                                   ledger.events, self.known)
+        if result is None:  # the session is not as the last import left it
+            shaped.pop(IMPORTED, None)
+            shaped[CONTENT] = self._read_again()
+            result = await store_known(ledger.db, ledger.tenant, shaped, ledger.limits,
+                                       ledger.events, None)
+            assert result is not None
+        stored, self.known = result
+        return stored
+
+    def _read_again(self) -> str:
+        """The text read so far, from the file again (to check it against what the session
+        was imported from); Conflict when the file no longer holds it."""
+        try:
+            with Path(self.file).open("rb") as f:
+                data = f.read(self.read_to)
+        except OSError as e:
+            raise BadInput(f"cannot read {self.file}: {e.strerror or e}") from e
+        if hashlib.sha256(data).hexdigest() != self.read_hash.hexdigest():
+            raise Conflict(f"{self.file}: the file changed while it was read; it is read "
+                           "again whole")
+        return _text(data, self.file)
+
 
 async def follow(ledger: Ledger, file: str, format: str | None, stop: asyncio.Event,
                  report: Callable[[Stored], None], *, interval: float = 0.5,
                  settle: float = 2.0, strict: bool = False) -> Stored | None:
     """Imports `file` as it grows until `stop` is set; the last import's result. (What
-    it degrades is not listed: each import reads the whole file again.)"""
+    it degrades is not listed.)"""
     follower = Follower(ledger, file, format, strict)
     while not stop.is_set():
         stored = await follower.poll(settle)
@@ -186,11 +279,19 @@ async def _wait(stop: asyncio.Event, interval: float) -> None:
         pass
 
 
-def _text(complete: bytes, file: str) -> str:
+def _read_from(path: Path, offset: int) -> bytes:
+    with path.open("rb") as f:
+        f.seek(offset)
+        return f.read()
+
+
+def _text(complete: bytes, file: str, offset: int = 0) -> str:
+    """`complete` (bytes of the file from `offset`) as text."""
     try:
         return complete.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise BadInput(f"{file} is not UTF-8 text (invalid byte at offset {e.start})") from None
+        raise BadInput(f"{file} is not UTF-8 text (invalid byte at offset "
+                       f"{offset + e.start})") from None
 
 
 def _complete_text(file: str) -> str:
@@ -200,16 +301,3 @@ def _complete_text(file: str) -> str:
     except OSError as e:
         raise BadInput(f"cannot read {file}: {e.strerror or e}") from e
     return _text(data if file.endswith(".json") else data[:data.rfind(b"\n") + 1], file)
-
-
-async def _import(ledger: Ledger, text: str, file: str, format: str | None,
-                  quiet: bool, strict: bool) -> Stored | None:
-    if not text.strip():
-        return None  # created, nothing written in it yet
-    try:
-        shaped = read(text, file, format, ledger.tenant, ledger.limits, _complete_text,
-                      settle=lambda t: without_open_tail(t, quiet), mode=Mode(strict))
-    except NoTurns:
-        return None  # nothing to import yet
-    return await store_transcript(ledger.db, ledger.tenant, shaped, ledger.limits,
-                                  ledger.events)

@@ -3,9 +3,10 @@
 Each format has one small reader of its own lines (`claude_code`, `pi`, `codex`), apart
 from its parser: the tool's version, the working directory, the git branch, the models
 and the tool's own title. A reader folds lines into the Facts it is given, so the lines a
-file gains are read into what its earlier lines said (reading.py), never read twice. `describe` completes that from the transcript: the first user
-prompt as the title when the tool gave none, the project (the working directory's last
-part), the first and last timestamps of what is stored.
+file gains are read into what its earlier lines said (reading.py), never read twice.
+`describe` completes that from the transcript: the first user prompt as the title when
+the tool gave none, the project (the working directory's last part), the first and last
+timestamps of what is stored.
 
 The session stores it as its `source` (docs/guides/importing-sessions.md), and its
 title as the session's title, which a later import replaces only while the user has not
