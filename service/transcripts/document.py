@@ -55,9 +55,12 @@ class Memo:
     file (reading.py): a turn that is the same Turn (building.turns_of keeps it while no
     line changes it) at the same place (seq, depth, read or not) has the same row, so a
     grown file checks and maps only the turns it changed. What building a row degraded is
-    kept with it and degraded again when the row is taken."""
+    kept with it and degraded again when the row is taken. `by_value`: a turn equal to
+    the one a row was built for takes it too (the turns of a file parsed whole again are
+    new Turns)."""
 
-    def __init__(self) -> None:
+    def __init__(self, by_value: bool = False) -> None:
+        self.by_value = by_value
         self.rows: dict[str, tuple[Turn, tuple[Any, ...], dict[str, Any], list[dict[str, Any]],
                                    list[Degraded]]] = {}
         self.built = 0  # rows built (not taken from the memo): what tests count
@@ -66,7 +69,8 @@ class Memo:
     def take(self, turn: Turn, place: tuple[Any, ...], mode: Mode
              ) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
         kept = self.rows.get(turn.key)
-        if kept is None or kept[0] is not turn or kept[1] != place:
+        if kept is None or kept[1] != place or \
+                (kept[0] is not turn and not (self.by_value and kept[0] == turn)):
             return None
         mode.degraded.extend(kept[4])
         return kept[2], kept[3]  # the same row: nothing downstream changes a row it is given
@@ -184,8 +188,10 @@ def _paired(turns: tuple[Turn, ...], head: str) -> tuple[list[Turn], str]:
         if turn.key in moved:
             turn = replace(turn, parent=moved[turn.key])
         paired.append(turn)
+        if turn.role != "assistant":
+            continue
         uses = [b["id"] for b in turn.blocks if b["type"] == "tool_use"]
-        if turn.role != "assistant" or not uses:
+        if not uses:
             continue
         after = children.get(turn.key, [])
         for tool in (c for c in after if c.role == "tool"):

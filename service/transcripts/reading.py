@@ -3,15 +3,17 @@ file (follow.py) does again at each growth, parsing only the lines it gained.
 
 A `Reading` is fed a file's text, complete lines at a time (`feed`), and builds the backup
 document of all it was fed so far (`document`). Each line is parsed into JSON once: the
-format's parser takes it (a Claude Code parse is kept whole between feeds: parsing the
-lines a file gains continues it where it stopped, claude_code.Parsing) and the session's
-origin reads it (origin.py, into the facts the earlier lines gave). The document reuses
-the rows it built for turns no new line changed (document.Memo), and the sub-agent files
-beside a Claude Code session are read the same way, each continued when it only grew.
+format's parser takes it (a Claude Code or Pi parse is kept between feeds: parsing the
+lines a file gains continues it where it stopped, claude_code.Parsing, pi.Parsing) and the
+session's origin reads it (origin.py, into the facts the earlier lines gave). The document
+reuses the rows it built for turns no new line changed (document.Memo), and the sub-agent
+files beside a Claude Code session are read the same way, each continued when it only
+grew.
 
-Formats whose parse cannot be continued (Pi, Codex: a Codex parse places lines recorded
-between calls and their outputs when it ends) keep the text fed and parse it whole at each
-document; their origin and document rows are still read once and reused.
+A Codex parse cannot be continued (it places the lines recorded between calls and their
+outputs when it ends), so a Reading of a rollout keeps the text fed and parses it whole at
+each document; its origin is still read once, line by line, and a turn equal to one
+mapped before takes the row built for it.
 """
 from __future__ import annotations
 
@@ -33,7 +35,8 @@ class _Parsing(Protocol):
 PARSERS: dict[str, Callable[[str, str, Mode], Transcript]] = {
     claude_code.TOOL: claude_code.parse, pi.TOOL: pi.parse, codex.TOOL: codex.parse}
 # The formats whose parse is continued with the lines a file gains.
-CONTINUED: dict[str, Callable[[str, Mode], _Parsing]] = {claude_code.TOOL: claude_code.Parsing}
+CONTINUED: dict[str, Callable[[str, Mode], _Parsing]] = {
+    claude_code.TOOL: claude_code.Parsing, pi.TOOL: pi.Parsing}
 
 
 @dataclass
@@ -70,6 +73,8 @@ class Reading:
     def __post_init__(self) -> None:
         if self.tool in CONTINUED:
             self._parsing = CONTINUED[self.tool](self.file, Mode(self.strict, self.degraded))
+        else:
+            self.memo.by_value = True  # parsed whole again: its Turns are new ones
 
     def feed(self, text: str) -> None:
         """The lines the file gained: `text` begins where the text fed before ended, at a
