@@ -82,6 +82,8 @@ def _calls_open_before(turn: Turn, turns: dict[str, Turn]) -> bool:
     return False
 
 
+# How long a folder's follower keeps what it read of a file its tool stopped writing to.
+KEPT_IDLE = 600.0
 # The bytes at each end of what a Follower read that it reads again before it reads on: a
 # file whose tool truncated or rewrote it (not only appended to it) is read again whole.
 _WINDOW = 4096
@@ -100,8 +102,12 @@ class Follower:
     file under the name, other bytes at either end of what was read) is read again whole,
     as is one after an import that failed."""
 
-    def __init__(self, ledger: Ledger, file: str, format: str | None, strict: bool):
+    def __init__(self, ledger: Ledger, file: str, format: str | None, strict: bool,
+                 idle: float | None = None):
+        """`idle`: what was read of a file its tool has not written to for that many
+        seconds is let go (read again whole when it grows); None: kept while followed."""
         self.ledger, self.file, self.format, self.strict = ledger, file, format, strict
+        self.idle = idle
         self.size: tuple = ()
         self.seen: tuple = ()
         self.changed_at, self.settled = time.monotonic(), False
@@ -121,6 +127,7 @@ class Follower:
             size = (stat.st_size,) + tuple(
                 (str(p), p.stat().st_size) for p in beside if p.exists())
             quiet = time.monotonic() - self.changed_at >= settle
+            self._let_go_if_idle(stat)
             if size == self.size and (self.settled or not quiet):
                 return None
             appended = self.reading is not None and self._appended(path, stat)
@@ -162,10 +169,18 @@ class Follower:
             self.reading, self.known = None, None  # read again whole once the file changes
             self.settled = True  # tried again once the file changes
             raise
+        finally:
+            self._let_go_if_idle(stat)
         if stored is None:
             return None
         self.last = stored
         return stored if stored.changed else None
+
+    def _let_go_if_idle(self, stat: os.stat_result) -> None:
+        """A folder's files are many, and most of them done with: a follower holds the
+        parse of a file only while its tool wrote to it in the last `idle` seconds."""
+        if self.idle is not None and time.time() - stat.st_mtime > self.idle:
+            self.reading, self.known = None, None
 
     def _appended(self, path: Path, stat: os.stat_result) -> bool:
         """Whether the file is the one read, only appended to since."""
@@ -255,7 +270,7 @@ async def follow_folder(ledger: Ledger, folder: str, format: str | None, stop: a
     while not stop.is_set():
         for file in transcript_files([folder], after).files:
             if file not in followers:
-                followers[file] = Follower(ledger, file, format, strict)
+                followers[file] = Follower(ledger, file, format, strict, KEPT_IDLE)
         for file, follower in list(followers.items()):
             if stop.is_set():
                 break

@@ -5,6 +5,7 @@ session's nodes are stored; a session someone else went on with meanwhile is rea
 whole, and a file rewritten where the follower last read is refused. Counted, never
 timed; each session is compared with the whole file imported at once."""
 import json
+import os
 
 import pytest
 
@@ -159,3 +160,25 @@ async def test_a_followed_file_rewritten_where_it_was_read_is_refused(ledger, tm
         await follower.poll(SETTLE)
     assert "no longer begins with" in refused.value.message
     assert (await ledger.sessions.get(first.session_id)).node_count == before
+
+
+async def test_a_folders_follower_lets_go_of_what_it_read_of_a_file_left_idle(
+        db, events, ledger, tmp_path, monkeypatch):
+    lines = claude_code_lines(80)
+    path = tmp_path / "long-session.jsonl"
+    path.write_text("".join(lines[:60]))
+    follower = Follower(ledger, str(path), None, False, idle=3600)
+    first = await follower.poll(SETTLE)
+    assert follower.reading is not None  # written to just now: kept
+    old = path.stat().st_mtime - 7200
+    os.utime(path, (old, old))
+    await follower.poll(SETTLE)
+    assert follower.reading is None and follower.known is None  # idle: let go
+    ran = statements(monkeypatch, db)
+    with path.open("a") as f:
+        f.write("".join(lines[60:]))
+    stored = await follower.poll(SETTLE)
+    assert stored is not None and follower.reading is not None  # read again whole
+    assert "transcript_stored" in [name for name, _ in ran]
+    monkeypatch.undo()
+    await assert_sound(ledger, first.session_id)
