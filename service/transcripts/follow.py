@@ -24,6 +24,7 @@ import gc
 import hashlib
 import os
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
@@ -40,10 +41,13 @@ from .walk import transcript_files
 def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
     """The transcript without the turns at its end that may still grow."""
     t = transcript
-    while t.head != ROOT_KEY:
-        turns = {x.key: x for x in t.turns}
-        head = turns[t.head]
-        if any(x.parent == head.key for x in t.turns) or \
+    turns = {x.key: x for x in t.turns}
+    below = Counter(x.parent for x in t.turns)  # how many turns follow each
+    held: set[str] = set()
+    head_key = t.head
+    while head_key != ROOT_KEY:
+        head = turns[head_key]
+        if below[head.key] or \
                 any(head.key in (c.last_covered, c.compacted_head) for c in t.compactions):
             break  # something follows it: it is done
         uses = [b["id"] for b in head.blocks if b["type"] == "tool_use"]
@@ -54,7 +58,7 @@ def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
             answered = {b["tool_use_id"] for b in head.blocks if b["type"] == "tool_result"}
             # Claude Code runs tools while a response streams: more of it may follow
             # (unless a later entry, held back, shows it ended).
-            streaming = t.tool == claude_code.TOOL and not quiet and t is transcript
+            streaming = t.tool == claude_code.TOOL and not quiet and not held
             growing = not set(called) <= answered or streaming
         else:
             growing = False
@@ -62,9 +66,14 @@ def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
             growing = _calls_open_before(head, turns)
         if not growing:
             break
-        t = replace(t, turns=tuple(x for x in t.turns if x.key != head.key), head=head.parent,
-                    labels=tuple(x for x in t.labels if x.key != head.key))
-    return t
+        held.add(head.key)
+        del turns[head.key]
+        below[head.parent] -= 1
+        head_key = head.parent
+    if not held:
+        return t
+    return replace(t, turns=tuple(x for x in t.turns if x.key not in held), head=head_key,
+                   labels=tuple(x for x in t.labels if x.key not in held))
 
 
 def _calls_open_before(turn: Turn, turns: dict[str, Turn]) -> bool:
