@@ -7,15 +7,18 @@
 MATCH (s:Session {id: $session_id, tenant: $tenant})
 RETURN s.next_seq AS next_seq, s.title AS title, s.source AS source, s.tool AS tool,
   s.source_bytes AS source_bytes, s.source_prefix_sha256 AS source_prefix_sha256,
-  [id IN $node_ids WHERE EXISTS { (:Node {id: id, session_id: s.id}) }] AS stored_ids,
-  COLLECT { UNWIND $node_ids AS id MATCH (n:Node {id: id, session_id: s.id})
-            WHERE n.deleted_at IS NULL
+  [id IN $node_ids WHERE EXISTS { MATCH (n:Node {id: id}) USING INDEX n:Node(id)
+                                   WHERE n.session_id = s.id }] AS stored_ids,
+  COLLECT { UNWIND $node_ids AS id MATCH (n:Node {id: id}) USING INDEX n:Node(id)
+            WHERE n.session_id = s.id AND n.deleted_at IS NULL
             RETURN {id: id, seq: n.seq, digest: n.source_digest} AS live } AS live,
   COLLECT { UNWIND $label_node_ids AS id MATCH (s)-[l:LABELED]->(:Node {id: id})
             RETURN {node_id: id, text: l.text} AS label } AS labels,
   COLLECT { UNWIND $new_turns AS turn
-            MATCH (p:Node {id: turn.predecessor_id, session_id: s.id})
-            WHERE NOT EXISTS { (:Node {id: turn.id, session_id: s.id}) }
+            MATCH (p:Node {id: turn.predecessor_id}) USING INDEX p:Node(id)
+            WHERE p.session_id = s.id
+              AND NOT EXISTS { MATCH (n:Node {id: turn.id}) USING INDEX n:Node(id)
+                               WHERE n.session_id = s.id }
             MATCH (p)<-[:PREDECESSOR]-(top:Node)
             WHERE top.deleted_at IS NULL AND top.role <> 'summary' AND NOT top.side_branch
               AND NOT top.id IN $node_ids

@@ -37,7 +37,7 @@ from .db import Database, Rows
 from .events import Events
 from ..model import listing
 from ..model.ids import utcnow
-from .problems import raise_for_problem
+from .problems import Stale as StaleSession, raise_for_problem
 from .records import NODE_REFERENCES
 from ..model.validate import Limits
 
@@ -46,6 +46,9 @@ from ..model.validate import Limits
 # cleared (service/transcripts/document.py), and the text it was read from.
 UNLABELED = "unlabeled"
 CONTENT = "content"
+# In place of CONTENT, from an importer that read the text a part at a time (a followed
+# file): {bytes, sha256} of the complete lines it read, as _imported makes of CONTENT.
+IMPORTED = "imported"
 # The node property holding its row's mapping_digest.
 DIGEST = "source_digest"
 
@@ -99,16 +102,52 @@ async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
     session's document is checked there too, unless `checked` is first_import_check's
     of it. Every import (CLI or API) passes here, and is exported as a span
     (service/telemetry)."""
+    stored = await _exported(db, tenant, document, limits, events, None, checked)
+    assert stored is not None  # only an import from what is known can be refused
+    return stored[0]
+
+
+async def store_known(db: Database, tenant: str, document: dict[str, Any], limits: Limits,
+                      events: Events, known: Known | None
+                      ) -> tuple[Stored, Known | None] | None:
+    """store_transcript for an importer that goes on importing one file (a followed one)
+    and keeps what each import stored (Known, None at first and when an import cannot
+    tell). With `known`, which of the document's nodes the session holds is not read back
+    (transcript_known in place of transcript_stored): a growth costs what it adds, not
+    the session's length; and the document may carry IMPORTED in place of CONTENT. None
+    when the session is not as `known` says (another writer went on with it, or no
+    CONTENT to check a rewritten file against): call again without `known`, with CONTENT."""
+    return await _exported(db, tenant, document, limits, events, known)
+
+
+async def _exported(db: Database, tenant: str, document: dict[str, Any], limits: Limits,
+                    events: Events, known: Known | None, checked: Checked | None = None
+                    ) -> tuple[Stored, Known | None] | None:
     started, stored, error = utcnow(), None, None
     try:
-        stored = await _store_transcript(db, tenant, document, limits, events, checked)
+        stored = await _store_transcript(db, tenant, document, limits, events, known, checked)
         return stored
     except CtxdagError as e:
         error = e
         raise
     finally:
         if telemetry.enabled():
-            _export(tenant, document, started, stored, error)
+            _export(tenant, document, started, stored[0] if stored else None, error)
+
+
+@dataclass(frozen=True)
+class Known:
+    """What an importer stored of a session it goes on importing from one file: which of
+    the transcript's nodes the session holds and, of those live, their seq and mapping
+    digest, as they stood after its last import, when the session's `next_seq` and
+    `source` were these. A session whose next_seq or source is another since was written
+    to by someone else: what it holds is read back again."""
+
+    session_id: str
+    next_seq: int
+    source: str | None
+    stored: frozenset[str]  # the transcript's node ids the session holds (live or not)
+    live: dict[str, tuple[int, str]]  # of those live: id -> (seq, mapping digest)
 
 
 def _export(tenant: str, document: dict[str, Any], started: datetime, stored: Stored | None,
@@ -134,66 +173,152 @@ async def session_held(db: Database, tenant: str, document: dict[str, Any]) -> b
                                         session_id=session_id))
 
 
+def _imported_of(document: dict[str, Any]) -> dict[str, Any] | None:
+    """What the session's source notes of the text a transcript's document was read from."""
+    content = document.get(CONTENT)
+    return _imported(content) if content is not None else document.get(IMPORTED)
+
+
 def _as_imported(document: dict[str, Any]) -> dict[str, Any]:
     """A transcript's document as a backup document, its session's source noting the text
     it was read from."""
-    content = document.get(CONTENT)
+    imported = _imported_of(document)
     backup = _backup(document)
-    return backup if content is None else _with_imported(backup, content)
+    return backup if imported is None else _with_imported(backup, imported)
 
 
 async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
-                            limits: Limits, events: Events,
-                            checked: Checked | None = None) -> Stored:
+                            limits: Limits, events: Events, known: Known | None,
+                            checked: Checked | None = None
+                            ) -> tuple[Stored, Known | None] | None:
     unlabeled = document.get(UNLABELED, [])
     content = document.get(CONTENT)
+    imported = _imported_of(document)
     document = _as_imported(document)
     session = document["session"]
     session_id = session["properties"]["id"]
     ids = [row["properties"]["id"] for row in document["nodes"]]
     labeled = [label["node_id"] for label in document["labels"]]
-    new_turns = [{"id": row["properties"]["id"], "predecessor_id": row["predecessor_id"]}
-                 for row in document["nodes"] if row["predecessor_id"] is not None
-                 and row["properties"]["role"] != "summary"
-                 and not row["properties"].get("side_branch")]
-    found = await db.read_on_leader("transcript_stored", session_id=session_id, tenant=tenant,
-                                    node_ids=ids, label_node_ids=labeled + unlabeled,
-                                    new_turns=new_turns)
-    if not found:
-        if checked is not None and checked.params["session"]["properties"]["id"] != session_id:
-            raise ValueError("`checked` is the check of another transcript's document")
-        await import_session(db, tenant, document, limits, checked)
-        return Stored(session_id, True, len(ids), len(ids))
-    if content is not None:
-        _refuse_rewritten(content, _source(session["properties"].get("source")).get("file"),
-                          session_id, found[0]["source"])
-    stored = set(found[0]["stored_ids"])
-    stored_labels = {label["node_id"]: label["text"] for label in found[0]["labels"]}
+    if known is not None and known.session_id == session_id:
+        found = await _found_known(db, tenant, document, known, labeled + unlabeled)
+        if found is None:
+            return None
+    elif content is None and imported is not None:
+        return None  # a file read a part at a time is checked against its whole text
+    else:
+        new_turns = [{"id": row["properties"]["id"], "predecessor_id": row["predecessor_id"]}
+                     for row in document["nodes"] if row["predecessor_id"] is not None
+                     and row["properties"]["role"] != "summary"
+                     and not row["properties"].get("side_branch")]
+        rows = await db.read_on_leader("transcript_stored", session_id=session_id,
+                                       tenant=tenant, node_ids=ids,
+                                       label_node_ids=labeled + unlabeled, new_turns=new_turns)
+        if not rows:
+            if checked is not None and \
+                    checked.params["session"]["properties"]["id"] != session_id:
+                raise ValueError("`checked` is the check of another transcript's document")
+            await import_session(db, tenant, document, limits, checked)
+            return Stored(session_id, True, len(ids), len(ids)), _known_imported(document)
+        found = rows[0]
+        if content is not None:
+            _refuse_rewritten(content, _source(session["properties"].get("source")).get("file"),
+                              session_id, found["source"])
+    stored = set(found["stored_ids"])
+    stored_labels = {label["node_id"]: label["text"] for label in found["labels"]}
     labels = [label for label in document["labels"]
               if stored_labels.get(label["node_id"]) != label["properties"]["text"]]
     cleared = [node_id for node_id in unlabeled if node_id in stored_labels]
-    described = _described(session["properties"], found[0])
+    described = _described(session["properties"], found)
     read_as = {key: session["properties"].get(key) for key in FINGERPRINT}
     if stored.issuperset(ids) and not labels and not cleared and not described:
-        if read_as != {key: found[0][key] for key in FINGERPRINT}:
+        if read_as != {key: found[key] for key in FINGERPRINT}:
             await db.write("transcript_source_set", session_id=session_id, tenant=tenant,
                            **read_as)
-        return Stored(session_id, False, 0, len(ids))
-    stale = await _stale(db, tenant, document, found[0])
-    kept = stored - set(stale.rewritten)
-    params = await asyncio.to_thread(extension, {**document, "labels": labels}, kept,
-                                     found[0]["next_seq"], tenant, limits, stale.rewritten)
-    await write_extension(db, {**params, "unlabeled": cleared,
-                               **_description(session["properties"], found[0]), **read_as,
-                               "replaced": stale.replaced,
-                               "rewritten": sorted(stale.rewritten)}, events)
+        return Stored(session_id, False, 0, len(ids)), _known_after(
+            session_id, found, found["source"], [], Stale([], {}))
+    description = _description(session["properties"], found)
+    try:
+        stale = await _stale(db, tenant, document, found)
+        kept = stored - set(stale.rewritten)
+        params = await asyncio.to_thread(extension, {**document, "labels": labels}, kept,
+                                         found["next_seq"], tenant, limits, stale.rewritten)
+        await write_extension(db, {**params, "unlabeled": cleared, **description, **read_as,
+                                   "replaced": stale.replaced,
+                                   "rewritten": sorted(stale.rewritten)}, events)
+    except Conflict:
+        if known is None:
+            raise
+        return None  # the session changed since it was read: read it back whole
     return Stored(session_id, False, len(params["nodes"]), len(ids),
                   sum(label["node_id"] in stored for label in labels) + len(cleared),
-                  described)
+                  described), _known_after(session_id, found, description["source"],
+                                           params["nodes"], stale)
+
+
+async def _found_known(db: Database, tenant: str, document: dict[str, Any], known: Known,
+                       label_node_ids: list[str]) -> dict[str, Any] | None:
+    """transcript_stored's row for `document`, from what `known` says the session holds
+    and what transcript_known reads of what the document adds or maps otherwise; None
+    when the session is not as `known` says."""
+    rows = document["nodes"]
+    digests = {row["properties"]["id"]: row["properties"].get(DIGEST) for row in rows}
+    new_ids = [node_id for node_id in digests if node_id not in known.stored]
+    check_ids = [node_id for node_id, digest in digests.items()
+                 if node_id in known.live and known.live[node_id][1] != digest]
+    new = set(new_ids)
+    new_turns = [{"id": row["properties"]["id"], "predecessor_id": row["predecessor_id"]}
+                 for row in rows if row["properties"]["id"] in new
+                 and row["predecessor_id"] is not None
+                 and row["properties"]["role"] != "summary"
+                 and not row["properties"].get("side_branch")]
+    below = {turn["predecessor_id"] for turn in new_turns}
+    kept_ids = [row["properties"]["id"] for row in rows if row["predecessor_id"] in below]
+    got = await db.read_on_leader("transcript_known", session_id=known.session_id,
+                                  tenant=tenant, new_ids=new_ids, check_ids=check_ids,
+                                  label_node_ids=label_node_ids, new_turns=new_turns,
+                                  kept_ids=kept_ids)
+    if not got or got[0]["existing"] or got[0]["next_seq"] != known.next_seq \
+            or got[0]["source"] != known.source:
+        return None
+    checked = set(check_ids)
+    live = [{"id": node_id, "seq": seq, "digest": digest}
+            for node_id, (seq, digest) in known.live.items()
+            if node_id in digests and node_id not in checked] + got[0]["live"]
+    return {**got[0], "stored_ids": [node_id for node_id in digests if node_id in known.stored],
+            "live": live}
+
+
+def _known_imported(document: dict[str, Any]) -> Known | None:
+    """What a session imported whole from `document` holds."""
+    live = {row["properties"]["id"]: (row["properties"]["seq"], row["properties"].get(DIGEST))
+            for row in document["nodes"]}
+    if any(digest is None for _, digest in live.values()):
+        return None
+    properties = document["session"]["properties"]
+    return Known(properties["id"], properties["next_seq"], properties.get("source"),
+                 frozenset(live), live)
+
+
+def _known_after(session_id: str, found: dict[str, Any], source: str | None,
+                 written: list[dict[str, Any]], stale: Stale) -> Known | None:
+    """What the session holds once the rows `written` (transcript_extend's $nodes) were
+    added to what `found` read of it and the tails `stale` replaced were tombstoned; None
+    when a node of it has no mapping digest (imported before they were kept)."""
+    gone = {node_id for group in stale.replaced for node_id in group["ids"]}
+    live = {node["id"]: (node["seq"], node["digest"]) for node in found["live"]
+            if node["id"] not in gone}
+    live.update({row["properties"]["id"]: (row["properties"]["seq"],
+                                           row["properties"].get(DIGEST)) for row in written})
+    if any(digest is None for _, digest in live.values()):
+        return None
+    stored = frozenset(found["stored_ids"]).union(row["properties"]["id"] for row in written)
+    next_seq = found["next_seq"] + len(written) - len(stale.rewritten)
+    return Known(session_id, next_seq, source, stored, live)
 
 
 def _backup(document: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in document.items() if key not in (UNLABELED, CONTENT)}
+    return {key: value for key, value in document.items()
+            if key not in (UNLABELED, CONTENT, IMPORTED)}
 
 
 def _complete_lines(content: str) -> bytes:
@@ -201,12 +326,16 @@ def _complete_lines(content: str) -> bytes:
     return data[:data.rfind(b"\n") + 1]  # a last line being written may still grow
 
 
-def _with_imported(document: dict[str, Any], content: str) -> dict[str, Any]:
-    """The document with its session's source noting the complete lines it was read from."""
+def _imported(content: str) -> dict[str, Any]:
+    """IMPORTED of a file's text: its complete lines' size in bytes and sha256."""
     data = _complete_lines(content)
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def _with_imported(document: dict[str, Any], imported: dict[str, Any]) -> dict[str, Any]:
+    """The document with its session's source noting the complete lines it was read from."""
     properties = document["session"]["properties"]
-    source = {**_source(properties.get("source")),
-              "imported": {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}}
+    source = {**_source(properties.get("source")), "imported": imported}
     properties = {**properties, "source": json.dumps(source, ensure_ascii=False, sort_keys=True)}
     return {**document, "session": {**document["session"], "properties": properties}}
 
@@ -258,6 +387,9 @@ async def _stale(db: Database, tenant: str, document: dict[str, Any],
         "transcript_below", session_id=session_id, tenant=tenant, top_ids=sorted(remapped))]
     tails, rewritten = stale_tails(found["replaced"] + below, set(rows))
     seqs = {node["id"]: node["seq"] for node in live}
+    if not seqs.keys() >= set(rewritten):  # only when what an importer knew is out of date
+        raise StaleSession(f"session {session_id} changed while the transcript was read; "
+                           "import it again")
     return Stale(tails, {node_id: seqs[node_id] for node_id in rewritten})
 
 

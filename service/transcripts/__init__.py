@@ -17,10 +17,10 @@ from ..store.ledger import Ledger
 from ..store.transcripts import CONTENT, Stored, fingerprint, store_transcript, stored_unchanged
 from ..model.validate import Limits
 from . import claude_code, codex, origin, pi, subagents
-from .document import document
 from .jsonl import objects
 from .model import (Degraded, DegradedKind, Mode, Transcript, bad_line, no_turns,
                     not_a_transcript)
+from .reading import Reading
 
 
 class Format(str, Enum):
@@ -62,27 +62,35 @@ def read(text: str, file: str, format: str | None, tenant: str, limits: Limits,
     beside it (its sub-agents) are read with it; `settle` cuts what may still grow
     (follow.py); `mode` collects what the read degraded (default: not strict)."""
     mode = mode if mode is not None else Mode()
-    tool = format or detect(text, file, mode.strict)
-    if tool not in PARSERS:
-        raise bad_line(file, 1, f"format {tool!r} is not one of: {', '.join(FORMATS)}")
-    transcript = PARSERS[tool](text, file, mode)
-    agents = subagents.beside(file, read_text) \
-        if tool == claude_code.TOOL and read_text is not None else []
-    if agents:
-        transcript = subagents.with_agents(transcript, agents, mode, settle)
-    if settle is not None:
-        transcript = settle(transcript)
-        if not transcript.turns:
-            raise no_turns(file)
-    # The session's origin reads the lines again; what they degrade is counted once, above.
-    origin_lines = objects(text, file, Mode())
-    shaped = document(transcript, tenant, limits, origin.describe(transcript, origin_lines), mode)
+    reading = reading_of(text, file, format, tenant, limits, mode.strict)
+    agents = side_files(reading, read_text)
+    shaped = reading.document(mode, agents, settle)
     mode.degraded.sort(key=lambda d: (d.file != file, d.file, d.line))
     if settle is None and not mode.degraded:
         # The session is all this text (and its side files) holds, and only it: the next
         # import of the same text is recognised unparsed (unchanged).
-        shaped["session"]["properties"].update(source_fingerprint(text, file, tool, agents))
+        shaped["session"]["properties"].update(
+            source_fingerprint(text, file, reading.tool, agents))
     return {**shaped, CONTENT: text}
+
+
+def reading_of(text: str, file: str, format: str | None, tenant: str, limits: Limits,
+               strict: bool = False) -> Reading:
+    """A Reading of `text` (reading.py), to be fed what the file gains."""
+    tool = format or detect(text, file, strict)
+    if tool not in PARSERS:
+        raise bad_line(file, 1, f"format {tool!r} is not one of: {', '.join(FORMATS)}")
+    reading = Reading(file, tool, tenant, limits, strict)
+    reading.feed(text)
+    return reading
+
+
+def side_files(reading: Reading,
+               read_text: Callable[[str], str] | None) -> list[subagents.SubAgent]:
+    """The sub-agent files read with a Claude Code session (none without `read_text`)."""
+    if reading.tool != claude_code.TOOL or read_text is None:
+        return []
+    return subagents.beside(reading.file, read_text)
 
 
 def source_fingerprint(text: str, file: str, tool: str,

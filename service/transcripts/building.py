@@ -3,6 +3,9 @@ file order, and the conversions from source shapes the formats have in common.
 
 A parser appends `Building` turns (parents before children, ROOT as index `ROOT`) and
 hands them to `turns_of`, which names each by its last source entry (docs/guides/importing-sessions.md).
+A parser kept to read the lines its file gains (reading.py) marks each turn it changes
+(`changed`), so `turns_of` makes again only those: the others keep their Turn, which is
+how what builds on the turns (document.py) knows what it built for them still holds.
 """
 from __future__ import annotations
 
@@ -25,6 +28,9 @@ class Building:
     blocks: list[dict[str, Any]] = field(default_factory=list)
     entries: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    # Changed since turns_of last made its Turn: whoever changes blocks, entries or meta
+    # of a turn after adding it sets this.
+    changed: bool = True
 
     def tool_uses(self) -> list[str]:
         return [b["id"] for b in self.blocks if b["type"] == "tool_use"]
@@ -41,10 +47,26 @@ def key_of(keys: list[str], index: int) -> str:
     return ROOT_KEY if index == ROOT else keys[index]
 
 
-def turns_of(turns: list[Building]) -> tuple[Turn, ...]:
+def turns_of(turns: list[Building], made: list[Turn] | None = None) -> tuple[Turn, ...]:
+    """The turns as Turns. With `made` (the Turns an earlier call made of them, which it
+    extends), a turn unchanged since, under the same parent, keeps its Turn (the same
+    object): a file's growth makes Turns of what it changed only."""
     keys = keys_of(turns)
-    return tuple(Turn(keys[i], key_of(keys, b.parent), b.role, tuple(b.blocks), b.at, b.line,
-                      tuple(b.entries), b.meta) for i, b in enumerate(turns))
+    if made is None:
+        return tuple(Turn(keys[i], key_of(keys, b.parent), b.role, tuple(b.blocks), b.at,
+                          b.line, tuple(b.entries), b.meta) for i, b in enumerate(turns))
+    for i, b in enumerate(turns):
+        parent = key_of(keys, b.parent)
+        if i < len(made) and not b.changed and made[i].parent == parent:
+            continue
+        turn = Turn(keys[i], parent, b.role, tuple(b.blocks), b.at, b.line, tuple(b.entries),
+                    b.meta)
+        if i < len(made):
+            made[i] = turn
+        else:
+            made.append(turn)
+        b.changed = False
+    return tuple(made[:len(turns)])
 
 
 def opener(turns: list[Building], parent: int) -> int | None:

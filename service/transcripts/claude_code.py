@@ -31,8 +31,8 @@ from typing import Any
 from .building import ROOT as _ROOT, Building as _Building, key_of, keys_of, \
     merge_meta, opener, text_block, tool_use, turns_of
 from .jsonl import objects
-from .model import Compaction, DegradedKind, Mode, Transcript, bad_line, no_turns, timestamp, \
-    tool_use_id
+from .model import Compaction, DegradedKind, Mode, Transcript, Turn, bad_line, no_turns, \
+    timestamp, tool_use_id
 
 TOOL = "claude-code"
 CHAIN = {"user", "assistant", "system", "attachment", "progress"}
@@ -51,6 +51,23 @@ def parse(text: str, file: str, mode: Mode | None = None) -> Transcript:
     for line, entry in objects(text, file, mode):
         reader.take(line, entry)
     return reader.transcript(PurePath(file).stem or reader.session_key)
+
+
+class Parsing:
+    """A parse kept to read the lines a file gains (reading.py): `take` each line, in file
+    order, and `transcript` at any point, which changes nothing of what was read; a turn
+    no later line changed keeps its Turn (building.turns_of)."""
+
+    def __init__(self, file: str, mode: Mode) -> None:
+        self.reader = _Reader(file, mode)
+        self.made: list[Turn] = []
+
+    def take(self, line: int, entry: dict[str, Any]) -> None:
+        self.reader.take(line, entry)
+
+    def transcript(self) -> Transcript:
+        reader = self.reader
+        return reader.transcript(PurePath(reader.file).stem or reader.session_key, self.made)
 
 
 class _Reader:
@@ -213,6 +230,7 @@ class _Reader:
         merged.blocks = merged.blocks[:done] + results + merged.blocks[done:] + \
             [b for b in blocks if b["type"] != "tool_result"]
         merged.entries.append(uuid)
+        merged.changed = True
         self.node_of[uuid] = tool
 
     def _assistant(self, line: int, uuid: str, entry: dict[str, Any], parent: int) -> None:
@@ -225,6 +243,7 @@ class _Reader:
             building.blocks += blocks
             building.entries.append(uuid)
             merge_meta(building.meta, meta)
+            building.changed = True
             self.node_of[uuid] = parent  # its children follow the results written so far
             return
         if not blocks:
@@ -275,7 +294,7 @@ class _Reader:
             raise bad_line(self.file, line, f"a {entry['type']} entry without a message")
         return blocks_of(message.get("content"), self.file, line)
 
-    def transcript(self, session_key: str) -> Transcript:
+    def transcript(self, session_key: str, made: list[Turn] | None = None) -> Transcript:
         if not self.turns:
             raise no_turns(self.file)
         keys = keys_of(self.turns)
@@ -283,7 +302,7 @@ class _Reader:
                                        text, at, line, entries, meta)
                             for line, covered, head, text, at, entries, meta in self.compactions)
         head = self.node_of.get(self.last or "", len(self.turns) - 1)
-        return Transcript(TOOL, self.file, session_key, turns_of(self.turns), compactions,
+        return Transcript(TOOL, self.file, session_key, turns_of(self.turns, made), compactions,
                           key_of(keys, head if head != _ROOT else len(self.turns) - 1),
                           self.title, {"agent_tool_uses": self.agent_uses})
 

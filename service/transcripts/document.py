@@ -42,8 +42,8 @@ from ..model import listing
 from ..store import records
 from . import origin
 from .model import (
-    ROOT_KEY, Compaction, DegradedKind, Mode, Transcript, Turn, bad_line, cancelled_result,
-    node_id, session_id,
+    ROOT_KEY, Compaction, Degraded, DegradedKind, Mode, Transcript, Turn, bad_line,
+    cancelled_result, node_id, session_id,
 )
 
 EMPTY_SUMMARY = "[The tool recorded this compaction without a readable summary.]"
@@ -51,18 +51,48 @@ OMITTED = "[{kind} omitted on import: {reason}]"
 SYNTHETIC_PREFIX = "synthetic:"
 
 
+class Memo:
+    """The node rows a document built for its turns, kept for the next document of the same
+    file (reading.py): a turn that is the same Turn (building.turns_of keeps it while no
+    line changes it) at the same place (seq, depth, read or not) has the same row, so a
+    grown file checks and maps only the turns it changed. What building a row degraded is
+    kept with it and degraded again when the row is taken. `by_value`: a turn equal to
+    the one a row was built for takes it too (the turns of a file parsed whole again are
+    new Turns)."""
+
+    def __init__(self, by_value: bool = False) -> None:
+        self.by_value = by_value
+        self.rows: dict[str, tuple[Turn, tuple[Any, ...], dict[str, Any], list[dict[str, Any]],
+                                   list[Degraded]]] = {}
+        self.built = 0  # rows built (not taken from the memo): what tests count
+        self.ids: dict[str, str] = {}  # a turn's (or summary's) key -> its node id
+
+    def take(self, turn: Turn, place: tuple[Any, ...], mode: Mode
+             ) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        kept = self.rows.get(turn.key)
+        if kept is None or kept[1] != place or \
+                (kept[0] is not turn and not (self.by_value and kept[0] == turn)):
+            return None
+        mode.degraded.extend(kept[4])
+        return kept[2], kept[3]  # the same row: nothing downstream changes a row it is given
+
+
 def document(transcript: Transcript, tenant: str, limits: Limits,
-             source: dict[str, Any] | None = None, mode: Mode | None = None) -> dict[str, Any]:
+             source: dict[str, Any] | None = None, mode: Mode | None = None,
+             memo: Memo | None = None) -> dict[str, Any]:
     """`source`: where the session came from (origin.py; what the transcript alone says
-    when None)."""
+    when None); `memo`: the rows an earlier document of the same file built."""
     mode = mode if mode is not None else Mode(strict=True)
     t = transcript
     source_of = source or origin.describe(t, ())
     sid = session_id(tenant, t.tool, t.session_key)
     turns, head = _paired(t.turns, t.head)
-    ids = {ROOT_KEY: node_id(tenant, t.tool, t.session_key, ROOT_KEY)}
-    ids.update({x.key: node_id(tenant, t.tool, t.session_key, x.key)
-                for x in (*turns, *t.compactions)})
+    named = memo.ids if memo is not None else {}
+    ids = {x.key: named.get(x.key) or node_id(tenant, t.tool, t.session_key, x.key)
+           for x in (*turns, *t.compactions)}
+    ids[ROOT_KEY] = named.get(ROOT_KEY) or node_id(tenant, t.tool, t.session_key, ROOT_KEY)
+    if memo is not None:
+        memo.ids = ids
     parent = {turn.key: turn.parent for turn in turns}
     depth = {ROOT_KEY: 0}
     for turn in turns:
@@ -91,19 +121,21 @@ def document(transcript: Transcript, tenant: str, limits: Limits,
                                   file=t.file))
             continue
         turn = turns[index]
-        written = _written(turn.role, list(turn.blocks), limits, turn.file or t.file,
-                           turn.line, mode)
-        for medium in written.params["media"]:
+        place = (seq, depth[turn.key], turn.key in unread)
+        taken = memo.take(turn, place, mode) if memo is not None else None
+        if taken is None:
+            built = Mode(mode.strict)
+            taken = _turn_row(sid, ids, t, turn, place, limits, built)
+            mode.degraded.extend(built.degraded)
+            if memo is not None:
+                memo.rows[turn.key] = (turn, place, taken[0], taken[1], built.degraded)
+                memo.built += 1
+        nodes.append(taken[0])
+        for medium in taken[1]:
             media.setdefault(medium["sha256"], medium)
-        meta = {"source": source(turn.line, turn.entries, turn.file), **turn.meta}
-        caller = ids[turn.caller] if turn.caller else None
-        if caller and turn.parent == ROOT_KEY:
-            meta["spawned_from"] = caller  # as spawnTask marks a task's opening node
-        nodes.append(_node(sid, ids[turn.key], turn.role, written, limits, turn.at, seq,
-                           depth[turn.key], meta, ids[turn.parent], caller, turn.side_branch,
-                           turn.key in unread))
     for node in nodes:
-        node["properties"][DIGEST] = mapping_digest(node)
+        if DIGEST not in node["properties"]:
+            node["properties"][DIGEST] = mapping_digest(node)
     stamps = [turn.at for turn in turns] + [c.at for c in t.compactions]
     properties = {
         "id": sid, "extra_meta": "{}", "source": origin.dumps(source_of),
@@ -126,6 +158,24 @@ def document(transcript: Transcript, tenant: str, limits: Limits,
             "media": sorted(media.values(), key=lambda m: m["sha256"])}
 
 
+def _turn_row(sid: str, ids: dict[str, str], t: Transcript, turn: Turn,
+              place: tuple[int, int, bool], limits: Limits, mode: Mode
+              ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A turn's node row (its mapping digest in it) and the media its blocks carry."""
+    seq, depth, unread = place
+    written = _written(turn.role, list(turn.blocks), limits, turn.file or t.file,
+                       turn.line, mode)
+    meta = {"source": {"tool": t.tool, "file": turn.file or t.file, "line": turn.line,
+                       "entries": list(turn.entries)}, **turn.meta}
+    caller = ids[turn.caller] if turn.caller else None
+    if caller and turn.parent == ROOT_KEY:
+        meta["spawned_from"] = caller  # as spawnTask marks a task's opening node
+    row = _node(sid, ids[turn.key], turn.role, written, limits, turn.at, seq, depth, meta,
+                ids[turn.parent], caller, turn.side_branch, unread)
+    row["properties"][DIGEST] = mapping_digest(row)
+    return row, written.params["media"]
+
+
 def _paired(turns: tuple[Turn, ...], head: str) -> tuple[list[Turn], str]:
     """The turns with every tool use answered: a cancelled result stored where the source
     has none, so the ledger's tool-pair rule holds on every branch."""
@@ -140,8 +190,10 @@ def _paired(turns: tuple[Turn, ...], head: str) -> tuple[list[Turn], str]:
         if turn.key in moved:
             turn = replace(turn, parent=moved[turn.key])
         paired.append(turn)
+        if turn.role != "assistant":
+            continue
         uses = [b["id"] for b in turn.blocks if b["type"] == "tool_use"]
-        if turn.role != "assistant" or not uses:
+        if not uses:
             continue
         after = children.get(turn.key, [])
         for tool in (c for c in after if c.role == "tool"):

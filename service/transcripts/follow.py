@@ -4,40 +4,50 @@
 
 The file (and the sub-agent files Claude Code writes beside it, read with it as a folder
 import reads them) is polled for its size; only complete lines are read (a line still being
-written waits), and each time they grow the transcript is imported again, which stores
-only what it gained (service/store/transcripts.py). A turn still growing is held back, so
-no node is stored half-built: an assistant message at the end may gain blocks, and a
-tool message may gain the results of the other parallel calls (and until they are all
-in, the message that called them waits too, rather than being given cancelled results;
-so do the lines a Codex rollout recorded between those calls and their outputs); a Claude
-Code response may go on after the results of the tools it ran while streaming, so its tool
-message at the end waits for the file to be quiet.
+written waits), and each time they grow the lines gained are read on from where the last
+poll stopped (reading.py: a Claude Code parse goes on, unchanged turns keep their rows) and
+the transcript is imported again, which stores only what it gained
+(service/store/transcripts.py: from what the last import stored, not read back). A turn
+still growing is held back, so no node is stored half-built: an assistant message at the
+end may gain blocks, and a tool message may gain the results of the other parallel calls
+(and until they are all in, the message that called them waits too, rather than being
+given cancelled results; so do the lines a Codex rollout recorded between those calls and
+their outputs); a Claude Code response may go on after the results of the tools it ran
+while streaming, so its tool message at the end waits for the file to be quiet.
 A reply without tool uses is let through once the file has been quiet for `settle`
 seconds: the tool is then waiting for its user.
 """
 from __future__ import annotations
 
 import asyncio
+import gc
+import hashlib
+import os
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from ..errors import BadInput, CtxdagError
+from ..errors import BadInput, Conflict, CtxdagError
 from ..store.ledger import Ledger
-from ..store.transcripts import Stored, store_transcript
-from . import claude_code, read, subagents, unchanged
+from ..store.transcripts import CONTENT, IMPORTED, Known, Stored, store_known
+from . import claude_code, reading_of, side_files, subagents, unchanged
 from .model import ROOT_KEY, Mode, NotATranscript, NoTurns, Transcript, Turn
+from .reading import Reading
 from .walk import transcript_files
 
 
 def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
     """The transcript without the turns at its end that may still grow."""
     t = transcript
-    while t.head != ROOT_KEY:
-        turns = {x.key: x for x in t.turns}
-        head = turns[t.head]
-        if any(x.parent == head.key for x in t.turns) or \
+    turns = {x.key: x for x in t.turns}
+    below = Counter(x.parent for x in t.turns)  # how many turns follow each
+    held: set[str] = set()
+    head_key = t.head
+    while head_key != ROOT_KEY:
+        head = turns[head_key]
+        if below[head.key] or \
                 any(head.key in (c.last_covered, c.compacted_head) for c in t.compactions):
             break  # something follows it: it is done
         uses = [b["id"] for b in head.blocks if b["type"] == "tool_use"]
@@ -48,7 +58,7 @@ def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
             answered = {b["tool_use_id"] for b in head.blocks if b["type"] == "tool_result"}
             # Claude Code runs tools while a response streams: more of it may follow
             # (unless a later entry, held back, shows it ended).
-            streaming = t.tool == claude_code.TOOL and not quiet and t is transcript
+            streaming = t.tool == claude_code.TOOL and not quiet and not held
             growing = not set(called) <= answered or streaming
         else:
             growing = False
@@ -56,8 +66,14 @@ def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
             growing = _calls_open_before(head, turns)
         if not growing:
             break
-        t = replace(t, turns=tuple(x for x in t.turns if x.key != head.key), head=head.parent)
-    return t
+        held.add(head.key)
+        del turns[head.key]
+        below[head.parent] -= 1
+        head_key = head.parent
+    if not held:
+        return t
+    return replace(t, turns=tuple(x for x in t.turns if x.key not in held), head=head_key,
+                   labels=tuple(x for x in t.labels if x.key not in held))
 
 
 def _calls_open_before(turn: Turn, turns: dict[str, Turn]) -> bool:
@@ -75,35 +91,61 @@ def _calls_open_before(turn: Turn, turns: dict[str, Turn]) -> bool:
     return False
 
 
+# How long a folder's follower keeps what it read of a file its tool stopped writing to.
+KEPT_IDLE = 600.0
+# The bytes at each end of what a Follower read that it reads again before it reads on: a
+# file whose tool truncated or rewrote it (not only appended to it) is read again whole.
+_WINDOW = 4096
+
+
 class Follower:
     """One file followed, with the sub-agent files beside it (subagents.py): each `poll`
     imports what they gained since the last (their complete lines), or its closing reply
     once they have been quiet for `settle` seconds. Its first import of a file that holds
-    nothing new since it was imported is recognised by its fingerprint, unparsed."""
+    nothing new since it was imported is recognised by its fingerprint, unparsed.
 
-    def __init__(self, ledger: Ledger, file: str, format: str | None, strict: bool):
+    It keeps its Reading of the file (reading.py) and reads on from where it stopped, so a
+    growth parses only the lines the file gained; and what its last import stored
+    (store.transcripts.Known), so storing a growth does not read back which of the
+    session's nodes are stored. A file that is no longer what was read (shorter, another
+    file under the name, other bytes at either end of what was read) is read again whole,
+    as is one after an import that failed."""
+
+    def __init__(self, ledger: Ledger, file: str, format: str | None, strict: bool,
+                 idle: float | None = None):
+        """`idle`: what was read of a file its tool has not written to for that many
+        seconds is let go (read again whole when it grows); None: kept while followed."""
         self.ledger, self.file, self.format, self.strict = ledger, file, format, strict
+        self.idle = idle
         self.size: tuple = ()
         self.seen: tuple = ()
         self.changed_at, self.settled = time.monotonic(), False
         self.last: Stored | None = None
+        self.reading: Reading | None = None
+        self.read_to = 0  # bytes of complete lines fed to `reading`
+        self.read_hash = hashlib.sha256()  # of those bytes
+        self.ends = (b"", b"", 0)  # the first and last bytes read, and the file's inode
+        self.known: Known | None = None
 
     async def poll(self, settle: float) -> Stored | None:
         """The import's result when it changed the session; None otherwise."""
         path = Path(self.file)
         try:
             beside = subagents.watched_files(self.file)
-            size = (path.stat().st_size,) + tuple(
+            stat = path.stat()
+            size = (stat.st_size,) + tuple(
                 (str(p), p.stat().st_size) for p in beside if p.exists())
             quiet = time.monotonic() - self.changed_at >= settle
+            self._let_go_if_idle(stat)
             if size == self.size and (self.settled or not quiet):
                 return None
-            data = path.read_bytes()
+            appended = self.reading is not None and self._appended(path, stat)
+            data = _read_from(path, self.read_to if appended else 0)
         except OSError as e:
             raise BadInput(f"cannot read {self.file}: {e.strerror or e}") from e
         self.size = size
         complete = data[:data.rfind(b"\n") + 1]
-        seen = (len(complete),) + size[1:]
+        seen = ((self.read_to if appended else 0) + len(complete),) + size[1:]
         if seen == self.seen and (self.settled or not quiet):
             return None  # only a line still being written grew
         first = not self.seen
@@ -114,34 +156,112 @@ class Follower:
         else:
             self.settled = True
         try:
-            text = _text(complete, self.file)
-            if first and text.strip():
-                held = await unchanged(self.ledger, text, self.file, self.format,
-                                       _complete_text, self.strict)
-                if held is not None:
-                    self.last, self.settled = held, True
-                    return None
-            stored = await _import(self.ledger, text, self.file, self.format, quiet,
-                                   self.strict)
+            text = _text(complete, self.file, self.read_to if appended else 0)
+            if not appended:
+                self.reading, self.known = None, None
+                if not text.strip():
+                    return None  # created, nothing written in it yet
+                if first:
+                    held = await unchanged(self.ledger, text, self.file, self.format,
+                                           _complete_text, self.strict)
+                    if held is not None:
+                        self.last, self.settled = held, True
+                        return None
+                self.reading = reading_of(text, self.file, self.format, self.ledger.tenant,
+                                          self.ledger.limits, self.strict)
+                self._read(complete, stat.st_ino, restart=True)
+            elif complete:
+                self.reading.feed(text)
+                self._read(complete, stat.st_ino)
+            stored = await self._store(quiet, None if appended else text)
         except CtxdagError:
+            self.reading, self.known = None, None  # read again whole once the file changes
             self.settled = True  # tried again once the file changes
             raise
+        finally:
+            self._let_go_if_idle(stat)
         if stored is None:
             return None
         self.last = stored
         return stored if stored.changed else None
+
+    def _let_go_if_idle(self, stat: os.stat_result) -> None:
+        """A folder's files are many, and most of them done with: a follower holds the
+        parse of a file only while its tool wrote to it in the last `idle` seconds."""
+        if self.idle is not None and time.time() - stat.st_mtime > self.idle:
+            self.reading, self.known = None, None
+
+    def _appended(self, path: Path, stat: os.stat_result) -> bool:
+        """Whether the file is the one read, only appended to since."""
+        first, last, inode = self.ends
+        if stat.st_ino != inode or stat.st_size < self.read_to:
+            return False
+        with path.open("rb") as f:
+            if f.read(len(first)) != first:
+                return False
+            f.seek(self.read_to - len(last))
+            return f.read(len(last)) == last
+
+    def _read(self, complete: bytes, inode: int, restart: bool = False) -> None:
+        if restart:
+            self.read_to, self.read_hash = 0, hashlib.sha256()
+            self.ends = (complete[:_WINDOW], b"", inode)
+        self.read_to += len(complete)
+        self.read_hash.update(complete)
+        last = (self.ends[1] + complete)[-_WINDOW:]
+        self.ends = (self.ends[0], last, inode)
+
+    async def _store(self, quiet: bool, text: str | None) -> Stored | None:
+        """Stores the document of all that was read; `text`: all of it, when it was read
+        whole (checked against what the session was imported from)."""
+        assert self.reading is not None
+        ledger = self.ledger
+        try:
+            shaped = self.reading.document(Mode(self.strict),
+                                           side_files(self.reading, _complete_text),
+                                           lambda t: without_open_tail(t, quiet))
+        except NoTurns:
+            return None  # nothing to import yet
+        if text is None:
+            shaped[IMPORTED] = {"bytes": self.read_to, "sha256": self.read_hash.hexdigest()}
+        else:
+            shaped[CONTENT] = text
+        result = await store_known(ledger.db, ledger.tenant, shaped, ledger.limits,
+                                   ledger.events, self.known)
+        if result is None:  # the session is not as the last import left it
+            shaped.pop(IMPORTED, None)
+            shaped[CONTENT] = self._read_again()
+            result = await store_known(ledger.db, ledger.tenant, shaped, ledger.limits,
+                                       ledger.events, None)
+            assert result is not None
+        stored, self.known = result
+        return stored
+
+    def _read_again(self) -> str:
+        """The text read so far, from the file again (to check it against what the session
+        was imported from); Conflict when the file no longer holds it."""
+        try:
+            with Path(self.file).open("rb") as f:
+                data = f.read(self.read_to)
+        except OSError as e:
+            raise BadInput(f"cannot read {self.file}: {e.strerror or e}") from e
+        if hashlib.sha256(data).hexdigest() != self.read_hash.hexdigest():
+            raise Conflict(f"{self.file}: the file changed while it was read; it is read "
+                           "again whole")
+        return _text(data, self.file)
 
 
 async def follow(ledger: Ledger, file: str, format: str | None, stop: asyncio.Event,
                  report: Callable[[Stored], None], *, interval: float = 0.5,
                  settle: float = 2.0, strict: bool = False) -> Stored | None:
     """Imports `file` as it grows until `stop` is set; the last import's result. (What
-    it degrades is not listed: each import reads the whole file again.)"""
+    it degrades is not listed.)"""
     follower = Follower(ledger, file, format, strict)
     while not stop.is_set():
         stored = await follower.poll(settle)
         if stored is not None:
             report(stored)
+        _kept()
         await _wait(stop, interval)
     return follower.last
 
@@ -159,7 +279,7 @@ async def follow_folder(ledger: Ledger, folder: str, format: str | None, stop: a
     while not stop.is_set():
         for file in transcript_files([folder], after).files:
             if file not in followers:
-                followers[file] = Follower(ledger, file, format, strict)
+                followers[file] = Follower(ledger, file, format, strict, KEPT_IDLE)
         for file, follower in list(followers.items()):
             if stop.is_set():
                 break
@@ -174,8 +294,17 @@ async def follow_folder(ledger: Ledger, folder: str, format: str | None, stop: a
                 continue
             if stored is not None:
                 report(file, stored)
+        _kept()
         await _wait(stop, interval)
     return {file: f.last for file, f in followers.items() if f.last is not None}
+
+
+def _kept() -> None:
+    """What the followers hold (a long file's parse and rows) is left out of the garbage
+    collector's full passes, which would otherwise walk all of it again every few growths
+    (a pause of a tenth of a second or more for a session of 10,000 lines): the process
+    follows files and does nothing else."""
+    gc.freeze()
 
 
 async def _wait(stop: asyncio.Event, interval: float) -> None:
@@ -185,11 +314,19 @@ async def _wait(stop: asyncio.Event, interval: float) -> None:
         pass
 
 
-def _text(complete: bytes, file: str) -> str:
+def _read_from(path: Path, offset: int) -> bytes:
+    with path.open("rb") as f:
+        f.seek(offset)
+        return f.read()
+
+
+def _text(complete: bytes, file: str, offset: int = 0) -> str:
+    """`complete` (bytes of the file from `offset`) as text."""
     try:
         return complete.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise BadInput(f"{file} is not UTF-8 text (invalid byte at offset {e.start})") from None
+        raise BadInput(f"{file} is not UTF-8 text (invalid byte at offset "
+                       f"{offset + e.start})") from None
 
 
 def _complete_text(file: str) -> str:
@@ -199,16 +336,3 @@ def _complete_text(file: str) -> str:
     except OSError as e:
         raise BadInput(f"cannot read {file}: {e.strerror or e}") from e
     return _text(data if file.endswith(".json") else data[:data.rfind(b"\n") + 1], file)
-
-
-async def _import(ledger: Ledger, text: str, file: str, format: str | None,
-                  quiet: bool, strict: bool) -> Stored | None:
-    if not text.strip():
-        return None  # created, nothing written in it yet
-    try:
-        shaped = read(text, file, format, ledger.tenant, ledger.limits, _complete_text,
-                      settle=lambda t: without_open_tail(t, quiet), mode=Mode(strict))
-    except NoTurns:
-        return None  # nothing to import yet
-    return await store_transcript(ledger.db, ledger.tenant, shaped, ledger.limits,
-                                  ledger.events)

@@ -8,10 +8,12 @@ from ..model import validate
 from .model import DegradedKind, Mode
 
 
-def objects(text: str, file: str, mode: Mode) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) per non-blank line; a line that is not a JSON object with a
-    string `type` is skipped and degraded (under a strict `mode`: BadInput naming it)."""
-    for number, line in enumerate(_lines(text), start=1):
+def objects(text: str, file: str, mode: Mode,
+            start: int = 1) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) per non-blank line, numbered from `start` (the lines a file
+    gained, after those read before); a line that is not a JSON object with a string
+    `type` is skipped and degraded (under a strict `mode`: BadInput naming it)."""
+    for number, line in enumerate(_lines(text), start=start):
         if not line.strip():
             continue
         try:
@@ -24,6 +26,12 @@ def objects(text: str, file: str, mode: Mode) -> Iterator[tuple[int, dict[str, A
                          "not a JSON object with a string \"type\"")
             continue
         yield number, value
+
+
+def line_count(text: str) -> int:
+    """How many lines `objects` numbers in `text` (blank ones too): text ending at a line's
+    end, followed by more, numbers them from this count + 1."""
+    return sum(1 for _ in _lines(text))
 
 
 def _lines(text: str) -> Iterator[str]:

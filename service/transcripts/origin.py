@@ -2,9 +2,11 @@
 
 Each format has one small reader of its own lines (`claude_code`, `pi`, `codex`), apart
 from its parser: the tool's version, the working directory, the git branch, the models
-and the tool's own title. `describe` completes that from the transcript: the first user
-prompt as the title when the tool gave none, the project (the working directory's last
-part), the first and last timestamps of what is stored.
+and the tool's own title. A reader folds lines into the Facts it is given, so the lines a
+file gains are read into what its earlier lines said (reading.py), never read twice.
+`describe` completes that from the transcript: the first user prompt as the title when
+the tool gave none, the project (the working directory's last part), the first and last
+timestamps of what is stored.
 
 The session stores it as its `source` (docs/guides/importing-sessions.md), and its
 title as the session's title, which a later import replaces only while the user has not
@@ -36,6 +38,7 @@ class Facts:
     cwd: str | None = None
     git_branch: str | None = None
     models: list[str] = field(default_factory=list)
+    titles: dict[str, str] = field(default_factory=dict)  # of each kind, the newest (Claude Code)
 
     def model(self, name: Any) -> None:
         if isinstance(name, str) and name.strip() and name not in self.models:
@@ -46,11 +49,12 @@ def _text(value: Any) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def claude_code(lines: Lines) -> Facts:
+def claude_code(lines: Lines, facts: Facts | None = None) -> Facts:
     """The newest `custom-title` (the user's), else `ai-title`, else the newest `summary`
     entry; `version`, `cwd` and `gitBranch` of the chain records (the last one's), each
     assistant message's `model` (but Claude Code's `<synthetic>` notes)."""
-    facts, titles = Facts(), {}
+    facts = facts if facts is not None else Facts()
+    titles = facts.titles
     for _, entry in lines:
         kind = entry.get("type")
         for key, wanted in (("customTitle", "custom-title"), ("aiTitle", "ai-title"),
@@ -69,11 +73,11 @@ def claude_code(lines: Lines) -> Facts:
     return facts
 
 
-def pi(lines: Lines) -> Facts:
+def pi(lines: Lines, facts: Facts | None = None) -> Facts:
     """The header's `cwd` (a Pi file records no version of Pi: the header's `version` is
     its file format's), the newest `session_info` name, the models of `model_change`
     entries and of assistant messages."""
-    facts = Facts()
+    facts = facts if facts is not None else Facts()
     for _, entry in lines:
         kind = entry.get("type")
         if kind == "session":
@@ -88,10 +92,10 @@ def pi(lines: Lines) -> Facts:
     return facts
 
 
-def codex(lines: Lines) -> Facts:
+def codex(lines: Lines, facts: Facts | None = None) -> Facts:
     """`session_meta`'s `cli_version`, `cwd` and `git.branch`; each `turn_context`'s
     `model`. A rollout records no title."""
-    facts = Facts()
+    facts = facts if facts is not None else Facts()
     for _, entry in lines:
         payload = entry.get("payload")
         if not isinstance(payload, dict):
@@ -106,14 +110,15 @@ def codex(lines: Lines) -> Facts:
     return facts
 
 
-READERS: dict[str, Callable[[Lines], Facts]] = {
+READERS: dict[str, Callable[[Lines, Facts | None], Facts]] = {
     "claude-code": claude_code, "pi": pi, "codex": codex}
 
 
-def describe(transcript: Transcript, lines: Lines) -> dict[str, Any]:
-    """The session's `source`: the format's facts, the title (the tool's, else the first
-    prompt), the project, and the times of the first and last turn or compaction."""
-    facts = READERS[transcript.tool](lines)
+def describe(transcript: Transcript, lines: Lines, facts: Facts | None = None) -> dict[str, Any]:
+    """The session's `source`: the format's facts (what `lines` say, read into `facts`: a
+    file's lines read before), the title (the tool's, else the first prompt), the project,
+    and the times of the first and last turn or compaction."""
+    facts = READERS[transcript.tool](lines, facts)
     stamps = [t.at for t in transcript.turns] + [c.at for c in transcript.compactions]
     return {
         "tool": transcript.tool, "version": facts.version, "file": transcript.file,

@@ -44,54 +44,79 @@ def looks_like(first: dict[str, Any]) -> bool:
     return first.get("type") == "session" and isinstance(first.get("id"), str)
 
 
+HEADER = "a Pi session file opens with a {\"type\": \"session\", \"id\"} header"
+
+
 def parse(text: str, file: str, mode: Mode | None = None) -> Transcript:
     mode = mode if mode is not None else Mode(strict=True)
-    lines = list(objects(text, file, mode))
-    if not lines or not looks_like(lines[0][1]):
-        raise bad_line(file, 1, "a Pi session file opens with a {\"type\": \"session\", \"id\"} header")
-    header = lines[0][1]
-    legacy = header.get("version") is None
-    turns: list[_Building] = []
-    node_of: dict[str, int] = {}
-    starts: set[str] = set()  # entries that are a turn's first entry
-    compactions: list[Compaction] = []
-    at: datetime = timestamp(header.get("timestamp"), None, file, 1)
-    title, previous = None, None
-    labels: dict[int | str, Label] = {}  # a turn's index, or a compaction's key
-    for line, entry in lines[1:]:
+    parsing = Parsing(file, mode)
+    for line, entry in objects(text, file, mode):
+        parsing.take(line, entry)
+    return parsing.transcript()
+
+
+class Parsing:
+    """A parse kept to read the lines a file gains (reading.py): `take` each line, in file
+    order, and `transcript` at any point, which changes nothing of what was read; a turn
+    no later line changed keeps its Turn (building.turns_of)."""
+
+    def __init__(self, file: str, mode: Mode) -> None:
+        self.file, self.mode = file, mode
+        self.header: dict[str, Any] | None = None
+        self.legacy = False
+        self.turns: list[_Building] = []
+        self.node_of: dict[str, int] = {}
+        self.starts: set[str] = set()  # entries that are a turn's first entry
+        self.compactions: list[Compaction] = []
+        self.at: datetime | None = None
+        self.title: str | None = None
+        self.previous: str | None = None
+        self.labels: dict[int | str, Label] = {}  # a turn's index, or a compaction's key
+        self.made: list[Turn] = []
+
+    def take(self, line: int, entry: dict[str, Any]) -> None:
+        file, turns, node_of = self.file, self.turns, self.node_of
+        if self.header is None:
+            if not looks_like(entry):
+                raise bad_line(file, 1, HEADER)
+            self.header, self.legacy = entry, entry.get("version") is None
+            self.at = timestamp(entry.get("timestamp"), None, file, 1)
+            return
+        legacy, previous = self.legacy, self.previous
         kind = entry["type"]
         if kind not in KINDS:
-            mode.degrade(file, line, DegradedKind.UNKNOWN_ENTRY,
-                         f"unknown entry type {kind!r} (known: {', '.join(sorted(KINDS))})")
+            self.mode.degrade(file, line, DegradedKind.UNKNOWN_ENTRY,
+                              f"unknown entry type {kind!r} (known: {', '.join(sorted(KINDS))})")
             key = f"line{line}" if legacy else entry.get("id")
             parent_key = previous if legacy else entry.get("parentId")
             if isinstance(key, str) and key and key not in node_of:
                 # bookkeeping: what follows it hangs from what it hangs from
                 node_of[key] = node_of.get(parent_key, _ROOT) if parent_key is not None \
                     else _ROOT
-                previous = key
-            continue
+                self.previous = key
+            return
         key = f"line{line}" if legacy else entry.get("id")
         parent_key = previous if legacy else entry.get("parentId")
         if not isinstance(key, str) or not key:
             raise bad_line(file, line, f"a {kind} entry without an id")
         if parent_key is not None and parent_key not in node_of:
             raise bad_line(file, line, f"parentId {parent_key!r} names no earlier entry")
-        previous = key
-        at = timestamp(entry.get("timestamp"), at, file, line)
+        self.previous = key
+        at = self.at = timestamp(entry.get("timestamp"), self.at, file, line)
         parent = _ROOT if parent_key is None else node_of[parent_key]
 
         def add(role: str, blocks: list[dict], meta: dict | None = None) -> None:
             turns.append(_Building(role, parent, line, at, None, blocks, [key], meta or {}))
             node_of[key] = len(turns) - 1
-            starts.add(key)
+            self.starts.add(key)
 
         if kind == "label":
-            target = _labeled(entry.get("targetId"), turns, node_of, compactions, file, line)
+            target = _labeled(entry.get("targetId"), turns, node_of, self.compactions, file,
+                              line)
             if target is not None:
-                labels[target] = Label(str(target), _label_text(entry, file, line), at)
+                self.labels[target] = Label(str(target), _label_text(entry, file, line), at)
         if kind == "session_info" and isinstance(entry.get("name"), str):
-            title = entry["name"].strip()[:200] or None
+            self.title = entry["name"].strip()[:200] or None
         if kind == "message":
             _message(entry.get("message"), key, parent, turns, node_of, add, file, line)
         elif kind == "custom_message":
@@ -105,7 +130,7 @@ def parse(text: str, file: str, mode: Mode | None = None) -> Transcript:
             if legacy and isinstance(entry.get("firstKeptEntryIndex"), int):
                 kept = f"line{entry['firstKeptEntryIndex'] + 1}"  # the header is index 0
             if kept in node_of:
-                last = turns[node_of[kept]].parent if kept in starts else node_of[kept]
+                last = turns[node_of[kept]].parent if kept in self.starts else node_of[kept]
             else:
                 last = parent
             meta = {"compaction": {"tokensBefore": entry.get("tokensBefore"),
@@ -113,25 +138,32 @@ def parse(text: str, file: str, mode: Mode | None = None) -> Transcript:
             summary = str(entry.get("summary", ""))
             if last == _ROOT:
                 add("user", [{"type": "text", "text": summary}], {**meta, "compact_summary": True})
-                continue
-            compactions.append(Compaction(key, str(last), str(parent), summary, at, line, (key,), meta))
+                return
+            self.compactions.append(Compaction(key, str(last), str(parent), summary, at, line,
+                                               (key,), meta))
         elif key not in node_of:
             node_of[key] = parent  # not a turn
-    if not turns:
-        raise no_turns(file)
-    keys = keys_of(turns)
 
-    def named(index: int | str) -> str:
-        return key_of(keys, int(index))
+    def transcript(self) -> Transcript:
+        if self.header is None:
+            raise bad_line(self.file, 1, HEADER)
+        turns = self.turns
+        if not turns:
+            raise no_turns(self.file)
+        keys = keys_of(turns)
 
-    head = node_of[previous] if previous is not None else len(turns) - 1
-    return Transcript(
-        TOOL, file, header["id"], _marked_unsent(turns_of(turns)),
-        tuple(Compaction(c.key, named(c.last_covered), named(c.compacted_head), c.text, c.at,
-                         c.line, c.entries, c.meta) for c in compactions),
-        named(head if head != _ROOT else len(turns) - 1), title,
-        labels=tuple(Label(named(t) if isinstance(t, int) else t, label.text, label.at)
-                     for t, label in labels.items()))
+        def named(index: int | str) -> str:
+            return key_of(keys, int(index))
+
+        previous = self.previous
+        head = self.node_of[previous] if previous is not None else len(turns) - 1
+        return Transcript(
+            TOOL, self.file, self.header["id"], _marked_unsent(turns_of(turns, self.made)),
+            tuple(Compaction(c.key, named(c.last_covered), named(c.compacted_head), c.text,
+                             c.at, c.line, c.entries, c.meta) for c in self.compactions),
+            named(head if head != _ROOT else len(turns) - 1), self.title,
+            labels=tuple(Label(named(t) if isinstance(t, int) else t, label.text, label.at)
+                         for t, label in self.labels.items()))
 
 
 def _marked_unsent(turns: tuple[Turn, ...]) -> tuple[Turn, ...]:
@@ -193,6 +225,7 @@ def _message(message: Any, key: str, parent: int, turns: list[_Building],
         if turns[parent].role == "tool" and use not in turns[parent].answered():
             turns[parent].blocks.append(result)
             turns[parent].entries.append(key)
+            turns[parent].changed = True
             node_of[key] = parent
         else:
             add("tool", [result])

@@ -65,19 +65,35 @@ def with_agents(main: Transcript, agents: list[SubAgent], mode: Mode,
                 settle: Callable[[Transcript], Transcript] | None = None) -> Transcript:
     """`main` with its agents' turns; `settle` cuts what of each may still grow (follow.py:
     a call without its result yet is held back, not stored with a stand-in result)."""
+    return with_parsed(main, [(agent, parse(agent.text, agent.file, mode)) for agent in agents],
+                       settle)
+
+
+# A spawned turn made of an agent's turn, kept by the agent's turn key: (its Turn, the
+# caller and agent facts it was made with, the spawned Turn).
+Spawned = dict[str, tuple[Turn, str | None, dict[str, Any], Turn]]
+
+
+def with_parsed(main: Transcript, agents: list[tuple[SubAgent, Transcript]],
+                settle: Callable[[Transcript], Transcript] | None = None,
+                spawned: Spawned | None = None) -> Transcript:
+    """with_agents of agents parsed already; `spawned` (reading.py) keeps the spawned turns
+    made before, so an agent's turn no line changed keeps its spawned Turn too."""
     turns = list(main.turns)
-    for agent in agents:
-        parsed = parse(agent.text, agent.file, mode)
-        turns += _spawned(main, agent, settle(parsed) if settle is not None else parsed)
+    uses = {b["id"]: t.key for t in reversed(main.turns) for b in t.blocks
+            if b["type"] == "tool_use"}
+    for agent, parsed in agents:
+        turns += _spawned(main, agent, settle(parsed) if settle is not None else parsed,
+                          uses, spawned if spawned is not None else {})
     return replace(main, turns=tuple(turns))
 
 
-def _spawned(main: Transcript, agent: SubAgent, parsed: Transcript) -> list[Turn]:
+def _spawned(main: Transcript, agent: SubAgent, parsed: Transcript, uses: dict[str, str],
+             spawned: Spawned) -> list[Turn]:
     raw = agent.sidecar.get("toolUseId")
     use = tool_use_id(raw) if isinstance(raw, str) else \
         main.meta.get("agent_tool_uses", {}).get(agent.agent_id)
-    caller = next((t.key for t in main.turns for b in t.blocks
-                   if b["type"] == "tool_use" and b["id"] == use), None)
+    caller = uses.get(use)
     about = {"id": agent.agent_id, "tool_use_id": use, "linked": caller is not None,
              **{k: agent.sidecar[k] for k in ("agentType", "description", "spawnDepth")
                 if k in agent.sidecar}}
@@ -87,7 +103,14 @@ def _spawned(main: Transcript, agent: SubAgent, parsed: Transcript) -> list[Turn
     def key(k: str) -> str:
         return k if k == ROOT_KEY else f"{PREFIX}{agent.agent_id}/{k}"
 
-    return [replace(t, key=key(t.key), parent=key(t.parent), caller=caller, side_branch=True,
-                    file=agent.file, meta={**t.meta, **({"agent": about}
-                                                         if t.parent == ROOT_KEY else {})})
-            for t in parsed.turns]
+    made = []
+    for t in parsed.turns:
+        name = key(t.key)
+        kept = spawned.get(name)
+        if kept is None or kept[0] is not t or kept[1] != caller or kept[2] != about:
+            turn = replace(t, key=name, parent=key(t.parent), caller=caller, side_branch=True,
+                           file=agent.file, meta={**t.meta, **({"agent": about}
+                                                               if t.parent == ROOT_KEY else {})})
+            kept = spawned[name] = (t, caller, about, turn)
+        made.append(kept[3])
+    return made

@@ -206,15 +206,18 @@ async def test_an_unchanged_folder_is_recognised_without_parsing_a_file(
     counts = {s.id: s.node_count for s in (await ledger.sessions.list(first=100)).items}
     parsed: list[str] = []
 
-    def counted(parse):
-        def parse_counted(text, file, mode=None):
-            parsed.append(file)
-            return parse(text, file, mode)
-        return parse_counted
+    feed, side = transcripts.Reading.feed, transcripts.Reading._side
 
-    for tool, parse in list(transcripts.PARSERS.items()):
-        monkeypatch.setitem(transcripts.PARSERS, tool, counted(parse))
-    monkeypatch.setattr(transcripts.subagents, "parse", counted(transcripts.subagents.parse))
+    def fed(reading, text):  # every read parses a file's lines through these two
+        parsed.append(reading.file)
+        return feed(reading, text)
+
+    def side_read(reading, agent, mode):
+        parsed.append(agent.file)
+        return side(reading, agent, mode)
+
+    monkeypatch.setattr(transcripts.Reading, "feed", fed)
+    monkeypatch.setattr(transcripts.Reading, "_side", side_read)
     status, out, err = await run(ledger, capsys, str(tmp_path))
     assert status == 0, err
     assert parsed == []

@@ -21,7 +21,7 @@ def _unparsable(monkeypatch) -> None:
     def refuse(*args, **kwargs):
         raise AssertionError("the transcript was parsed")
 
-    monkeypatch.setitem(transcripts.PARSERS, transcripts.Format.CLAUDE_CODE.value, refuse)
+    monkeypatch.setattr(transcripts.Reading, "feed", refuse)  # every read parses through it
 
 
 def _statements(monkeypatch, db) -> list[str]:

@@ -1,0 +1,134 @@
+"""A transcript file's read, kept to be grown: what `read` does once, and what a followed
+file (follow.py) does again at each growth, parsing only the lines it gained.
+
+A `Reading` is fed a file's text, complete lines at a time (`feed`), and builds the backup
+document of all it was fed so far (`document`). Each line is parsed into JSON once: the
+format's parser takes it (a Claude Code or Pi parse is kept between feeds: parsing the
+lines a file gains continues it where it stopped, claude_code.Parsing, pi.Parsing) and the
+session's origin reads it (origin.py, into the facts the earlier lines gave). The document
+reuses the rows it built for turns no new line changed (document.Memo), and the sub-agent
+files beside a Claude Code session are read the same way, each continued when it only
+grew.
+
+A Codex parse cannot be continued (it places the lines recorded between calls and their
+outputs when it ends), so a Reading of a rollout keeps the text fed and parses it whole at
+each document; its origin is still read once, line by line, and a turn equal to one
+mapped before takes the row built for it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from ..model.validate import Limits
+from . import claude_code, codex, origin, pi, subagents
+from .document import Memo, document
+from .jsonl import line_count, objects
+from .model import Degraded, Mode, Transcript, no_turns
+
+
+class _Parsing(Protocol):
+    def take(self, line: int, entry: dict[str, Any]) -> None: ...
+    def transcript(self) -> Transcript: ...
+
+
+PARSERS: dict[str, Callable[[str, str, Mode], Transcript]] = {
+    claude_code.TOOL: claude_code.parse, pi.TOOL: pi.parse, codex.TOOL: codex.parse}
+# The formats whose parse is continued with the lines a file gains.
+CONTINUED: dict[str, Callable[[str, Mode], _Parsing]] = {
+    claude_code.TOOL: claude_code.Parsing, pi.TOOL: pi.Parsing}
+
+
+@dataclass
+class _Side:
+    """A sub-agent file's read: the text parsed, its parse, what parsing it degraded."""
+
+    text: str
+    lines: int
+    parsing: _Parsing
+    degraded: list[Degraded]
+
+
+@dataclass
+class Reading:
+    """One file of format `tool`, as read so far. `strict`: a line the read cannot map is
+    refused (BadInput naming it) rather than degraded. A feed or document that raises
+    leaves the Reading unusable: read the file again in a new one."""
+
+    file: str
+    tool: str
+    tenant: str
+    limits: Limits
+    strict: bool = False
+    lines: int = 0  # lines fed (numbering the next feed's)
+    parsed: int = 0  # lines parsed, the sub-agents' too: what tests count
+    facts: origin.Facts = field(default_factory=origin.Facts)
+    degraded: list[Degraded] = field(default_factory=list)  # by parsing what was fed
+    memo: Memo = field(default_factory=Memo)
+    _parsing: _Parsing | None = None
+    _text: list[str] = field(default_factory=list)  # of a format parsed whole
+    _sides: dict[str, _Side] = field(default_factory=dict)
+    _spawned: subagents.Spawned = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.tool in CONTINUED:
+            self._parsing = CONTINUED[self.tool](self.file, Mode(self.strict, self.degraded))
+        else:
+            self.memo.by_value = True  # parsed whole again: its Turns are new ones
+
+    def feed(self, text: str) -> None:
+        """The lines the file gained: `text` begins where the text fed before ended, at a
+        line's start (and ends at a line's end, unless no more is fed)."""
+        start, self.lines = self.lines + 1, self.lines + line_count(text)
+        if self._parsing is None:
+            self._text.append(text)
+            entries = list(objects(text, self.file, Mode(), start))  # parsed whole later
+        else:
+            entries = list(objects(text, self.file, Mode(self.strict, self.degraded), start))
+            for line, entry in entries:
+                self._parsing.take(line, entry)
+        self.parsed += len(entries)
+        origin.READERS[self.tool](entries, self.facts)
+
+    def transcript(self, mode: Mode) -> Transcript:
+        """All that was fed, parsed; what the parse degraded is added to `mode`."""
+        if self._parsing is None:
+            return PARSERS[self.tool]("".join(self._text), self.file, mode)
+        mode.degraded.extend(self.degraded)
+        return self._parsing.transcript()
+
+    def document(self, mode: Mode, agents: list[subagents.SubAgent] | None = None,
+                 settle: Callable[[Transcript], Transcript] | None = None) -> dict[str, Any]:
+        """The backup document of all that was fed, with `agents` (the sub-agent files
+        beside a Claude Code session, read whole: each is parsed on from where its last
+        read stopped when it only grew); `settle` cuts what may still grow (follow.py);
+        what the read degrades is added to `mode`."""
+        transcript = self.transcript(mode)
+        if agents:
+            transcript = subagents.with_parsed(
+                transcript, [(agent, self._side(agent, mode)) for agent in agents], settle,
+                self._spawned)
+        if settle is not None:
+            transcript = settle(transcript)
+            if not transcript.turns:
+                raise no_turns(self.file)
+        return document(transcript, self.tenant, self.limits,
+                        origin.describe(transcript, (), self.facts), mode, self.memo)
+
+    def _side(self, agent: subagents.SubAgent, mode: Mode) -> Transcript:
+        side = self._sides.get(agent.file)
+        grown = side is not None and agent.text.startswith(side.text) and \
+            (not side.text or side.text.endswith("\n"))
+        if not grown:
+            degraded: list[Degraded] = []
+            side = _Side("", 0, claude_code.Parsing(agent.file, Mode(self.strict, degraded)),
+                         degraded)
+            self._sides[agent.file] = side
+        added = agent.text[len(side.text):]
+        for line, entry in objects(added, agent.file, Mode(self.strict, side.degraded),
+                                   side.lines + 1):
+            side.parsing.take(line, entry)
+            self.parsed += 1
+        side.text, side.lines = agent.text, side.lines + line_count(added)
+        mode.degraded.extend(side.degraded)
+        return side.parsing.transcript()

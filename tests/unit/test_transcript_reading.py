@@ -1,0 +1,90 @@
+"""A Reading fed a file's lines in two parts builds what a read of the whole file builds
+(service/transcripts/reading.py), for every fixture and every line it could be cut at,
+while parsing only the lines the second part adds; the sub-agent files beside a Claude
+Code session the same as they grow."""
+from pathlib import Path
+
+import pytest
+
+from service.model.validate import Limits
+from service.transcripts import read, reading_of
+from service.transcripts.follow import without_open_tail
+from service.transcripts.model import Mode, NoTurns
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"
+FILES = sorted(p for p in FIXTURES.rglob("*.jsonl") if "subagents" not in p.parts)
+AGENTS = FIXTURES / "claude_code" / "agents"
+
+
+def _document(reading, mode, settle=None, agents=None):
+    try:
+        return reading.document(mode, agents, settle)
+    except NoTurns:
+        return None
+
+
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(FIXTURES)) for p in FILES])
+def test_a_reading_fed_a_cut_file_then_the_rest_builds_the_whole_files_document(path):
+    lines = path.read_text().splitlines(keepends=True)
+    whole_mode = Mode()
+    whole = read("".join(lines), path.name, None, "t", Limits(), mode=whole_mode)
+    whole.pop("content")
+    for cut in range(1, len(lines)):
+        reading = reading_of("".join(lines[:cut]), path.name, None, "t", Limits())
+        _document(reading, Mode(), lambda t: without_open_tail(t, False))  # as follow does
+        _document(reading, Mode())
+        parsed = reading.parsed
+        reading.feed("".join(lines[cut:]))
+        mode = Mode()
+        grown = reading.document(mode)
+        assert grown == {k: v for k, v in whole.items() if k != "content"} | {
+            "session": {**whole["session"], "properties": {
+                k: v for k, v in whole["session"]["properties"].items()
+                if not k.startswith("source_") or k == "source_file"}}}, f"cut after line {cut}"
+        assert sorted(mode.degraded, key=lambda d: (d.file, d.line)) == \
+            sorted(whole_mode.degraded, key=lambda d: (d.file, d.line))
+        if reading.tool != "codex":  # parsed whole at each document
+            assert reading.parsed - parsed == sum(bool(line.strip()) for line in lines[cut:])
+
+
+def test_a_grown_claude_code_file_maps_again_only_the_turns_its_new_lines_change():
+    lines = (FIXTURES / "claude_code" / "session.jsonl").read_text().splitlines(keepends=True)
+    reading = reading_of("".join(lines[:-1]), "session.jsonl", None, "t", Limits())
+    first = reading.document(Mode())
+    built = reading.memo.built
+    assert built == len(_turns(first))  # every turn
+    reading.feed(lines[-1])
+    grown = reading.document(Mode())
+    assert 1 <= reading.memo.built - built == len(_turns(grown)) - len(_turns(first))
+
+
+def test_sub_agent_files_are_parsed_on_from_where_they_stopped():
+    session = AGENTS / "5c1d9e20-agents.jsonl"
+    side = AGENTS / "5c1d9e20-agents" / "subagents"
+    texts = {str(p): p.read_text() for p in side.iterdir()}
+    agent = str(side / "agent-a1b2.jsonl")
+    whole = read(session.read_text(), str(session), None, "t", Limits(), texts.__getitem__)
+    agent_lines = texts[agent].splitlines(keepends=True)
+    reading = reading_of(session.read_text(), str(session), None, "t", Limits())
+    for cut in range(1, len(agent_lines) + 1):
+        cut_texts = {**texts, agent: "".join(agent_lines[:cut])}
+        parsed = reading.parsed
+        document = _document(reading, Mode(), agents=_agents(reading, cut_texts))
+        if cut > 1:
+            assert reading.parsed - parsed == 1  # the agent's new line only
+        if cut == len(agent_lines):
+            whole.pop("content")
+            fingerprinted = whole["session"]["properties"]
+            assert document["nodes"] == whole["nodes"]
+            assert document["session"]["properties"] == {
+                k: v for k, v in fingerprinted.items()
+                if not k.startswith("source_") or k == "source_file"}
+
+
+def _agents(reading, texts):
+    from service.transcripts import side_files
+    return side_files(reading, texts.__getitem__)
+
+
+def _turns(document):
+    return [n for n in document["nodes"] if n["properties"]["role"] not in ("system", "summary")]
