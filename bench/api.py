@@ -13,6 +13,13 @@ floor round trips), so its note says what HTTP and GraphQL add in the same run:
 
 - "sendMessage via GraphQL": the `sendMessage` mutation (offline provider) against
   Turns.send_message, each on its own session of `send_history` messages;
+- "sendMessageStream over graphql-transport-ws" and "Turns.send_message followed": the
+  streamed turn (docs/guides/agent-runtimes.md, "Streaming") beside today's, four ways in
+  one round robin, each on its own session: the subscription over one kept-open websocket
+  (every event read, TurnDone last) against the `sendMessage` mutation over HTTP, and in
+  process the turn followed as the subscription follows it (a TurnFollower on a
+  RunningTurns task, every event read) against Turns.send_message — so the notes give the
+  same-run ratios of what streaming adds at both levels;
 - "GraphQL session.graph": a session's capsule graph, every GraphNode field a UI draws,
   on a 1,000-message session with one compaction, against the two store reads the
   resolvers make (sessions.get_many, views.graph_many).
@@ -24,17 +31,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import uuid
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 import httpx
 import uvicorn
+import websockets
 
 from service.api.app import create_app
 from service.api.server import server_config
 from service.config import Settings
 from service.context.compaction import CompactionStatus
 from service.neo4j_local import free_port
+from service.turns.streaming import RunningTurns, TurnFollower
 
 from .content import user_text
 from .core import Bench
@@ -57,6 +67,15 @@ mutation Send($sessionId: ID!, $content: String!) {
   }
 }"""
 
+SEND_STREAM = """
+subscription Stream($sessionId: ID!, $content: String!) {
+  sendMessageStream(sessionId: $sessionId, content: $content) {
+    __typename
+    ... on ReplyTextDelta { call index text }
+    ... on TurnDone { turn { reply { id } callId errorCode error } }
+  }
+}"""
+
 GRAPH = """
 query Graph($id: ID!) {
   session(id: $id) {
@@ -74,6 +93,13 @@ query Graph($id: ID!) {
 @contextlib.asynccontextmanager
 async def served(b: Bench) -> AsyncIterator[httpx.AsyncClient]:
     """The app on a free loopback port over `b.db`; yields a client holding the token."""
+    async with _served(b) as (http, _):
+        yield http
+
+
+@contextlib.asynccontextmanager
+async def _served(b: Bench) -> AsyncIterator[tuple[httpx.AsyncClient, Any]]:
+    """The app on a free loopback port over `b.db`; yields a client holding the token."""
     token = f"bench-{uuid.uuid4().hex}"
     settings = Settings.from_env({"CTXDAG_TENANT": b.tenant,
                                   "CTXDAG_API_TOKENS": f"{token}={b.tenant}"})
@@ -86,9 +112,12 @@ async def served(b: Bench) -> AsyncIterator[httpx.AsyncClient]:
             if task.done():
                 task.result()
             await asyncio.sleep(0.05)
+        headers = {"Authorization": f"Bearer {token}"}
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60,
-                                     headers={"Authorization": f"Bearer {token}"}) as http:
-            yield http
+                                     headers=headers) as http:
+            yield http, lambda: websockets.connect(
+                f"ws://127.0.0.1:{port}/graphql", subprotocols=["graphql-transport-ws"],
+                additional_headers=headers, max_size=None)
     finally:
         server.should_exit = True
         await task
@@ -159,6 +188,82 @@ async def send_message_via_graphql(b: Bench) -> None:
           f"{store_stats.p50_ms:.1f} ms)")
 
 
+async def streamed_turns(b: Bench) -> None:
+    history = b.sizes.send_history
+    chains = {name: await b.loader.chain(f"bench stream {name}", history)
+              for name in ("stream", "mutation", "followed", "turn")}
+    counter = itertools.count(300_000)  # fresh user texts, apart from the rows above
+    turns, running = b.runtime.turns, RunningTurns()
+    deltas = {"stream": 0, "followed": 0}
+
+    async def turn() -> None:
+        result = await turns.send_message(chains["turn"].session_id, user_text(next(counter)))
+        if result.reply is None:
+            raise RuntimeError(f"send_message produced no reply: {result.error}")
+
+    async def followed() -> None:
+        follower = TurnFollower()
+        task = running.start(turns.send_message(chains["followed"].session_id,
+                                                user_text(next(counter)), listener=follower))
+        async for item in follower.follow(task):
+            deltas["followed"] += 1
+        if item.reply is None:
+            raise RuntimeError(f"the followed turn produced no reply: {item.error}")
+
+    async with _served(b) as (http, connect), connect() as ws:
+        await ws.send(json.dumps({"type": "connection_init", "payload": {}}))
+        if json.loads(await ws.recv())["type"] != "connection_ack":
+            raise RuntimeError("the websocket was not acknowledged")
+        operations = itertools.count(1)
+
+        async def stream() -> None:
+            op = str(next(operations))
+            await ws.send(json.dumps({"id": op, "type": "subscribe", "payload": {
+                "query": SEND_STREAM, "variables": {"sessionId": chains["stream"].session_id,
+                                                    "content": user_text(next(counter))}}}))
+            done = None
+            while (message := json.loads(await ws.recv()))["type"] != "complete":
+                if message["type"] != "next" or message["payload"].get("errors"):
+                    raise RuntimeError(f"sendMessageStream answered {message}"[:500])
+                event = message["payload"]["data"]["sendMessageStream"]
+                deltas["stream"] += 1
+                done = event.get("turn", done)
+            if done is None or done["reply"] is None:
+                raise RuntimeError(f"sendMessageStream produced no reply: {done}")
+
+        async def mutation() -> None:
+            answer = (await graphql(http, SEND, sessionId=chains["mutation"].session_id,
+                                    content=user_text(next(counter))))["sendMessage"]
+            if answer["reply"] is None:
+                raise RuntimeError(f"sendMessage produced no reply: {answer}")
+
+        samples = 30 if b.quick else 100
+        stats, base = await measure_round_robin(
+            b.driver, {"stream": stream, "mutation": mutation, "followed": followed,
+                       "turn": turn}, samples=samples, warmup=WARMUP)
+    b.floors.append({"around": f"{S9} streamed turns (round robin)", **base.as_dict()})
+    for chain in chains.values():
+        violations = await b.ledger.violations(chain.session_id)
+        if violations:
+            raise RuntimeError(f"turns left {chain.session_id} unsound: {violations[:3]}")
+    turns_run = stats["stream"].n + WARMUP
+    same = f"sampled round robin with {len(stats)} ways of one turn; the session starts with " \
+           f"{history} messages; offline provider, word by word"
+    b.add(S9, "sendMessageStream over graphql-transport-ws", stats["stream"], base,
+          note=f"{stats['stream'].p50_ms / stats['mutation'].p50_ms:.2f}× the same-run "
+               f"sendMessage over HTTP (p50 {stats['mutation'].p50_ms:.1f} ms); "
+               f"{deltas['stream'] / turns_run:.0f} events a turn over one kept-open "
+               f"websocket; {same}", mutation=stats["mutation"].as_dict())
+    b.add(S9, "Turns.send_message followed (streamed, in process)", stats["followed"], base,
+          note=f"{stats['followed'].p50_ms / stats['turn'].p50_ms:.2f}× the same-run "
+               f"Turns.send_message (p50 {stats['turn'].p50_ms:.1f} ms): a TurnFollower on a "
+               f"RunningTurns task, every event read, no GraphQL; {same}",
+          turn=stats["turn"].as_dict())
+    b.log(f"{S9}: sendMessageStream p50 {stats['stream'].p50_ms:.1f} ms (sendMessage "
+          f"{stats['mutation'].p50_ms:.1f} ms); followed turn {stats['followed'].p50_ms:.1f} "
+          f"ms (turn {stats['turn'].p50_ms:.1f} ms)")
+
+
 async def session_graph(b: Bench) -> None:
     chain = await b.loader.chain("bench api graph", GRAPH_MESSAGES)
     compaction = await b.runtime.compactor.compact(chain.session_id)
@@ -196,6 +301,7 @@ async def session_graph(b: Bench) -> None:
 
 API_WORKLOADS: dict[str, Workload] = {
     "sendMessage via GraphQL": send_message_via_graphql,
+    "streamed turns": streamed_turns,
     "GraphQL session.graph": session_graph,
 }
 

@@ -12,7 +12,7 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .config import AnthropicSettings, Settings
 from .context.budget import BudgetPolicy
@@ -28,6 +28,7 @@ from . import telemetry
 from .turns.providers import ModelProvider, OfflineProvider
 from .turns import tool_sets
 from .turns.service import Turns
+from .turns.streaming import RunningTurns
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ class Runtime:
     compactor: Compactor
     provider: ModelProvider
     turns: Turns
+    # Streamed turns run here, not in the request following them (turns/streaming.py).
+    running: RunningTurns = field(default_factory=RunningTurns)
 
     @classmethod
     async def open(cls, settings: Settings) -> "Runtime":
@@ -78,6 +81,11 @@ class Runtime:
         return cls(settings, database, ledger, events, policy, summarizer, estimator, compactor,
                    provider, turns)
 
+    async def drain(self) -> None:
+        """Waits for the streamed turns still running (their subscribers may be gone), at
+        most the operation timeout; a turn still running then is cancelled."""
+        await self.running.drain(self.settings.operation_timeout_seconds)
+
     def for_tenant(self, tenant: str) -> TenantServices:
         """Cheap: shares the driver, the event bus and the model parts."""
         if tenant == self.ledger.tenant:
@@ -90,6 +98,7 @@ class Runtime:
                                     draft_ttl_seconds=self.settings.draft_ttl_seconds))
 
     async def close(self) -> None:
+        await self.drain()
         telemetry.flush()
         await self.events.close()
         await self.database.driver.close()

@@ -27,6 +27,10 @@ def _adapter(kind: str):
         from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 
         return TypeAdapter(MessageCreateParamsNonStreaming)
+    if kind == "anthropic-stream":
+        from anthropic.types.message_create_params import MessageCreateParamsStreaming
+
+        return TypeAdapter(MessageCreateParamsStreaming)
     from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 
     return TypeAdapter(CompletionCreateParamsNonStreaming)
@@ -44,7 +48,7 @@ def _solid(value: Any) -> Any:
 
 
 def _shape(kind: str, body: dict[str, Any]) -> None:
-    full = {"model": "m", "max_tokens": 1024, **body} if kind == "anthropic" else {
+    full = {"model": "m", "max_tokens": 1024, **body} if kind.startswith("anthropic") else {
         "model": "m", **body}
     validated = _solid(_adapter(kind).validate_python(full, strict=True))
     assert validated == full, (
@@ -116,6 +120,13 @@ def problems_openai(body: dict[str, Any]) -> list[str]:
 
 def assert_valid_anthropic(body: dict[str, Any]) -> None:
     _shape("anthropic", body)
+    assert not problems_anthropic(body), problems_anthropic(body)
+
+
+def assert_valid_anthropic_stream(body: dict[str, Any]) -> None:
+    """A streamed request (`messages.stream`): `"stream": true`, the SDK's streaming type."""
+    assert body.get("stream") is True, body.get("stream")
+    _shape("anthropic-stream", body)
     assert not problems_anthropic(body), problems_anthropic(body)
 
 

@@ -55,6 +55,7 @@ def create_app(settings: Settings, database: Database | None = None,
             async with mcp.running():
                 yield
         finally:
+            await runtime.drain()  # the streamed turns still running are stored first
             await runtime.events.close()
             if database is None:
                 await runtime.close()

@@ -1,4 +1,4 @@
-"""The GraphQL schema: queries, mutations, the live event subscription. schema.graphql at the
+"""The GraphQL schema: queries, mutations, the live event subscription, streamed turns. schema.graphql at the
 repository root is generated from here (`make schema`) and a test fails when it drifts."""
 import asyncio
 from datetime import datetime
@@ -28,6 +28,7 @@ from .search import SearchHitConnection, SearchKind, search_field
 from .sessions import SessionFilter, SessionOrder, sessions_field
 from ..turns import tool_sets
 from .tool_sets import ToolSetVersion, tool_set_out
+from .turn_streams import STREAM_TYPES, TurnStreamEvent, followed
 from .turn_drafts import ModelFailureInput, TurnDraft, UsageInput, draft_out, failure_in, usage_in
 from .transcripts import TranscriptFormat, TranscriptImport, import_transcript
 from .types import (
@@ -506,6 +507,66 @@ class Subscription:
         async for event in info.context.runtime.events.stream(str(session_id), start):
             yield event_out(event)
 
+    @strawberry.subscription(description=(
+        "sendMessage, streamed (docs/guides/agent-runtimes.md, \"Streaming\"): the same turn, "
+        "told as the model produces it — per model call ModelCallStarted, text and thinking "
+        "deltas, each block as it closes (a tool use with its whole input) — then TurnDone "
+        "with the stored Turn. The turn runs on when the subscriber leaves: it is stored as "
+        "sendMessage would store it."))
+    async def send_message_stream(self, info: Info, session_id: strawberry.ID,
+                                  content: Optional[str] = None,
+                                  blocks: Optional[list[ContentBlockInput]] = None,
+                                  tools: Optional[list[ToolInput]] = None,
+                                  tool_choice: Optional[ToolChoiceInput] = None,
+                                  cancel_open_tool_uses: bool = False,
+                                  recall: Optional[bool] = None
+                                  ) -> AsyncGenerator[TurnStreamEvent, None]:
+        turns = info.context.services.turns
+        async for event in followed(info, lambda listener: turns.send_message(
+                str(session_id), content, blocks=blocks_in(blocks),
+                options=options_in(None, None, tools, tool_choice, recall),
+                cancel_open_tool_uses=cancel_open_tool_uses, listener=listener)):
+            yield event
+
+    @strawberry.subscription(description=(
+        "submitToolResults, streamed as sendMessageStream is."))
+    async def submit_tool_results_stream(self, info: Info, session_id: strawberry.ID,
+                                         results: list[ToolResultBlockInput],
+                                         tools: Optional[list[ToolInput]] = None,
+                                         tool_choice: Optional[ToolChoiceInput] = None,
+                                         recall: Optional[bool] = None
+                                         ) -> AsyncGenerator[TurnStreamEvent, None]:
+        turns = info.context.services.turns
+        async for event in followed(info, lambda listener: turns.submit_tool_results(
+                str(session_id), blocks_in([ContentBlockInput(tool_result=r) for r in results]),
+                options=options_in(None, None, tools, tool_choice, recall),
+                listener=listener)):
+            yield event
+
+    @strawberry.subscription(description="retry, streamed as sendMessageStream is.")
+    async def retry_stream(self, info: Info, node_id: strawberry.ID,
+                           tools: Optional[list[ToolInput]] = None,
+                           tool_choice: Optional[ToolChoiceInput] = None
+                           ) -> AsyncGenerator[TurnStreamEvent, None]:
+        turns = info.context.services.turns
+        async for event in followed(info, lambda listener: turns.retry(
+                str(node_id), options=options_in(None, None, tools, tool_choice),
+                listener=listener)):
+            yield event
+
+    @strawberry.subscription(description="editMessage, streamed as sendMessageStream is.")
+    async def edit_message_stream(self, info: Info, node_id: strawberry.ID,
+                                  content: Optional[str] = None,
+                                  blocks: Optional[list[ContentBlockInput]] = None,
+                                  tools: Optional[list[ToolInput]] = None,
+                                  tool_choice: Optional[ToolChoiceInput] = None
+                                  ) -> AsyncGenerator[TurnStreamEvent, None]:
+        turns = info.context.services.turns
+        async for event in followed(info, lambda listener: turns.edit(
+                str(node_id), content, blocks=blocks_in(blocks),
+                options=options_in(None, None, tools, tool_choice), listener=listener)):
+            yield event
+
 
 class Schema(strawberry.Schema):
     """Every result leaves through `execute` (HTTP) or `stream` (websockets, and queries
@@ -532,7 +593,7 @@ schema = Schema(
     query=Query,
     mutation=Mutation,
     subscription=Subscription,
-    types=list(EVENT_TYPES),
+    types=[*EVENT_TYPES, *STREAM_TYPES],
     extensions=[
         LoadersPerOperation,
         BookmarksPerOperation,

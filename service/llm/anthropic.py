@@ -5,7 +5,9 @@ Everything the rest of ctxdag needs from the provider goes through here:
 - `make_client` — one `anthropic.AsyncAnthropic` for the `AnthropicSettings` that
   service/config.py parsed (this package never reads the environment);
 - `translate_anthropic_errors` — the single place SDK exceptions become ctxdag errors;
-- `complete` / `count_tokens` — the two calls, each wrapped in the translator.
+- `complete` / `stream` / `count_tokens` — the calls, each wrapped in the translator
+  (`stream` is `complete` through the SDK's streaming API, telling a listener the reply
+  as it comes; both return the same `Completion` for the same message).
 
 The (system, messages) they send is built by service/turns/messages.py.
 
@@ -21,9 +23,12 @@ from types import TracebackType
 from typing import Any
 
 import anthropic
+import httpx
 
 from ..config import AnthropicSettings
 from ..errors import ContextOverflow, CtxdagError, ModelError, ModelUnavailable
+from ..model.blocks import RedactedThinking, Text, Thinking, ToolUse
+from ..turns.providers import BlockClosed, Listener, TextDelta, ThinkingDelta
 
 
 # --------------------------------------------------------------------------- client
@@ -211,6 +216,15 @@ _KEPT = {
 }
 
 
+# The same blocks as the ledger's own, told to a listener as each closes.
+_CLOSED = {
+    "text": lambda b: Text(b.text) if b.text else None,
+    "thinking": lambda b: Thinking(b.thinking, b.signature),
+    "redacted_thinking": lambda b: RedactedThinking(b.data),
+    "tool_use": lambda b: ToolUse(b.id, b.name, b.input),
+}
+
+
 async def complete(client: anthropic.AsyncAnthropic, **body: Any) -> Completion:
     """One non-streaming Messages API call with `body` (service/turns/requests.py's
     `anthropic_messages`, or a prompt of our own); an empty `system` is left out."""
@@ -218,6 +232,44 @@ async def complete(client: anthropic.AsyncAnthropic, **body: Any) -> Completion:
         body.pop("system", None)
     async with translate_anthropic_errors():
         message = await client.messages.create(**body)
+    return _completion(message, getattr(message, "_request_id", None))
+
+
+async def stream(client: anthropic.AsyncAnthropic, listener: Listener,
+                 **body: Any) -> Completion:
+    """`complete` through the SDK's streaming API (`messages.stream`): `listener` hears
+    each text and thinking delta and each kept block as it closes (a tool use with its
+    whole input); the Completion is the SDK's accumulated final message, the same as
+    `complete` returns for it. A stream that breaks off is ModelUnavailable."""
+    if not body.get("system"):
+        body.pop("system", None)
+    async with translate_anthropic_errors():
+        try:
+            async with client.messages.stream(**body) as events:
+                async for event in events:
+                    _tell(listener, event)
+                message = await events.get_final_message()
+                request_id = events.request_id
+        except httpx.TransportError as e:
+            raise ModelUnavailable(f"the reply's stream from Anthropic broke off: "
+                                   f"{type(e).__name__}: {e}") from e
+    return _completion(message, request_id)
+
+
+def _tell(listener: Listener, event: Any) -> None:
+    if event.type == "content_block_delta":
+        if event.delta.type == "text_delta":
+            listener(TextDelta(event.index, event.delta.text))
+        elif event.delta.type == "thinking_delta":
+            listener(ThinkingDelta(event.index, event.delta.thinking))
+    elif event.type == "content_block_stop":
+        closed = _CLOSED.get(event.content_block.type)
+        block = None if closed is None else closed(event.content_block)
+        if block is not None:
+            listener(BlockClosed(event.index, block))
+
+
+def _completion(message: Any, request_id: str | None) -> Completion:
     kept = [_KEPT[block.type](block) for block in message.content if block.type in _KEPT]
     return Completion(
         text="".join(block.text for block in message.content if block.type == "text"),
@@ -225,7 +277,7 @@ async def complete(client: anthropic.AsyncAnthropic, **body: Any) -> Completion:
         input_tokens=message.usage.input_tokens,
         output_tokens=message.usage.output_tokens,
         stop_reason=message.stop_reason,
-        request_id=getattr(message, "_request_id", None),
+        request_id=request_id,
         blocks=[b for b in kept if b is not None],
         cache_creation_input_tokens=getattr(message.usage, "cache_creation_input_tokens", None),
         cache_read_input_tokens=getattr(message.usage, "cache_read_input_tokens", None),

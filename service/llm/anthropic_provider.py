@@ -11,9 +11,9 @@ from dataclasses import replace
 import anthropic
 
 from ..config import DEFAULT_CACHE_TTL
-from ..turns.providers import ModelReply, Prompt
+from ..turns.providers import Listener, ModelReply, Prompt
 from ..turns.requests import anthropic_messages
-from .anthropic import AnthropicSettings, complete
+from .anthropic import AnthropicSettings, Completion, complete, stream
 
 
 class AnthropicProvider:
@@ -27,10 +27,18 @@ class AnthropicProvider:
         self.model = settings.model
 
     async def complete(self, prompt: Prompt) -> ModelReply:
+        return self._reply(await complete(self._client, **self._body(prompt)))
+
+    async def stream(self, prompt: Prompt, listener: Listener) -> ModelReply:
+        """The same request, streamed (the SDK's `messages.stream`): the same reply."""
+        return self._reply(await stream(self._client, listener, **self._body(prompt)))
+
+    def _body(self, prompt: Prompt) -> dict:
         options = replace(prompt.options, model=self.model, max_tokens=self._settings.max_tokens,
                           cache_ttl=self._cache_ttl)
-        done = await complete(self._client, **anthropic_messages(prompt.nodes, prompt.media,
-                                                                 options))
+        return anthropic_messages(prompt.nodes, prompt.media, options)
+
+    def _reply(self, done: Completion) -> ModelReply:
         plain = all(b["type"] == "text" for b in done.blocks)
         return ModelReply(done.text, done.model, done.input_tokens, done.output_tokens,
                           {"provider": self.name, "model": done.model,

@@ -3,15 +3,22 @@
 `OfflineProvider` is the embedded default: deterministic, no network, and it says
 so in every reply. `service.llm.anthropic_provider.AnthropicProvider` is used when
 ANTHROPIC_API_KEY is set.
+
+A provider that can stream has `stream(prompt, listener)` beside `complete`: it tells the
+listener the reply as it is produced (`ReplyEvent`s: text and thinking deltas, each block
+as it closes) and returns the same `ModelReply` `complete` would have returned for it. A
+turn someone is following uses it (service/turns/streaming.py); one nobody follows calls
+`complete`.
 """
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence, Union
 
 from ..store import Node, Role
-from ..model.blocks import Text, ToolResult, ToolUse, answered_ids
+from ..model.blocks import Block, Text, ToolResult, ToolUse, answered_ids
 from ..model.ids import new_id
 from ..tokens import estimate_tokens
 from .requests import Options, Tool
@@ -40,6 +47,32 @@ class ModelReply:
     # Prompt caching, as the provider reports it (None: not reported).
     cache_creation_input_tokens: int | None = None
     cache_read_input_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """More text of the reply's content block `index`."""
+    index: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    """More reasoning of the reply's thinking block `index`."""
+    index: int
+    thinking: str
+
+
+@dataclass(frozen=True)
+class BlockClosed:
+    """The reply's content block `index` is complete: a tool use with its whole input, a
+    thinking block with its signature, a text."""
+    index: int
+    block: Block
+
+
+ReplyEvent = Union[TextDelta, ThinkingDelta, BlockClosed]
+Listener = Callable[[ReplyEvent], None]  # called on the event loop; must not block
 
 
 class ModelProvider(Protocol):
@@ -97,6 +130,21 @@ class OfflineProvider:
                 + (f". You said: \u201c{said}\u201d" if said else ".")
                 + " (No language model is configured; set ANTHROPIC_API_KEY for real replies.)")
         return self._reply(text, nodes)
+
+    async def stream(self, prompt: Prompt, listener: Listener) -> ModelReply:
+        """`complete`'s reply, told as it would be produced: each text word by word (a
+        word with the space before it), each tool use when it is whole."""
+        answer = await self.complete(prompt)
+        blocks = [Text(answer.text)] if answer.blocks is None else [
+            ToolUse(b["id"], b["name"], b["input"]) if b["type"] == "tool_use"
+            else Text(b["text"]) for b in answer.blocks]
+        for index, block in enumerate(blocks):
+            if isinstance(block, Text):
+                for word in re.findall(r"\s*\S+", block.text):
+                    listener(TextDelta(index, word))
+                    await asyncio.sleep(0)  # a word at a time, as a model would send it
+            listener(BlockClosed(index, block))
+        return answer
 
     def _reply(self, text: str, nodes: Sequence[Node], blocks: list[dict] | None = None,
                stop_reason: str = "end_turn") -> ModelReply:

@@ -14,6 +14,10 @@ A turn renders its prompt once. When the turn's opening node extends a tip whose
 this process remembers (context/render.py: RenderMemory), the prompt is that render plus
 the new node, and the turn is two statements: the opening write and the reply with its
 call. Otherwise one full render sits between them.
+
+A turn given a `listener` (service/turns/streaming.py) is followed as it runs: each model
+call's reply is told to it as the provider produces it. The listener only hears: the
+turn's writes are the same with or without one.
 """
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ from ..model.blocks import message_blocks, tool_use_ids
 from .providers import ModelProvider, ModelReply
 from .requests import Options
 from . import recall, tool_sets
+from .streaming import TurnListener, answer as streamed_answer
 from .writer import TurnWriter
 from ..config import DEFAULT_DRAFT_TTL, DEFAULT_RECALL_BUDGET, MAX_DRAFT_TTL
 from ..store.drafts import StoredDraft, client_key as checked_key
@@ -75,7 +80,8 @@ class Turns:
 
     async def send_message(self, session_id: str, content: str | None = None, *,
                            blocks: Sequence[Any] | None = None, options: Options = Options(),
-                           cancel_open_tool_uses: bool = False) -> TurnResult:
+                           cancel_open_tool_uses: bool = False,
+                           listener: TurnListener | None = None) -> TurnResult:
         """The user's turn: the message at HEAD, then the model's reply after it.
 
         HEAD may leave tool uses open (the reply before it called tools): then the message
@@ -91,21 +97,23 @@ class Turns:
             message_blocks(Role.USER, content, blocks, self.ledger.limits)
             await writer.cancel_open_tool_uses()
         opened = await writer.open(content, blocks=blocks)
-        return await self._respond_to(writer, opened, Purpose.CHAT, options=options)
+        return await self._respond_to(writer, opened, Purpose.CHAT, options=options,
+                                      listener=listener)
 
     async def submit_tool_results(self, session_id: str, results: Sequence[Any], *,
-                                  options: Options = Options()) -> TurnResult:
+                                  options: Options = Options(),
+                                  listener: TurnListener | None = None) -> TurnResult:
         """The agent loop's next step: the results answering HEAD's open tool uses, then the
         model's next reply (which may call tools again)."""
         writer = TurnWriter(self.ledger, session_id, advance_head=True)
         options = await tool_sets.offered(self.ledger, session_id, None, options)
         results, metadata = await self._with_recall_answers(session_id, results, options)
         return await self._respond_to(writer, await writer.results(results, metadata),
-                                      Purpose.CHAT, options=options)
+                                      Purpose.CHAT, options=options, listener=listener)
 
     async def edit(self, node_id: str, content: str | None = None, *,
-                   blocks: Sequence[Any] | None = None,
-                   options: Options = Options()) -> TurnResult:
+                   blocks: Sequence[Any] | None = None, options: Options = Options(),
+                   listener: TurnListener | None = None) -> TurnResult:
         """A new version of a user message (a fork; HEAD moves to it), then the reply."""
         original = await self.ledger.nodes.get(node_id)
         writer = TurnWriter(self.ledger, original.session_id, advance_head=True)
@@ -113,9 +121,10 @@ class Turns:
                                           original.predecessor_id, options)
         await self._refuse_recall_clash(original.session_id, options)
         return await self._respond_to(writer, await writer.open_edit(node_id, content, blocks),
-                                      Purpose.CHAT, options=options)
+                                      Purpose.CHAT, options=options, listener=listener)
 
-    async def retry(self, node_id: str, *, options: Options = Options()) -> TurnResult:
+    async def retry(self, node_id: str, *, options: Options = Options(),
+                    listener: TurnListener | None = None) -> TurnResult:
         """A new answer to the prompt that produced reply `node_id` (a fork; HEAD moves to it)."""
         original = await self.ledger.nodes.get(node_id)
         if original.role is not Role.ASSISTANT or original.predecessor_id is None:
@@ -126,8 +135,9 @@ class Turns:
         await self._refuse_recall_clash(original.session_id, options)
         prompt_head = await self.ledger.nodes.get(original.predecessor_id)
         result = await self._respond(writer, prompt_head, Purpose.CHAT, retry_of=node_id,
-                                     options=options)
-        result = await self._recall_rounds(writer, result, Purpose.CHAT, True, options)
+                                     options=options, listener=listener)
+        result = await self._recall_rounds(writer, result, Purpose.CHAT, True, options,
+                                           listener)
         return replace(result, user_node=None)
 
     async def spawn_task(self, session_id: str, from_node_id: str, prompt: str, *,
@@ -294,19 +304,22 @@ class Turns:
         return await self.ledger.calls.get(call.id)
 
     async def _respond_to(self, writer: TurnWriter, opened: Appended, purpose: Purpose, *,
-                          compact: bool = True, options: Options = Options()) -> TurnResult:
+                          compact: bool = True, options: Options = Options(),
+                          listener: TurnListener | None = None) -> TurnResult:
         """The rest of a turn whose opening node was just written."""
-        result = await self._respond_opened(writer, opened, purpose, compact, options)
-        return await self._recall_rounds(writer, result, purpose, compact, options)
+        result = await self._respond_opened(writer, opened, purpose, compact, options, listener)
+        return await self._recall_rounds(writer, result, purpose, compact, options, listener)
 
     async def _respond_opened(self, writer: TurnWriter, opened: Appended, purpose: Purpose,
-                              compact: bool, options: Options) -> TurnResult:
+                              compact: bool, options: Options,
+                              listener: TurnListener | None = None) -> TurnResult:
         ready = self.renders.extend(self.ledger.tenant, writer.session_id, opened)
         return await self._respond(writer, opened.node, purpose, ready=ready, compact=compact,
-                                   options=options)
+                                   options=options, listener=listener)
 
     async def _recall_rounds(self, writer: TurnWriter, result: TurnResult, purpose: Purpose,
-                             compact: bool, options: Options) -> TurnResult:
+                             compact: bool, options: Options,
+                             listener: TurnListener | None = None) -> TurnResult:
         """While the reply calls recall tools only, the service answers and asks again."""
         first = result
         for _ in range(recall.MAX_RECALL_ROUNDS):
@@ -315,7 +328,8 @@ class Turns:
             blocks, metadata = await recall.answered(self.ledger, result.reply, (),
                                                      self.recall_budget_tokens)
             opened = await writer.results(blocks, metadata)
-            result = await self._respond_opened(writer, opened, purpose, compact, options)
+            result = await self._respond_opened(writer, opened, purpose, compact, options,
+                                                listener)
         if result.open_tool_use_ids == [] and result.service_use_ids:
             result = replace(result, service_use_ids=())  # rounds spent: the runtime asks on
         return replace(result, user_node=first.user_node,
@@ -340,7 +354,8 @@ class Turns:
 
     async def _respond(self, writer: TurnWriter, prompt_head: Node, purpose: Purpose, *,
                        ready: Rendered | None = None, retry_of: str | None = None,
-                       compact: bool = True, options: Options = Options()) -> TurnResult:
+                       compact: bool = True, options: Options = Options(),
+                       listener: TurnListener | None = None) -> TurnResult:
         """The service's own turn after its opening node: both steps around its model call
         (a passive compaction between two attempts when the provider reports an overflow)."""
         begun = await self._begin(writer, prompt_head, purpose, ready=ready, retry_of=retry_of,
@@ -357,7 +372,7 @@ class Turns:
                 view = await render_context(self.ledger, writer.session_id, prompt_head.id)
                 current = Draft.of(writer.session_id, purpose, view, begun.media, options,
                                    retry_of=retry_of)
-            return await self._call_model(writer, current, call_ids)
+            return await self._call_model(writer, current, call_ids, listener)
 
         compaction = begun.compaction
         try:
@@ -403,13 +418,18 @@ class Turns:
             draft = Draft.of(session_id, purpose, view, media, options, retry_of=retry_of)
         return replace(draft, compaction=compaction)
 
-    async def _call_model(self, writer: TurnWriter, draft: Draft, call_ids: list[str]
-                          ) -> Appended:
-        """The service's own model answers the draft; its reply (or failure) completes it."""
+    async def _call_model(self, writer: TurnWriter, draft: Draft, call_ids: list[str],
+                          listener: TurnListener | None = None) -> Appended:
+        """The service's own model answers the draft (told to `listener` as it comes, when
+        the turn is followed); its reply (or failure) completes it."""
         self.renders.remember(self.ledger.tenant, writer.session_id, draft.view)
         started = utcnow()
         try:
-            answer = await self.provider.complete(draft.prompt)
+            if listener is None:
+                answer = await self.provider.complete(draft.prompt)
+            else:
+                answer = await streamed_answer(self.provider, draft.prompt, listener.call_started(
+                    draft.head_id, len(draft.reads.ids)))
         except ModelError as error:
             call_ids.append(await self._fail(writer, draft, error, started))
             raise

@@ -10,6 +10,17 @@ port) answering the two endpoints ctxdag uses:
   (`counted_chars`: the system prompt, text and thinking, a tool call's name and input,
   a tool result's texts; tool definitions are not counted).
 
+A request with `"stream": true` (the SDK's `messages.stream`) gets the same message as
+server-sent events, the way the Messages API streams one: `message_start` (the message
+with empty content, its usage's input and cache tokens), a `ping`, then per block
+`content_block_start` (text "", thinking "" with signature "", tool_use with input {}),
+its deltas (`text_delta` word by word, `thinking_delta` word by word then one
+`signature_delta`, `input_json_delta` the input's JSON in pieces) and
+`content_block_stop`, then `message_delta` (stop_reason, output_tokens) and
+`message_stop`. A response's `pause` (a threading.Event) holds the stream after its
+`pause_after`-th delta until it is set, so a test can act mid-reply. An error response
+to a streamed request is the same JSON error, as the API answers before a stream opens.
+
 Prompt caching follows the documented prefix rule (`PromptCache`): a successful message
 reports `cache_read_input_tokens` (the longest prefix an earlier request wrote, ending
 at one of its breakpoints), `cache_creation_input_tokens` (the rest up to this request's
@@ -35,6 +46,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 import sys
 import threading
 import time
@@ -55,6 +67,8 @@ class StubResponse:
     body: Mapping[str, Any] | Callable[[dict], Mapping[str, Any]]
     headers: Mapping[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds to wait before answering (to provoke client timeouts)
+    pause: threading.Event | None = None  # a streamed reply waits for it mid-stream …
+    pause_after: int = 1  # … after this many deltas
 
 
 @dataclass(frozen=True)
@@ -168,6 +182,58 @@ def tool_call(*uses: tuple[str, str, dict], text: str | None = None,
                           "output_tokens": 20}}
 
     return StubResponse(200, body)
+
+
+def paused(response: StubResponse, pause: threading.Event, after: int = 1) -> StubResponse:
+    """`response`, streamed up to its `after`-th delta, then held until `pause` is set."""
+    return StubResponse(response.status, response.body, response.headers, response.delay,
+                        pause, after)
+
+
+def sse_events(message: Mapping[str, Any]) -> list[tuple[str, dict]]:
+    """A message as the Messages API streams it: (event name, data) in order."""
+    usage = dict(message.get("usage") or {})
+    start = {**message, "content": [], "stop_reason": None, "stop_sequence": None,
+             "usage": {**usage, "output_tokens": 1}}
+    events: list[tuple[str, dict]] = [("message_start", {"type": "message_start",
+                                                         "message": start}),
+                                      ("ping", {"type": "ping"})]
+    for index, block in enumerate(message.get("content") or []):
+        kind = block["type"]
+        opened = {"text": {"type": "text", "text": ""},
+                  "thinking": {"type": "thinking", "thinking": "", "signature": ""},
+                  "tool_use": {**block, "input": {}}}.get(kind, block)
+        events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                               "content_block": opened}))
+        if kind == "text":
+            deltas = [{"type": "text_delta", "text": w} for w in _words(block["text"])]
+        elif kind == "thinking":
+            deltas = [{"type": "thinking_delta", "thinking": w}
+                      for w in _words(block["thinking"])]
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        elif kind == "tool_use":
+            text = json.dumps(block["input"])
+            deltas = [{"type": "input_json_delta", "partial_json": text[i:i + 8]}
+                      for i in range(0, len(text), 8)]
+        else:
+            deltas = []
+        events += [("content_block_delta", {"type": "content_block_delta", "index": index,
+                                            "delta": d}) for d in deltas]
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(("message_delta", {
+        "type": "message_delta",
+        "delta": {"stop_reason": message.get("stop_reason"),
+                  "stop_sequence": message.get("stop_sequence")},
+        "usage": {"output_tokens": usage.get("output_tokens", 0)}}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def _words(text: str) -> list[str]:
+    """`text` in pieces of one word each, with the whitespace before it (joined: `text`)."""
+    pieces = re.findall(r"\s*\S+", text)
+    rest = text[len("".join(pieces)):]
+    return pieces + [rest] if rest or not pieces else pieces
 
 
 def token_count(n: int) -> StubResponse:
@@ -383,7 +449,9 @@ class AnthropicStub:
         answer = self.default(body)
         return reply(answer) if isinstance(answer, str) else answer
 
-    def _render(self, response: StubResponse, body: Any) -> tuple[int, dict[str, str], bytes]:
+    def _render(self, response: StubResponse, body: Any
+                ) -> tuple[int, dict[str, str], bytes | list[tuple[str, dict]]]:
+        """The status, headers and body: JSON bytes, or a streamed message's events."""
         payload = response.body(body if isinstance(body, dict) else {}) \
             if callable(response.body) else response.body
         usage = payload.get("usage") if isinstance(payload, dict) else None
@@ -396,6 +464,12 @@ class AnthropicStub:
                 usage["input_tokens"] = uncached
             usage.update(cache_read_input_tokens=read, cache_creation_input_tokens=creation)
             payload = {**payload, "usage": usage}
+        if response.status == 200 and isinstance(body, dict) and body.get("stream") is True \
+                and isinstance(payload, dict) and payload.get("type") == "message":
+            return 200, {"content-type": "text/event-stream", "cache-control": "no-cache",
+                         "request-id": f"req_stub{next(self._request_ids):08d}",
+                         **{k.lower(): v for k, v in response.headers.items()}
+                         }, sse_events(payload)
         data = json.dumps(payload).encode()
         headers = {"content-type": "application/json",
                    "request-id": f"req_stub{next(self._request_ids):08d}"}
@@ -447,9 +521,29 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         for name, value in out_headers.items():
             self.send_header(name, value)
+        if isinstance(data, list):
+            self._stream(data, response)
+            return
         self.send_header("content-length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _stream(self, events: list[tuple[str, dict]], response: StubResponse) -> None:
+        """Server-sent events, chunked, each flushed as it is written; held at the
+        response's pause."""
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        deltas = 0
+        for name, data in events:
+            chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.wfile.flush()
+            if name == "content_block_delta":
+                deltas += 1
+                if response.pause is not None and deltas == response.pause_after:
+                    response.pause.wait(timeout=120)
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
 
     def do_POST(self) -> None:
         self._serve()
