@@ -38,7 +38,9 @@ import json
 import re
 import struct
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, Sequence, Union
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from typing import Any, Protocol, Union
 
 from ..errors import BadInput
 from ..tokens import estimate_tokens
@@ -652,7 +654,7 @@ class Written:
     parsed: Parsed
     text: str  # the text projection, stored as `content`
 
-    @property
+    @cached_property
     def params(self) -> dict[str, Any]:
         blocks = self.parsed.blocks
         results = [b for b in blocks if isinstance(b, ToolResult)]

@@ -13,7 +13,8 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta, timezone
 from enum import Enum
-from typing import Any, Iterable, Mapping, Sequence, TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from ..errors import BadInput
 from .kinds import Purpose, Role, SummaryStrategy, native
