@@ -87,6 +87,7 @@ class StoredDraft:
     attempt: Attempt | None  # the attempt recorded under the key asked about
     completed_by: str | None = None  # the client key of the attempt that produced its reply
     completed_call_id: str | None = None
+    last_finished_at: datetime | None = None  # when its latest attempt (a failed one) ended
 
 
 def _unknown(draft_id: str) -> NotFound:
@@ -144,7 +145,8 @@ class Drafts:
             None if attempt is None else Attempt(
                 attempt["call_id"],
                 None if attempt["node"] is None else node_from_row(attempt["node"])),
-            completion.get("client_key"), completion.get("call_id"))
+            completion.get("client_key"), completion.get("call_id"),
+            None if row["last_finished_at"] is None else native(row["last_finished_at"]))
 
     async def fail(self, draft_id: str, key: str, record: CallRecord,
                    keep_until: datetime) -> Call:

@@ -242,7 +242,9 @@ class Turns:
             draft = Draft.of_record(found.record, found.opened)
             _refuse_closed(found, draft_id)
             writer = TurnWriter(self.ledger, draft.session_id, advance_head=True)
-            started = draft.created_at
+            # A runtime's call started once the draft was begun, and an attempt after a
+            # failed one once that one ended: so a draft's attempts list in the order made.
+            started = max(draft.created_at, found.last_finished_at or draft.created_at)
             try:
                 if error is not None:
                     call_id = await self._fail(writer, draft, error, started, provider=provider,
