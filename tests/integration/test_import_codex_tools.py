@@ -18,7 +18,14 @@ from service.turns import tool_sets
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"
 ROLLOUT = FIXTURES / "codex" / "rollout-2026-03-02T10-00-00-019cb0a1-tools.jsonl"
 CC_SESSION = FIXTURES / "claude_code" / "session.jsonl"
-NAMED = ["lookup_ticket", "post_reply", "add_note"]  # close_ticket's schema is refused
+NAMED = ["lookup_ticket", "post_reply", "close_ticket", "add_note"]
+TAKEN = ["lookup_ticket", "post_reply", "add_note"]  # close_ticket's refused schema left out
+
+
+def refusing_close_ticket(text: str) -> str:
+    """The rollout with close_ticket's schema one JSON Schema refuses."""
+    assert text.count('"minLength": 1') == 1
+    return text.replace('"minLength": 1', '"minLength": "short"')
 
 
 def grown_with_other_tools(text: str) -> str:
@@ -51,8 +58,7 @@ async def history(ledger, session_id):
 async def test_an_imported_rollout_offers_the_tools_it_names(ledger, turns):
     mode = Mode()
     stored = await import_text(ledger, ROLLOUT.read_text(), ROLLOUT.name, None, mode)
-    assert [(d.line, d.kind) for d in mode.degraded] == [(1, DegradedKind.INVALID_TOOL)]
-    assert "close_ticket" in mode.degraded[0].reason
+    assert mode.degraded == []
     (version,) = await history(ledger, stored.session_id)
     assert (version.version, version.anchor_id, version.tool_choice) == (1, None, None)
     assert version.created_at == datetime(2026, 3, 2, 10, 0, 1, tzinfo=timezone.utc)
@@ -72,9 +78,20 @@ async def test_an_imported_rollout_offers_the_tools_it_names(ledger, turns):
     assert [v["properties"]["version"] for v in document["tool_set_versions"]] == [1]
 
 
+async def test_a_tool_the_ledger_refuses_is_left_out_and_listed(ledger):
+    mode = Mode()
+    stored = await import_text(ledger, refusing_close_ticket(ROLLOUT.read_text()),
+                               ROLLOUT.name, None, mode)
+    assert [(d.line, d.kind) for d in mode.degraded] == [(1, DegradedKind.INVALID_TOOL)]
+    assert mode.degraded[0].reason.startswith("tool 'close_ticket': input_schema")
+    (version,) = await history(ledger, stored.session_id)
+    assert names(version) == TAKEN
+
+
 async def test_strict_refuses_the_rollout_and_writes_nothing(ledger):
     with pytest.raises(BadInput, match="close_ticket"):
-        await import_text(ledger, ROLLOUT.read_text(), ROLLOUT.name, None, Mode(strict=True))
+        await import_text(ledger, refusing_close_ticket(ROLLOUT.read_text()), ROLLOUT.name,
+                          None, Mode(strict=True))
     assert await ledger.sessions.count() == 0
 
 

@@ -139,6 +139,12 @@ TOOLS_ROLLOUT = (__import__("pathlib").Path(__file__).parent.parent / "fixtures"
                  / "rollout-2026-03-02T10-00-00-019cb0a1-tools.jsonl")
 
 
+def refusing_close_ticket(text: str) -> str:
+    """The rollout with close_ticket's schema one JSON Schema refuses."""
+    assert text.count('"minLength": 1') == 1
+    return text.replace('"minLength": 1', '"minLength": "short"')
+
+
 def with_meta(meta: dict, *items) -> str:
     lines = rollout(*items).splitlines(keepends=True)
     first = json.loads(lines[0])
@@ -165,6 +171,8 @@ def test_dynamic_tools_of_every_shape_codex_wrote_are_the_named_tools():
     assert t.tools.at.isoformat() == "2026-03-02T10:00:01+00:00"
     assert [d["name"] for d in t.tools.definitions] == [
         "lookup_ticket", "post_reply", "close_ticket", "add_note"]
+    _, mode = _document(TOOLS_ROLLOUT.read_text())
+    assert mode.degraded == []
     assert t.tools.definitions[1] == {
         "name": "post_reply", "description": "Post a reply on a ticket.",
         "input_schema": {"type": "object", "properties": {"ticket_id": {"type": "string"},
@@ -197,7 +205,7 @@ def test_the_tools_are_one_session_wide_version_and_a_refused_one_is_degraded():
     from service.transcripts.model import DegradedKind
     from service.turns.requests import Tool
 
-    document, mode = _document(TOOLS_ROLLOUT.read_text())
+    document, mode = _document(refusing_close_ticket(TOOLS_ROLLOUT.read_text()))
     (degraded,) = mode.degraded
     assert (degraded.line, degraded.kind) == (1, DegradedKind.INVALID_TOOL)
     assert degraded.reason == (
@@ -217,7 +225,7 @@ def test_the_tools_are_one_session_wide_version_and_a_refused_one_is_degraded():
 
 def test_strict_refuses_a_rollout_naming_a_tool_the_ledger_refuses():
     with pytest.raises(BadInput, match=r"r\.jsonl:1: tool 'close_ticket': input_schema"):
-        _document(TOOLS_ROLLOUT.read_text(), strict=True)
+        _document(refusing_close_ticket(TOOLS_ROLLOUT.read_text()), strict=True)
     bad = with_meta({"dynamic_tools": [{"name": "x", "inputSchema": {"type": "object"}},
                                        {"name": "x", "inputSchema": {"type": "object"}},
                                        {"name": "codex_app"}, 7]}, user("hi"), reply("yo"))
