@@ -51,6 +51,10 @@ CONTENT = "content"
 IMPORTED = "imported"
 # The node property holding its row's mapping_digest.
 DIGEST = "source_digest"
+# The session source's key naming the sha256 of the tools its file names (a Codex
+# session_meta's dynamic_tools, as service/transcripts/document.py takes them); absent for
+# a file naming none.
+TOOLS_SHA256 = "tools_sha256"
 
 
 # The session properties naming the file text it was last imported from (fingerprint).
@@ -240,6 +244,7 @@ async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
     try:
         stale = await _stale(db, tenant, document, found)
         kept = stored - set(stale.rewritten)
+        await _renamed_tools(db, tenant, document, found)
         params = await asyncio.to_thread(extension, {**document, "labels": labels}, kept,
                                          found["next_seq"], tenant, limits, stale.rewritten)
         await write_extension(db, {**params, "unlabeled": cleared, **description, **read_as,
@@ -253,6 +258,22 @@ async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
                   sum(label["node_id"] in stored for label in labels) + len(cleared),
                   described), _known_after(session_id, found, description["source"],
                                            params["nodes"], stale)
+
+
+async def _renamed_tools(db: Database, tenant: str, document: dict[str, Any],
+                         found: dict[str, Any]) -> None:
+    """A grown file naming other tools than the session's source notes: a new session-wide
+    version offering them (the file's first import wrote version 1 with the document). A
+    file naming the same tools writes none, so a setTools made since stays in force."""
+    digest = _source(document["session"]["properties"].get("source")).get(TOOLS_SHA256)
+    if digest is None or digest == _source(found["source"]).get(TOOLS_SHA256):
+        return
+    (version,) = document["tool_set_versions"]
+    (tools,) = document["tool_sets"]
+    await db.write("transcript_tool_set", session_id=document["session"]["properties"]["id"],
+                   tenant=tenant, tools=tools["tools"], tools_sha256=digest,
+                   created_at=datetime.fromisoformat(
+                       version["properties"]["created_at"]["datetime"]), now=utcnow())
 
 
 async def _found_known(db: Database, tenant: str, document: dict[str, Any], known: Known,

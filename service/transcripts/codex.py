@@ -3,7 +3,9 @@ Transcript.
 
 Each line is {timestamp, type, payload}; items carry no ids, so an entry is named by its
 line ("line7"). How they map (docs/guides/importing-sessions.md):
-- `session_meta` names the session (its `id`); `response_item`s are what the model saw
+- `session_meta` names the session (its `id`) and the tools a client registered for it
+  (`dynamic_tools`, a namespace's tools in its place: the session's tool set; Codex's
+  built-in tools are in no line); `response_item`s are what the model saw
   and the only source of turns; `event_msg`s are the display log and are ignored, all
   but `thread_rolled_back`; `turn_context` gives the model named on assistant turns;
 - a user `message` is a user turn (contextual fragments such as `<environment_context>`
@@ -36,7 +38,8 @@ from typing import Any
 from .building import ROOT, Building, key_of, keys_of, merge_meta, opener, tool_use, \
     turns_of
 from .jsonl import objects
-from .model import Compaction, Mode, Transcript, bad_line, no_turns, timestamp, tool_use_id
+from .model import Compaction, Mode, NamedTools, Transcript, bad_line, no_turns, timestamp, \
+    tool_name, tool_use_id
 
 TOOL = "codex"
 CONTEXTUAL = ("# AGENTS.md instructions for", "<user_instructions>", "<environment_context>",
@@ -44,6 +47,9 @@ CONTEXTUAL = ("# AGENTS.md instructions for", "<user_instructions>", "<environme
 CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
 OUTPUTS = {"function_call_output", "custom_tool_call_output"}
 COMPACTION_ITEMS = {"compaction", "compaction_summary"}
+# Where a dynamic tool's JSON Schema is: `inputSchema` as Codex writes it (camelCase), the
+# other spellings as other writers of the shape do.
+SCHEMA_KEYS = ("inputSchema", "input_schema", "parameters")
 COMPACTION_MENTION = ("[Codex compaction item ({}): the summary of the conversation before it, "
                       "encrypted by OpenAI ({} characters); it cannot be read here.]")
 
@@ -78,6 +84,7 @@ class _Reader:
         self.released = False  # the turns being added are held ones
         self.given_up: int | None = None  # a calling message no later output answers
         self.replaying: dict[str, Any] | None = None  # a compaction's history being read
+        self.tools: NamedTools | None = None  # the last session_meta naming dynamic_tools
 
     def take(self, line: int, entry: dict[str, Any]) -> None:
         """One line; a line recorded while the calling message waits for its outputs waits
@@ -105,6 +112,9 @@ class _Reader:
                 self.session_key = payload["id"]
             self.meta = {k: payload[k] for k in ("cwd", "originator", "cli_version", "source",
                                                  "model_provider", "git") if k in payload}
+            tools = payload.get("dynamic_tools")
+            if isinstance(tools, list) and tools:
+                self.tools = NamedTools(line, self.at, tuple(_dynamic_tools(tools)))
         elif kind == "turn_context":
             self.model = payload.get("model") if isinstance(payload.get("model"), str) else None
         elif kind == "response_item":
@@ -351,7 +361,33 @@ class _Reader:
                        line, (f"line{line}",), meta)
             for line, covered, kept, text, when, meta in self.compactions)
         return Transcript(TOOL, self.file, self.session_key, turns_of(self.turns), compactions,
-                          key_of(keys, self.current), None, self.meta)
+                          key_of(keys, self.current), None, self.meta, tools=self.tools)
+
+
+def _dynamic_tools(entries: list[Any]) -> list[Any]:
+    """`session_meta.dynamic_tools` as neutral definitions, a namespace's tools in its place:
+    a function ({type: "function"}, or untyped as older versions wrote it) as {name,
+    description, input_schema} (`inputSchema`; `input_schema` or a Responses API tool's
+    `parameters` too); what has no such shape is kept as it is, for the import to degrade.
+    Codex names a namespaced tool's calls by the tool's own name, so the namespace's name
+    is no tool's."""
+    found: list[Any] = []
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("type") == "namespace" \
+                and isinstance(entry.get("tools"), list):
+            found.extend(_dynamic_tool(tool) for tool in entry["tools"])
+        else:
+            found.append(_dynamic_tool(entry))
+    return found
+
+
+def _dynamic_tool(entry: Any) -> Any:
+    if not isinstance(entry, dict) or entry.get("type", "function") != "function":
+        return entry
+    schema = next((entry[k] for k in SCHEMA_KEYS if k in entry), None)
+    name = entry.get("name")
+    return {"name": tool_name(name) if isinstance(name, str) else name,
+            "description": entry.get("description") or None, "input_schema": schema}
 
 
 def _ends_waiting(entry: dict[str, Any]) -> bool:

@@ -1,4 +1,4 @@
-"""A Transcript as ctxdag's session backup document (service/store/backup.py, version 3).
+"""A Transcript as ctxdag's session backup document (service/store/backup.py, version 5).
 
 The conventions (docs/guides/importing-sessions.md):
 - ROOT is an empty system node: no tool records its system prompt;
@@ -21,12 +21,20 @@ The conventions (docs/guides/importing-sessions.md):
 Every node's metadata names its source: {"source": {tool, file, entries, line}}; the
 session's `source` property says where it came from (origin.py), its title is the one the
 source gives.
+The tools a file names (Transcript.tools: a Codex session_meta's dynamic_tools) are the
+session's tool set: one session-wide version (1, created at the naming line's time, no
+tool_choice) offering those the ledger takes (service/turns/requests.py's rules), in the
+canonical JSON text a call records (models.tools_json); each definition it refuses is,
+unless the Mode is strict, left out and degraded as INVALID_TOOL. The source notes the
+hash of what was taken (TOOLS_SHA256), so a grown file naming other tools is seen
+(service/store/transcripts.py adds a version then).
 A block the ledger refuses (a placeholder image URL, media it cannot hold) is, unless the
 Mode is strict, a text block mentioning it (OMITTED), degraded as INVALID_BLOCK; a
 tool_result keeps its place and loses only the parts refused.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import replace
 from datetime import datetime
@@ -39,11 +47,15 @@ from ..store.transcripts import DIGEST, UNLABELED, mapping_digest
 from ..model.validate import Limits
 from ..tokens import estimate_tokens
 from ..model import listing
+from ..model.models import tools_json
+from ..model.validate import shown
 from ..store import records
+from ..store.transcripts import TOOLS_SHA256
+from ..turns.requests import MAX_TOOLS, tool_definitions
 from . import origin
 from .model import (
-    ROOT_KEY, Compaction, Degraded, DegradedKind, Mode, Transcript, Turn, bad_line,
-    cancelled_result, node_id, session_id,
+    ROOT_KEY, Compaction, Degraded, DegradedKind, Mode, NamedTools, Transcript, Turn,
+    bad_line, cancelled_result, node_id, session_id,
 )
 
 EMPTY_SUMMARY = "[The tool recorded this compaction without a readable summary.]"
@@ -86,6 +98,9 @@ def document(transcript: Transcript, tenant: str, limits: Limits,
     t = transcript
     source_of = source or origin.describe(t, ())
     sid = session_id(tenant, t.tool, t.session_key)
+    tools = _tools(t.tools, t.file, mode)
+    if tools is not None:
+        source_of = {**source_of, TOOLS_SHA256: tools[1]}
     turns, head = _paired(t.turns, t.head)
     named = memo.ids if memo is not None else {}
     ids = {x.key: named.get(x.key) or node_id(tenant, t.tool, t.session_key, x.key)
@@ -147,7 +162,11 @@ def document(transcript: Transcript, tenant: str, limits: Limits,
     }
     if source_of["title"]:
         properties["title"] = source_of["title"]
-    return {"format": FORMAT, "version": VERSION,
+    offered = {} if tools is None else {
+        "tool_sets": [{"sha256": tools[1], "tools": tools[0]}],
+        "tool_set_versions": [{"properties": {"version": 1, "tools_sha256": tools[1],
+                                              "created_at": _stamp(t.tools.at)}}]}
+    return {"format": FORMAT, "version": VERSION, **offered,
             "session": {"properties": properties, "root_id": ids[ROOT_KEY], "head_id": ids[head],
                         "active_summary_id": summaries[-1][0] if summaries else None},
             "nodes": nodes, "calls": [], "branch_names": [], "pins": [],
@@ -156,6 +175,38 @@ def document(transcript: Transcript, tenant: str, limits: Limits,
                 for label in t.labels if label.text is not None), key=lambda l: l["node_id"]),
             UNLABELED: sorted(ids[label.key] for label in t.labels if label.text is None),
             "media": sorted(media.values(), key=lambda m: m["sha256"])}
+
+
+def _tools(named: NamedTools | None, file: str, mode: Mode) -> tuple[str, str] | None:
+    """The canonical JSON text and sha256 of the tools `named` that the ledger takes (each
+    checked as setTools checks it, the first of a name taken, at most MAX_TOOLS); None when
+    it takes none. Each left out is degraded (INVALID_TOOL, at the naming line)."""
+    if named is None:
+        return None
+    taken, names = [], set()
+    for raw in named.definitions:
+        name = raw.get("name") if isinstance(raw, dict) else None
+        what = f"tool {shown(name)}" if isinstance(name, str) else "a tool entry"
+        try:
+            (tool,) = tool_definitions([raw])
+        except BadInput as e:
+            reason = (f"{what}: {e.message.removeprefix('tools[0].')}"
+                      if e.message.startswith("tools[0].")
+                      else e.message.replace("tools[0]", what, 1))
+            mode.degrade(file, named.line, DegradedKind.INVALID_TOOL,
+                         f"{reason}; left out of the session's tools")
+            continue
+        if tool.name in names or len(taken) == MAX_TOOLS:
+            mode.degrade(file, named.line, DegradedKind.INVALID_TOOL,
+                         f"{what}: " + ("named before; the first one is taken"
+                                        if tool.name in names else
+                                        f"past the {MAX_TOOLS} tools a session offers")
+                         + "; left out of the session's tools")
+            continue
+        names.add(tool.name)
+        taken.append(tool)
+    text = tools_json(taken)
+    return None if text is None else (text, hashlib.sha256(text.encode("utf-8")).hexdigest())
 
 
 def _turn_row(sid: str, ids: dict[str, str], t: Transcript, turn: Turn,

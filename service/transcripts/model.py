@@ -79,6 +79,18 @@ class Label:
 
 
 @dataclass(frozen=True)
+class NamedTools:
+    """The tool definitions a file names for its session (Codex: `session_meta`'s
+    `dynamic_tools`), each as {name, description, input_schema} where the source's entry
+    has that shape (else the entry as it is, for document.py to degrade): unchecked; the
+    line naming them and its time."""
+
+    line: int
+    at: datetime
+    definitions: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
 class Transcript:
     tool: str  # claude-code | pi | codex
     file: str  # the name it was read from, as given
@@ -89,6 +101,7 @@ class Transcript:
     title: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     labels: tuple[Label, ...] = ()  # each node the source labeled, once
+    tools: NamedTools | None = None  # None: the file names no tools (Claude Code, Pi)
 
 
 def digest(*parts: str) -> str:
@@ -110,6 +123,7 @@ class DegradedKind(str, Enum):
     UNKNOWN_ENTRY = "unknown_entry"  # an entry type the format's reader does not know: skipped
     INVALID_BLOCK = "invalid_block"  # a block the ledger refuses: a text mention in its place
     DETACHED = "detached"  # an entry whose parent the file does not hold: after the one before it
+    INVALID_TOOL = "invalid_tool"  # a tool definition the ledger refuses: left out of the tool set
 
 
 @dataclass(frozen=True)

@@ -281,7 +281,9 @@ class Turns:
                           output: str | None = None,
                           usage: Mapping[str, Any] | None = None, *,
                           output_blocks: Sequence[Any] | None = None) -> Call:
-        """Records a call an external runtime made itself.
+        """Records a call an external runtime made itself, exported as a span as the
+        service's own calls are (service/telemetry: its read ids, its reply when messages
+        are captured; no prompt, which would have to be read back).
 
         `read_ids` (prompt order) must be nodes of the session, each named once, at most
         `Limits.max_call_reads` of them. With `output`, the reply is appended after the
@@ -299,10 +301,14 @@ class Turns:
                           cache_creation_input_tokens=tokens.get("cache_creation_input_tokens"),
                           cache_read_input_tokens=tokens.get("cache_read_input_tokens"))
         if output is None and output_blocks is None:
-            return await self.ledger.calls.record(session_id, call)
+            recorded = await self.ledger.calls.record(session_id, call)
+            telemetry.export_call(self.ledger.tenant, session_id, call, request_model=model)
+            return recorded
         writer = TurnWriter(self.ledger, session_id, advance_head=True)
-        await writer.reply(read_ids[-1], output, output_blocks, call,
-                           {"provider": "external", "model": model})
+        reply = await writer.reply(read_ids[-1], output, output_blocks, call,
+                                   {"provider": "external", "model": model})
+        telemetry.export_call(self.ledger.tenant, session_id, call, request_model=model,
+                              reply=reply.node)
         return await self.ledger.calls.get(call.id)
 
     async def _respond_to(self, writer: TurnWriter, opened: Appended, purpose: Purpose, *,

@@ -15,6 +15,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from service import telemetry
 from service.context.compaction import CompactionStatus
+from service.errors import BadInput
 from service.transcripts import import_text
 from service.turns.requests import Options, Tool
 from tests.integration.helpers import KEEP_FOUR, chat, turns
@@ -130,6 +131,39 @@ async def test_a_turn_a_compaction_and_an_import_export_genai_spans(
 async def test_without_an_endpoint_nothing_is_exported(anthropic_runtime, stub):
     anthropic_runtime()
     assert not telemetry.enabled()
+
+
+async def test_a_call_a_runtime_records_itself_is_exported_with_what_it_read(
+        ledger, turns, tenant, in_memory):
+    """recordCall, with and without a reply: one chat span per recorded call, named by its
+    model, its read ids the ones stored; a refused one (a read of another session) none."""
+    provider, exporter = in_memory
+    telemetry.use(provider, capture_messages=True)
+    session = await ledger.sessions.create("external")
+    (user,) = await chat(ledger, session, "Summarize the ledger.")
+    quiet = await turns.record_call(session.id, [session.root_id, user.id], "their-model",
+                                    usage={"input_tokens": 40, "output_tokens": 0})
+    answered = await turns.record_call(session.id, [session.root_id, user.id], "their-model",
+                                       output="It records every call.",
+                                       usage={"input_tokens": 41, "output_tokens": 5})
+    with pytest.raises(BadInput):
+        await turns.record_call(session.id, [session.root_id, "nod_missing"], "their-model")
+    spans = {s.attributes["ctxdag.call.id"]: s for s in exporter.get_finished_spans()}
+    assert set(spans) == {quiet.id, answered.id}
+    for call in (quiet, answered):
+        span = spans[call.id]
+        assert span.name == "chat their-model"
+        attributes = span.attributes
+        assert attributes["ctxdag.call.purpose"] == "external"
+        assert attributes["gen_ai.provider.name"] == "external"
+        assert attributes["gen_ai.conversation.id"] == session.id
+        assert attributes["ctxdag.tenant"] == tenant
+        assert tuple(attributes["ctxdag.read_node_ids"]) == call.read_ids \
+            == (session.root_id, user.id)
+        assert attributes["gen_ai.usage.input_tokens"] == call.input_tokens
+        assert "gen_ai.input.messages" not in attributes  # the prompt is not read back
+    assert "gen_ai.output.messages" not in spans[quiet.id].attributes
+    assert "It records every call." in spans[answered.id].attributes["gen_ai.output.messages"]
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,8 @@
 """A grown transcript file imports as if it had been imported whole (docs/guides/importing-sessions.md):
 for every fixture file and every line it could have been cut at,
 importing the cut file and then the whole one leaves the session exactly as importing
-the whole one does — its nodes and edges, branches, HEAD, summaries and labels — on the
-real Neo4j.
+the whole one does — its nodes and edges, branches, HEAD, summaries, labels and the tool
+set versions of the tools it names — on the real Neo4j.
 
 Each import goes through the store API (transcripts.import_text, as importTranscript
 does, without side files) in a tenant of its own; the sessions are compared as a
@@ -58,6 +58,8 @@ async def _dump(ledger: Ledger, session_id: str) -> dict[str, Any]:
                         key=lambda n: names[n["properties"]["id"]]),
         "labels": sorted(document["labels"], key=lambda label: names[label["node_id"]]),
         "media": document["media"],
+        "tool_sets": document.get("tool_sets", []),
+        "tool_set_versions": document.get("tool_set_versions", []),
         "branches": sorted((names[b.tip.id], b.length, b.is_head, b.holds_head,
                             b.summary_id and names[b.summary_id]) for b in branches),
     }

@@ -86,6 +86,38 @@ def test_messages_are_exported_only_when_capturing_is_on(spans):
          "finish_reason": "end_turn"}]
 
 
+def test_a_call_a_runtime_recorded_itself_maps_like_the_services_own(spans):
+    """recordCall's call (Purpose.EXTERNAL, provider `external`, one instant: the runtime
+    reports no times) is a chat span under the same conventions, with the nodes it read and,
+    when capturing, its reply; it has no head and no finish reason."""
+    from service.model.models import Node, Role
+
+    reply = Node(id="nod_r", session_id="ses_1", role=Role.ASSISTANT, content="Done.",
+                 created_at=STARTED, tokens=2, metadata={}, seq=3, depth=3,
+                 predecessor_id="nod_b", caller_id=None, side_branch=False, deleted_at=None)
+    external = CallRecord(Purpose.EXTERNAL, "external", "gpt-x", ("nod_a", "nod_b"), STARTED,
+                          STARTED, input_tokens=50, output_tokens=3, id="cal_ext")
+    exporter = spans(capture_messages=True)
+    telemetry.export_call("acme", "ses_1", external, request_model="gpt-x", reply=reply)
+    (span,) = exporter.get_finished_spans()
+    assert span.name == "chat gpt-x"
+    assert span.kind is SpanKind.CLIENT
+    assert span.start_time == span.end_time == 1777636800123456000
+    attributes = dict(span.attributes)
+    assert json.loads(attributes.pop("gen_ai.output.messages")) == [
+        {"role": "assistant", "parts": [{"type": "text", "content": "Done."}]}]
+    assert attributes == {
+        "gen_ai.operation.name": "chat", "gen_ai.provider.name": "external",
+        "gen_ai.system": "external", "gen_ai.request.model": "gpt-x",
+        "gen_ai.response.model": "gpt-x", "openinference.span.kind": "LLM",
+        "gen_ai.usage.input_tokens": 50, "gen_ai.usage.output_tokens": 3,
+        "gen_ai.conversation.id": "ses_1", "session.id": "ses_1",
+        "ctxdag.session.id": "ses_1", "ctxdag.tenant": "acme", "ctxdag.call.id": "cal_ext",
+        "ctxdag.call.purpose": "external", "ctxdag.read_node_ids": ("nod_a", "nod_b"),
+    }
+    assert span.status.status_code is StatusCode.UNSET
+
+
 def test_a_failed_call_is_an_error_span(spans):
     exporter = spans()
     telemetry.export_call("acme", "ses_1", a_call(error_code="MODEL_OVERLOADED",

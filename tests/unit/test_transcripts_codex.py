@@ -130,3 +130,110 @@ def test_a_history_opening_with_a_call_leaves_the_summary_empty_and_keeps_the_pa
     assert (c.last_covered, c.compacted_head, c.text) == ("line3", "line4.3", "")
     assert [(x.key, x.role) for x in t.turns[2:]] == [
         ("line4.1", "assistant"), ("line4.2", "tool"), ("line4.3", "user")]
+
+
+# --- the tools a rollout names (session_meta.dynamic_tools) --------------------------------
+
+TOOLS_ROLLOUT = (__import__("pathlib").Path(__file__).parent.parent / "fixtures"
+                 / "transcripts" / "codex"
+                 / "rollout-2026-03-02T10-00-00-019cb0a1-tools.jsonl")
+
+
+def refusing_close_ticket(text: str) -> str:
+    """The rollout with close_ticket's schema one JSON Schema refuses."""
+    assert text.count('"minLength": 1') == 1
+    return text.replace('"minLength": 1', '"minLength": "short"')
+
+
+def with_meta(meta: dict, *items) -> str:
+    lines = rollout(*items).splitlines(keepends=True)
+    first = json.loads(lines[0])
+    first["payload"].update(meta)
+    return json.dumps(first) + "\n" + "".join(lines[1:])
+
+
+def _document(text: str, strict: bool = False):
+    from service.model.validate import Limits
+    from service.transcripts.document import document
+    from service.transcripts.model import Mode
+
+    mode = Mode(strict)
+    return document(codex.parse(text, "r.jsonl", mode), "acme", Limits(), mode=mode), mode
+
+
+def test_dynamic_tools_of_every_shape_codex_wrote_are_the_named_tools():
+    """Typed functions, a namespace's functions in its place (the namespace no tool), the
+    untyped shape of older versions; `inputSchema` (camelCase) and the other spellings."""
+    from service.transcripts.model import Mode
+
+    t = codex.parse(TOOLS_ROLLOUT.read_text(), TOOLS_ROLLOUT.name, Mode())
+    assert t.tools is not None and t.tools.line == 1
+    assert t.tools.at.isoformat() == "2026-03-02T10:00:01+00:00"
+    assert [d["name"] for d in t.tools.definitions] == [
+        "lookup_ticket", "post_reply", "close_ticket", "add_note"]
+    _, mode = _document(TOOLS_ROLLOUT.read_text())
+    assert mode.degraded == []
+    assert t.tools.definitions[1] == {
+        "name": "post_reply", "description": "Post a reply on a ticket.",
+        "input_schema": {"type": "object", "properties": {"ticket_id": {"type": "string"},
+                                                          "text": {"type": "string"}},
+                         "required": ["ticket_id", "text"]}}
+    schema = {"type": "object", "properties": {}}
+    other = codex.parse(with_meta({"dynamic_tools": [
+        {"name": "a", "description": "", "input_schema": schema},
+        {"type": "function", "name": "b.c", "parameters": schema}, "junk"]},
+        user("hi"), reply("hello")), "r.jsonl")
+    assert other.tools.definitions == (
+        {"name": "a", "description": None, "input_schema": schema},
+        {"name": "b_c", "description": None, "input_schema": schema}, "junk")
+
+
+def test_a_rollout_naming_no_tools_names_none():
+    plain = rollout(user("hi"), reply("hello"))
+    assert codex.parse(plain, "r.jsonl").tools is None
+    assert codex.parse(with_meta({"dynamic_tools": []}, user("hi"), reply("hello")),
+                       "r.jsonl").tools is None
+    document, _ = _document(plain)
+    assert "tool_set_versions" not in document and "tool_sets" not in document
+    assert "tools_sha256" not in json.loads(document["session"]["properties"]["source"])
+
+
+def test_the_tools_are_one_session_wide_version_and_a_refused_one_is_degraded():
+    import hashlib
+
+    from service.model.models import tools_json
+    from service.transcripts.model import DegradedKind
+    from service.turns.requests import Tool
+
+    document, mode = _document(refusing_close_ticket(TOOLS_ROLLOUT.read_text()))
+    (degraded,) = mode.degraded
+    assert (degraded.line, degraded.kind) == (1, DegradedKind.INVALID_TOOL)
+    assert degraded.reason == (
+        "tool 'close_ticket': input_schema.properties.reason.minLength is not valid JSON "
+        "Schema: 'short' is not of type 'integer'; left out of the session's tools")
+    (tool_set,) = document["tool_sets"]
+    offered = json.loads(tool_set["tools"])
+    assert [t["name"] for t in offered] == ["lookup_ticket", "post_reply", "add_note"]
+    assert tool_set["tools"] == tools_json([Tool(**t) for t in offered])  # canonical
+    assert tool_set["sha256"] == hashlib.sha256(tool_set["tools"].encode()).hexdigest()
+    assert document["tool_set_versions"] == [{"properties": {
+        "version": 1, "tools_sha256": tool_set["sha256"],
+        "created_at": {"datetime": "2026-03-02T10:00:01+00:00"}}}]
+    source = json.loads(document["session"]["properties"]["source"])
+    assert source["tools_sha256"] == tool_set["sha256"]
+
+
+def test_strict_refuses_a_rollout_naming_a_tool_the_ledger_refuses():
+    with pytest.raises(BadInput, match=r"r\.jsonl:1: tool 'close_ticket': input_schema"):
+        _document(refusing_close_ticket(TOOLS_ROLLOUT.read_text()), strict=True)
+    bad = with_meta({"dynamic_tools": [{"name": "x", "inputSchema": {"type": "object"}},
+                                       {"name": "x", "inputSchema": {"type": "object"}},
+                                       {"name": "codex_app"}, 7]}, user("hi"), reply("yo"))
+    document, mode = _document(bad)
+    assert [d.reason for d in mode.degraded] == [
+        "tool 'x': named before; the first one is taken; left out of the session's tools",
+        "tool 'codex_app': input_schema must be a JSON Schema object whose type is "
+        "\"object\"; left out of the session's tools",
+        "a tool entry must be an object with name and input_schema; left out of the "
+        "session's tools"]
+    assert [t["name"] for t in json.loads(document["tool_sets"][0]["tools"])] == ["x"]

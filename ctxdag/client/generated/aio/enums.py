@@ -15,6 +15,7 @@ class DegradedKind(str, Enum):
     UNKNOWN_ENTRY = "UNKNOWN_ENTRY"
     INVALID_BLOCK = "INVALID_BLOCK"
     DETACHED = "DETACHED"
+    INVALID_TOOL = "INVALID_TOOL"
 
 
 class ModelErrorCode(str, Enum):
