@@ -59,6 +59,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--search-nodes", default="",
                         help="workload 17's points, comma-separated node counts "
                              "(e.g. 10000,100000,1000000; default: the run's sizes)")
+    parser.add_argument("--peer-points", default="",
+                        help="workload 8's timed points, comma-separated turn counts; the "
+                             "conversation runs to the largest (default: 100,1000,5000,20000)")
     parser.add_argument("--name", default="latest",
                         help="results file name under bench/results/ (default: latest)")
     return parser.parse_args(argv)
@@ -70,6 +73,10 @@ async def run(args: argparse.Namespace) -> int:
     if args.search_nodes:
         sizes = replace(sizes, search_points=tuple(
             int(n.replace("_", "")) for n in args.search_nodes.split(",") if n.strip()))
+    if args.peer_points:
+        points = tuple(sorted(int(n.replace("_", "")) for n in args.peer_points.split(",")
+                              if n.strip()))
+        sizes = replace(sizes, peer_points=points, peer_turns=points[-1])
     mode = "smoke" if args.smoke else "quick" if args.quick else "full"
     only = {s.strip() for s in args.only.split(",") if s.strip()} or set(SECTIONS)
     started = time.perf_counter()

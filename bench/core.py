@@ -48,8 +48,10 @@ class Sizes:
     persist_covered: int = 5_000
     persist_samples: int = 3
     storage_points: tuple[int, ...] = (1_000, 5_000, 10_000)
-    peer_turns: int = 5_000
-    peer_points: tuple[int, ...] = (100, 1_000, 5_000)
+    # 20,000: where LangGraph's SqliteSaver has written ~7 GB of checkpoints (the turns
+    # between the timed windows are bulk loaded on ctxdag's side, run in full on LangGraph's).
+    peer_turns: int = 20_000
+    peer_points: tuple[int, ...] = (100, 1_000, 5_000, 20_000)
     peer_window: int = 50  # turns timed before each point
     peer_every: int = 200  # summarize every this many turns
     peer_keep: int = 20  # messages kept verbatim by each summarization

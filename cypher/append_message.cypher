@@ -1,7 +1,7 @@
 // name: append_message
-// returns: one row {problem, invalid_reads, open_tool_uses, unanswered, unmatched_results, taken_tool_uses, missing_media, session_id, head_moved, previous_head_id, summary_version, node, events}; node is null when problem is set; no row when the session does not exist
+// returns: one row {problem, invalid_reads, open_tool_uses, unanswered, unmatched_results, taken_tool_uses, missing_media, session_id, head_moved, previous_head_id, summary_version, tool_set, node, events}; node is null when problem is set; no row when the session does not exist
 // purpose: adds a turn after a predecessor (default: HEAD), moving HEAD onto it only when its predecessor is HEAD and $advance_head holds, and records the model call that produced it
-// params: blocks, tool_uses, answers, answer_errors, media, media_refs, session_id, tenant, node_id, role, content, thinking, tokens, metadata, now, predecessor_id, caller_id, side_branch, advance_head, call
+// params: blocks, tool_uses, answers, answer_errors, media, media_refs, session_id, tenant, node_id, role, content, thinking, tokens, metadata, now, predecessor_id, caller_id, side_branch, advance_head, call, offer_tools, tools_to_check
 // HEAD is read after session_lock, so after any concurrent append has committed: of two
 // appends on the same HEAD exactly one advances it, the other becomes a sibling fork.
 // $advance_head is false for spawned sub-agent turns; $side_branch marks a spawned branch.
@@ -12,9 +12,25 @@ OPTIONAL MATCH (pred:Node {id: coalesce($predecessor_id, head.id), tenant: $tena
 OPTIONAL MATCH (caller:Node {id: $caller_id, tenant: $tenant})
 // include: call_reads_check
 // include: pairing_check
+// With $offer_tools, the tool set in force at the new node (it opens a turn: the call that
+// answers it is offered that set), read under the session's lock: the version (as
+// tool_set_in_force returns it) that is the session's or anchored on pred's chain (no
+// version can be anchored on the new node). A turn offered the session's set while recall
+// may be on names the recall tools' names ($tools_to_check): a set in force whose
+// definitions may hold one of them (the text holds `"name":"<name>"`; a superset of the
+// sets that do) is 'tools_to_check', and nothing is written: the turn reads the set and
+// decides the clash before it writes (service/turns/tool_sets.py).
+WITH *, CASE WHEN $offer_tools AND pred IS NOT NULL THEN COLLECT {
+  MATCH (s)-[:TOOL_SET_VERSION]->(v:ToolSetVersion)
+  WHERE v.anchor_id IS NULL
+     OR EXISTS { (pred)-[:PREDECESSOR*0..]->(:Node {id: v.anchor_id}) }
+  OPTIONAL MATCH (v)-[:OFFERS]->(t:ToolSet)
+  RETURN v {.*, tools: t.tools} AS version
+  ORDER BY v.version DESC LIMIT 1
+}[0] END AS tool_set
 WITH s, seq, head, pred, caller, call_reads, invalid_reads, open_tool_uses, unanswered,
-  unmatched_results, taken_tool_uses, missing_media, null AS fork_id, $side_branch AS side_branch,
-  coalesce($advance_head AND pred = head, false) AS moves_head,
+  unmatched_results, taken_tool_uses, missing_media, tool_set, null AS fork_id,
+  $side_branch AS side_branch, coalesce($advance_head AND pred = head, false) AS moves_head,
   CASE
     WHEN pred IS NULL THEN 'predecessor_not_found'
     WHEN pred.session_id <> s.id THEN 'predecessor_other_session'
@@ -28,6 +44,8 @@ WITH s, seq, head, pred, caller, call_reads, invalid_reads, open_tool_uses, unan
     WHEN size(unanswered) > 0 THEN 'tool_uses_open'
     WHEN size(taken_tool_uses) > 0 THEN 'tool_use_taken'
     WHEN size(missing_media) > 0 THEN 'media_not_found'
+    WHEN any(name IN $tools_to_check
+             WHERE tool_set.tools CONTAINS '"name":"' + name + '"') THEN 'tools_to_check'
   END AS problem
 // include: node_write
 WITH *, CASE WHEN problem IS NULL THEN
@@ -38,6 +56,6 @@ WITH *, CASE WHEN problem IS NULL THEN
 // include: events_write
 RETURN problem, invalid_reads, open_tool_uses, unanswered, unmatched_results, taken_tool_uses,
   missing_media, events, s.id AS session_id, head_moved, head.id AS previous_head_id,
-  coalesce(s.summary_version, 0) AS summary_version,
+  coalesce(s.summary_version, 0) AS summary_version, tool_set,
   // include: node_map
   AS node

@@ -10,11 +10,14 @@ CALL (s) {
   UNWIND range(0, size(coalesce($call.read_ids, [])) - 1) AS position
   WITH position, $call.read_ids[position] AS read_id
   OPTIONAL MATCH (known:Node) WHERE elementId(known) = $call.read_element_ids[position]
-  OPTIONAL MATCH (sought:Node {
-    id: CASE WHEN known IS NULL OR known.id <> read_id THEN read_id END, tenant: $tenant
-  })
-  USING INDEX sought:Node(id)
-  WITH position, read_id, CASE WHEN known.id = read_id THEN known ELSE sought END AS r
+  WITH position, read_id, CASE WHEN known.id = read_id THEN known END AS known
+  // Only an id not found by its element id is sought (a read of the service's own render
+  // costs no index seek).
+  WITH position, CASE WHEN known IS NOT NULL THEN known ELSE COLLECT {
+      MATCH (sought:Node {id: read_id, tenant: $tenant})
+      USING INDEX sought:Node(id)
+      RETURN sought
+    }[0] END AS r
   WITH position, CASE WHEN r.tenant = $tenant AND r.session_id = s.id THEN r END AS r
   ORDER BY position
   RETURN collect({node: r}) AS found

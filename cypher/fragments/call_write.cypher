@@ -50,20 +50,24 @@ CALL (s, produced, call_reads) {
         AND p.id <> $call.id AND p.tenant = c.tenant
       RETURN p ORDER BY p.session_id DESC, p.started_at DESC, p.id DESC LIMIT 1
     }
+    // (Every READ edge ends on a Node; the bound of p's prompt is read once, not per edge.)
+    WITH c, prompt_reads, p, p.read_count - coalesce(p.recalled_reads, 0) AS p_prompt
     WITH c, prompt_reads, p,
-      COLLECT { MATCH (p)-[r:READ]->(n:Node)
-                WHERE r.position < p.read_count - coalesce(p.recalled_reads, 0)
-                RETURN n ORDER BY r.position } AS before
+      COLLECT { MATCH (p)-[r:READ]->(n)
+                WITH n, r.position AS at WHERE at < p_prompt
+                RETURN n ORDER BY at } AS before
     WITH c, prompt_reads, p, before,
       p IS NOT NULL AND coalesce(p.tools_sha256, '') = coalesce(c.tools_sha256, '') AS comparable,
       CASE WHEN size(before) < size(prompt_reads) THEN size(before) ELSE size(prompt_reads) END AS both
     WITH c, prompt_reads, p, comparable, CASE WHEN comparable
       THEN coalesce([i IN range(0, both - 1) WHERE before[i] <> prompt_reads[i]][0], both)
       ELSE 0 END AS shared
+    // Each read's tokens are read once: the shared prefix's sum is a part of the prompt's.
+    WITH c, p, comparable, shared, [n IN prompt_reads | n.tokens] AS tokens
     SET c.previous_call_id = p.id, c.shared_prefix_reads = shared,
-      c.prompt_tokens = $call.tools_tokens + reduce(t = 0, n IN prompt_reads | t + n.tokens),
+      c.prompt_tokens = $call.tools_tokens + reduce(t = 0, k IN tokens | t + k),
       c.shared_prefix_tokens = CASE WHEN comparable
-        THEN $call.tools_tokens + reduce(t = 0, n IN prompt_reads[0..shared] | t + n.tokens)
+        THEN $call.tools_tokens + reduce(t = 0, k IN tokens[0..shared] | t + k)
         ELSE 0 END
   }
 }

@@ -130,6 +130,9 @@ class Appended:
     head_moved: bool
     previous_head_id: str | None = None
     summary_version: int = 0  # the session's summary version the write saw, under its lock
+    # With append_message(offer_tools=True): the ToolSetVersion in force at the node (None:
+    # the session has none there); not read otherwise.
+    tool_set: Any = None
 
 
 @dataclass(frozen=True)

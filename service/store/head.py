@@ -33,6 +33,7 @@ from ..model.models import (
     Appended, CallRecord, Carried, DeletedBranch, HeadMove, Role, node_from_row, validate_call,
 )
 from .problems import single_row
+from .tool_sets import version_from_row
 from ..model.validate import Limits
 
 
@@ -54,6 +55,8 @@ class HeadMoves:
         side_branch: bool = False,
         advance_head: bool = True,
         call: CallRecord | None = None,
+        offer_tools: bool = False,
+        tools_to_check: Sequence[str] = (),
     ) -> Appended:
         """Appends after `predecessor_id` (default: HEAD). One statement, one transaction.
 
@@ -63,12 +66,17 @@ class HeadMoves:
         `side_branch` marks a spawned branch (and, by inheritance, everything under
         it): such nodes never count as user branches. `call`, when given, is the
         model call that produced this node, recorded in the same transaction.
+        With `offer_tools` the same statement reads the tool set in force at the new node
+        (`Appended.tool_set`, for the turn it opens); it refuses with ToolsToCheck, writing
+        nothing, when that set's definitions may name one of `tools_to_check`.
         """
         ids = {"session_id": validate.identifier(session_id, "session id"),
                "predecessor_id": validate.optional_identifier(predecessor_id, "predecessor id"),
                "caller_id": validate.optional_identifier(caller_id, "caller id")}
         return await self._write_node("append_message", ids, role, content, blocks, metadata,
-                                      call, side_branch=side_branch, advance_head=advance_head)
+                                      call, side_branch=side_branch, advance_head=advance_head,
+                                      offer_tools=offer_tools,
+                                      tools_to_check=list(tools_to_check))
 
     async def complete_draft(self, draft_id: str, client_key: str, content: str | None, *,
                              blocks: Sequence[Any] | None, metadata: Mapping[str, Any],
@@ -184,5 +192,7 @@ class HeadMoves:
         row = rows[0]
         node = node_from_row(row["node"])
         await self._events.committed(node.session_id, row["events"])
+        tool_set = row.get("tool_set")
         return Appended(node, bool(row["head_moved"]), row["previous_head_id"],
-                        row["summary_version"])
+                        row["summary_version"],
+                        None if tool_set is None else version_from_row(tool_set))

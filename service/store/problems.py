@@ -50,12 +50,20 @@ def _ids_taken(ids: Mapping[str, Any]) -> CtxdagError:
     return Conflict(f"session {ids['session_id']} cannot be imported: " + "; ".join(parts))
 
 
+class ToolsToCheck(Conflict):
+    """A turn's opening append that was to read the tool set in force found one whose
+    definitions may name a recall tool: nothing was written; the turn reads the set, decides
+    the clash, and appends without the check (service/turns/service.py: Turns._open)."""
+
+
 PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
     "predecessor_not_found": _not_found("node", "predecessor_id"),
     "predecessor_other_session": _bad("predecessor {predecessor_id} belongs to another session"),
     "predecessor_deleted": _bad("predecessor {predecessor_id} was deleted with its branch"),
     "predecessor_summary": _bad("predecessor {predecessor_id} is a summary; nothing is appended "
                                 "after a summary (it stands in for turns, it is not one)"),
+    "tools_to_check": lambda ids: ToolsToCheck(
+        "the tool set in force may name a recall tool; the turn checks it before it writes"),
     "caller_not_found": _not_found("node", "caller_id"),
     "caller_other_session": _bad("caller {caller_id} belongs to another session"),
     "caller_deleted": _bad("caller {caller_id} was deleted with its branch"),

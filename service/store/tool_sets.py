@@ -28,7 +28,7 @@ class ToolSetVersion:
     created_at: datetime
 
 
-def _version_from_row(row: Mapping[str, Any]) -> ToolSetVersion:
+def version_from_row(row: Mapping[str, Any]) -> ToolSetVersion:
     return ToolSetVersion(
         session_id=row["session_id"], version=row["version"], anchor_id=row.get("anchor_id"),
         tools_sha256=row.get("tools_sha256"),
@@ -55,7 +55,7 @@ class ToolSets:
             "tool_set_put", single_row(session_id, {"node_id": anchor_id}),
             session_id=session_id, tenant=self._tenant, tools=tools_json, tools_sha256=digest,
             tool_choice=choice, anchor_id=anchor_id, now=utcnow())
-        return _version_from_row(rows[0]["version"])
+        return version_from_row(rows[0]["version"])
 
     async def in_force(self, session_id: str, head_id: str | None = None
                        ) -> ToolSetVersion | None:
@@ -66,7 +66,7 @@ class ToolSets:
         rows = await self._db.read_on_leader("tool_set_in_force", session_id=session_id,
                                              tenant=self._tenant, head_id=head_id)
         single_row(session_id, {})(rows)
-        return None if rows[0]["version"] is None else _version_from_row(rows[0]["version"])
+        return None if rows[0]["version"] is None else version_from_row(rows[0]["version"])
 
     async def histories(self, session_ids: Sequence[str]) -> dict[str, list[ToolSetVersion]]:
         """Each session's versions, oldest first (an unknown session: none)."""
@@ -74,6 +74,6 @@ class ToolSets:
             validate.identifier(session_id, "session id")
         rows = await self._db.read("tool_set_history", session_ids=list(session_ids),
                                    tenant=self._tenant)
-        found = {row["session_id"]: [_version_from_row(v) for v in row["versions"]]
+        found = {row["session_id"]: [version_from_row(v) for v in row["versions"]]
                  for row in rows}
         return {i: found.get(i, []) for i in session_ids}

@@ -29,7 +29,7 @@ from ..context.compaction import CompactionResult, CompactionStatus, Compactor
 from ..context.render import RenderMemory, render_context
 from ..errors import BadInput, Conflict, ContextOverflow, CtxdagError, ModelError, \
     ModelUnavailable, NotFound
-from ..store.problems import Stale
+from ..store.problems import Stale, ToolsToCheck
 from ..model import validate
 from ..store import Appended, Call, CallRecord, Ledger, Node, Purpose, Rendered, Role
 from ..model.ids import utcnow
@@ -90,13 +90,8 @@ class Turns:
         projection of stored nodes).
         """
         writer = TurnWriter(self.ledger, session_id, advance_head=True)
-        options = await tool_sets.offered(self.ledger, session_id, None, options)
-        await self._refuse_recall_clash(session_id, options)
-        if cancel_open_tool_uses:
-            # The message is checked first: a refused one must leave nothing behind.
-            message_blocks(Role.USER, content, blocks, self.ledger.limits)
-            await writer.cancel_open_tool_uses()
-        opened = await writer.open(content, blocks=blocks)
+        opened, options = await self._open(writer, content, blocks, options,
+                                           cancel_open_tool_uses)
         return await self._respond_to(writer, opened, Purpose.CHAT, options=options,
                                       listener=listener)
 
@@ -106,10 +101,9 @@ class Turns:
         """The agent loop's next step: the results answering HEAD's open tool uses, then the
         model's next reply (which may call tools again)."""
         writer = TurnWriter(self.ledger, session_id, advance_head=True)
-        options = await tool_sets.offered(self.ledger, session_id, None, options)
-        results, metadata = await self._with_recall_answers(session_id, results, options)
-        return await self._respond_to(writer, await writer.results(results, metadata),
-                                      Purpose.CHAT, options=options, listener=listener)
+        opened, options = await self._open_results(writer, results, options)
+        return await self._respond_to(writer, opened, Purpose.CHAT, options=options,
+                                      listener=listener)
 
     async def edit(self, node_id: str, content: str | None = None, *,
                    blocks: Sequence[Any] | None = None, options: Options = Options(),
@@ -183,17 +177,13 @@ class Turns:
         if cancel_open_tool_uses and not message:
             raise BadInput("cancelOpenToolUses makes room for a message: give content or blocks")
         writer = TurnWriter(self.ledger, session_id, advance_head=True)
-        options = await tool_sets.offered(self.ledger, session_id, None, options)
         if results is not None:
-            results, metadata = await self._with_recall_answers(session_id, results, options)
-            opened = await writer.results(results, metadata)
+            opened, options = await self._open_results(writer, results, options)
         elif message:
-            await self._refuse_recall_clash(session_id, options)
-            if cancel_open_tool_uses:
-                message_blocks(Role.USER, content, blocks, self.ledger.limits)
-                await writer.cancel_open_tool_uses()
-            opened = await writer.open(content, blocks=blocks)
+            opened, options = await self._open(writer, content, blocks, options,
+                                               cancel_open_tool_uses)
         else:
+            options = await tool_sets.offered(self.ledger, session_id, None, options)
             await self._refuse_recall_clash(session_id, options)
             opened = None
         if opened is None:
@@ -310,6 +300,45 @@ class Turns:
         telemetry.export_call(self.ledger.tenant, session_id, call, request_model=model,
                               reply=reply.node)
         return await self.ledger.calls.get(call.id)
+
+    async def _open(self, writer: TurnWriter, content: str | None,
+                    blocks: Sequence[Any] | None, options: Options,
+                    cancel_open_tool_uses: bool) -> tuple[Appended, Options]:
+        """The user's message at HEAD, and the options the turn's call is sent with.
+
+        The tool set in force is read by the append itself (one round trip) unless the turn
+        names tools or a toolChoice of its own, or first cancels open tool uses. When the
+        set may name a recall tool the append writes nothing (ToolsToCheck): the set is read,
+        the clash decided, and only then the message written, as a refused turn leaves
+        nothing behind."""
+        session_id = writer.session_id
+        if tool_sets.read_with_the_append(options) and not cancel_open_tool_uses:
+            try:
+                opened = await writer.open(content, blocks=blocks,
+                                           tools_to_check=tool_sets.to_check(options))
+                return opened, tool_sets.with_version(options, opened.tool_set)
+            except ToolsToCheck:
+                pass
+        options = await tool_sets.offered(self.ledger, session_id, None, options)
+        await self._refuse_recall_clash(session_id, options)
+        if cancel_open_tool_uses:
+            # The message is checked first: a refused one must leave nothing behind.
+            message_blocks(Role.USER, content, blocks, self.ledger.limits)
+            await writer.cancel_open_tool_uses()
+        return await writer.open(content, blocks=blocks), options
+
+    async def _open_results(self, writer: TurnWriter, results: Sequence[Any],
+                            options: Options) -> tuple[Appended, Options]:
+        """The runtime's tool results at HEAD (with the answers to HEAD's recall uses), and
+        the options the turn's call is sent with: the tool set in force read by the same
+        append when the turn names no tools of its own (as `_open`)."""
+        results, metadata = await self._with_recall_answers(writer.session_id, results,
+                                                            options)
+        if tool_sets.read_with_the_append(options):
+            opened = await writer.results(results, metadata, tools_to_check=())
+            return opened, tool_sets.with_version(options, opened.tool_set)
+        options = await tool_sets.offered(self.ledger, writer.session_id, None, options)
+        return await writer.results(results, metadata), options
 
     async def _respond_to(self, writer: TurnWriter, opened: Appended, purpose: Purpose, *,
                           compact: bool = True, options: Options = Options(),

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from ..model.models import tools_json
 from ..store import Ledger, ToolSetVersion
-from . import requests
+from . import recall, requests
 from .requests import Options
 
 
@@ -28,7 +28,25 @@ async def offered(ledger: Ledger, session_id: str, head_id: str | None,
     gave them, else the session's set in force there."""
     if options.names_tools:
         return options
-    version = await ledger.tool_sets.in_force(session_id, head_id)
+    return with_version(options, await ledger.tool_sets.in_force(session_id, head_id))
+
+
+def with_version(options: Options, version: ToolSetVersion | None) -> Options:
+    """`options` with the tools of `version`, the set in force (None: no tools), unless
+    they name their own."""
     if version is None:
         return requests.in_force(options, (), None)
     return requests.in_force(options, version.tools, version.tool_choice)
+
+
+def read_with_the_append(options: Options) -> bool:
+    """Whether a turn's opening append reads the set in force itself (one round trip, not
+    two): when the turn names no tools and no toolChoice of its own (a toolChoice is checked
+    against the set before anything is written)."""
+    return not options.names_tools and options.tool_choice is None
+
+
+def to_check(options: Options) -> tuple[str, ...]:
+    """The names a set in force read with the append must not hold, or the turn checks it
+    first: the recall tools', unless recall is off for the turn (recall.clashes)."""
+    return () if options.recall is False else tuple(sorted(recall.NAMES))

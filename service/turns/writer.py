@@ -34,21 +34,28 @@ class TurnWriter:
 
     async def open(self, content: str | None = None, *, blocks: Sequence[Any] | None = None,
                    predecessor_id: str | None = None,
-                   metadata: Mapping[str, Any] | None = None) -> Appended:
-        """The turn's opening user node: at HEAD, or under `predecessor_id`."""
+                   metadata: Mapping[str, Any] | None = None,
+                   tools_to_check: Sequence[str] | None = None) -> Appended:
+        """The turn's opening user node: at HEAD, or under `predecessor_id`. With
+        `tools_to_check` (a list) the same statement reads the tool set in force
+        (Appended.tool_set; HeadMoves.append_message)."""
         return await self._ledger.head.append_message(
             self.session_id, "user", content, blocks=blocks, predecessor_id=predecessor_id,
             caller_id=self._caller_id, metadata=metadata, side_branch=self._side_branch,
-            advance_head=self.advance_head)
+            advance_head=self.advance_head, offer_tools=tools_to_check is not None,
+            tools_to_check=tools_to_check or ())
 
     async def results(self, results: Sequence[Any],
-                      metadata: Mapping[str, Any] | None = None) -> Appended:
-        """The agent loop's opening node: tool results answering HEAD's open tool uses."""
+                      metadata: Mapping[str, Any] | None = None,
+                      tools_to_check: Sequence[str] | None = None) -> Appended:
+        """The agent loop's opening node: tool results answering HEAD's open tool uses
+        (`tools_to_check` as for `open`)."""
         self._require_user_turn("submit tool results")
         if _none_or_repeated(results):
             await self._refuse_answers(results)
-        return await self._ledger.head.append_message(self.session_id, "tool", blocks=results,
-                                                      metadata=metadata)
+        return await self._ledger.head.append_message(
+            self.session_id, "tool", blocks=results, metadata=metadata,
+            offer_tools=tools_to_check is not None, tools_to_check=tools_to_check or ())
 
     async def _refuse_answers(self, results: Sequence[Any]) -> None:
         """No results, or one answered twice: BAD_INPUT naming what HEAD leaves open."""

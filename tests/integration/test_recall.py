@@ -13,6 +13,7 @@ from service.turns.recall import RECALL_TOOLS
 from service.turns.replay import replay
 from service.turns.requests import Options, Tool, anthropic_messages
 from service.turns.service import Turns
+from service.turns import tool_sets
 from tests.integration.helpers import KEEP_FOUR, assert_sound, chat, snapshot, turns
 from tests.provider_requests import assert_valid_anthropic
 from tests.stubs.anthropic_stub import MESSAGES_PATH, reply, tool_call
@@ -274,6 +275,28 @@ async def test_a_client_tool_named_like_a_recall_tool_is_bad_input_and_writes_no
     await Turns(ledger, compactor, model).send_message(
         session.id, "hi", options=Options(tools=(clash,), recall=False))
     assert model.prompts[0].options.tools == (clash,)
+
+
+async def test_a_session_tool_set_naming_a_recall_tool_is_checked_before_the_turn_writes(
+        ledger, compactor):
+    """A turn reads the session's tool set with its message's append; a set whose tools may
+    clash with recall is read first, so a refused turn still leaves nothing behind."""
+    session, t, summary = await compacted_session(ledger, compactor)
+    await tool_sets.set_tools(ledger, session.id, [
+        {"name": "history_expand", "input_schema": {"type": "object"}}])
+    before = await snapshot(ledger, session.id)
+    with pytest.raises(BadInput, match="recall tools"):
+        await Turns(ledger, compactor, Scripted()).send_message(session.id, "hi")
+    assert await snapshot(ledger, session.id) == before
+    # Recall off for the session: the set is its own, and the turn goes through.
+    quiet = await ledger.sessions.create("no recall", "sys", recall=False)
+    await tool_sets.set_tools(ledger, quiet.id, [
+        {"name": "history_expand", "input_schema": {"type": "object"}}])
+    model = Scripted(say("fine"))
+    result = await Turns(ledger, compactor, model).send_message(quiet.id, "hi")
+    assert result.reply is not None
+    assert [tool.name for tool in model.prompts[0].options.tools] == ["history_expand"]
+    await assert_sound(ledger, quiet.id)
 
 
 async def test_recall_through_the_anthropic_sdk(anthropic_runtime, stub, ledger, compactor):
