@@ -423,9 +423,9 @@ def _tool_set_versions(raw: Any, nodes: Mapping[str, Any]) -> list[dict[str, Any
         if digest is not None and not isinstance(digest, str):
             raise BadInput(f"{where}: tools_sha256 must be a string")
         choice = properties.get("tool_choice")
-        if choice is not None and not isinstance(
-                validate.parse_json(choice, f"{where}.tool_choice") if isinstance(choice, str)
-                else None, dict):
+        if choice is not None and not (
+                isinstance(choice, str)
+                and isinstance(validate.parse_json(choice, f"{where}.tool_choice"), dict)):
             raise BadInput(f"{where}: tool_choice must be a JSON object stored as text")
         versions.append({"properties": properties})
     return versions
