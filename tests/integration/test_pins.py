@@ -6,7 +6,7 @@ import pytest
 
 from service.config import Settings
 from service.store import Limits
-from service.store.backup import export_session, import_session
+from service.store.backup import VERSION, export_session, import_session
 from service.store.invariants import violations
 from tests.api_client import Client
 from tests.app_server import serve
@@ -238,7 +238,7 @@ async def test_pins_travel_through_export_and_import_and_check_names_a_bad_one(a
     await client(COMPACT, s=sid, k=130, d=False)
     rendered = (await session_state(client, sid))["render"]["nodeIds"]
     document = await export_session(api.db, api.tenant, sid, Limits())
-    assert document["version"] == 4
+    assert document["version"] == VERSION
     assert [entry["node_id"] for entry in document["pins"]] == [ids[3]]
     assert set(document["pins"][0]["properties"]) == {"pinned_at"}
 
