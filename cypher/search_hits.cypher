@@ -5,6 +5,10 @@
 // The Lucene queries carry the tenant (and the session) as clauses, so the index bounds
 // the work to them; the exact comparisons after it keep a tenant whose name another's
 // words contain from ever matching that other tenant's nodes.
+// Both indexes are eventually consistent (migration 14): the updates of every committed
+// write are applied first, so a search sees them.
+CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()
+WITH 1 AS refreshed
 CALL () {
   WITH 1 AS one WHERE $node_query IS NOT NULL
   CALL db.index.fulltext.queryNodes('ledger_text', $node_query, {limit: $scan})

@@ -7,7 +7,7 @@ from service.errors import BadInput, NotFound
 from service.model.kinds import Role
 from service.search import Field, Filters, State, search
 from service.store import Ledger, Limits
-from tests.integration.helpers import KEEP_FOUR, chat, tool_results, tool_uses, turns
+from tests.integration.helpers import KEEP_FOUR, chat, run_cypher, tool_results, tool_uses, turns
 
 
 async def _find(ledger, text, **filters):
@@ -220,3 +220,21 @@ async def test_a_reply_no_render_reads_is_found_but_not_rendered(ledger, db):
     assert hit.node.out_of_context and hit.placement.state is State.NOT_RENDERED
     title, = await _find(ledger, "checkout", fields=(Field.TITLE,))
     assert title.session_title and "checkout" in title.session_title.lower()
+
+
+async def test_a_search_right_after_each_write_finds_it(ledger, db):
+    # The indexes are eventually consistent (migration 14): a search must first wait for
+    # every committed update to reach them, or it would miss the write just made.
+    indexes = await run_cypher(
+        db, "SHOW FULLTEXT INDEXES YIELD name, options "
+        "WHERE name IN ['ledger_text', 'label_text'] "
+        "RETURN name, options.indexConfig['fulltext.eventually_consistent'] AS eventual")
+    assert {row["name"]: row["eventual"] for row in indexes} == \
+        {"ledger_text": True, "label_text": True}
+    session = await ledger.sessions.create("fresh writes", "sys")
+    for i in range(25):
+        word = f"zephyr{i:02d}quartz"
+        node, = await chat(ledger, session, f"the {word} note")
+        assert await _ids(ledger, word) == [node.id], i
+        await ledger.labels.set(node.id, f"label{i:02d}umber")
+        assert await _ids(ledger, f"label{i:02d}umber", fields=(Field.LABEL,)) == [node.id], i
