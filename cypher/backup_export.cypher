@@ -14,6 +14,7 @@ RETURN properties(s) AS session,
   [(s)-[:ACTIVE_SUMMARY]->(a:Node) | a.id] AS active_summary_ids,
   COLLECT {
     MATCH (n:Node {session_id: s.id})
+    USING INDEX n:Node(session_id)
     RETURN {
       properties: properties(n),
       predecessor_ids: [(n)-[:PREDECESSOR]->(p:Node) | p.id],
@@ -31,6 +32,7 @@ RETURN properties(s) AS session,
   } AS nodes,
   COLLECT {
     MATCH (c:Call {session_id: s.id})
+    USING INDEX c:Call(session_id)
     RETURN {
       properties: properties(c),
       reads: COLLECT {
@@ -42,14 +44,16 @@ RETURN properties(s) AS session,
     ORDER BY c.started_at, c.id
   } AS calls,
   COLLECT {
-    MATCH (:Node {session_id: s.id})-[:CARRIES]->(m:Media {tenant: $tenant})
+    MATCH (carrier:Node {session_id: s.id})-[:CARRIES]->(m:Media {tenant: $tenant})
+    USING INDEX carrier:Node(session_id)
     WITH DISTINCT m
     RETURN {sha256: m.sha256, media_type: m.media_type, data: m.data, bytes: m.bytes} AS medium
     ORDER BY medium.sha256
   } AS media,
   COLLECT {
     CALL (s) {
-      MATCH (:Call {session_id: s.id})-[:OFFERED]->(t:ToolSet {tenant: $tenant})
+      MATCH (offered_by:Call {session_id: s.id})-[:OFFERED]->(t:ToolSet {tenant: $tenant})
+      USING INDEX offered_by:Call(session_id)
       RETURN t
       UNION
       MATCH (s)-[:TOOL_SET_VERSION]->(:ToolSetVersion)-[:OFFERS]->(t:ToolSet {tenant: $tenant})

@@ -111,24 +111,42 @@ OPTIONAL CALL (problem) {
     MATCH (a:Node {id: $session.active_summary_id})
     CREATE (s)-[:ACTIVE_SUMMARY]->(a)
   }
+  // What was written, counted from the session's own nodes and calls (found through their
+  // session index: a count written as a pattern was planned, on a store holding few edges of
+  // some type, as a scan of every edge of that type in the store).
+  CALL (s) {
+    MATCH (n:Node {session_id: s.id})
+    USING INDEX n:Node(session_id)
+    RETURN count(n) AS nodes,
+      sum(COUNT { (n)-[:PREDECESSOR]->() }) AS predecessor,
+      sum(COUNT { (n)-[:CALLER]->() }) AS caller,
+      sum(COUNT { (n)-[:COVERS]->() }) AS covers,
+      sum(COUNT { (n)-[:CARRIES_OVER]->() }) AS carries_over,
+      sum(COUNT { (n)-[:ABSORBED]->() }) AS absorbed,
+      sum(COUNT { (n)-[:REPLACED]->() }) AS replaced,
+      sum(COUNT { (n)-[:USES]->() }) AS uses,
+      sum(COUNT { (n)-[:CARRIES]->() }) AS carries
+  }
+  CALL (s) {
+    MATCH (c:Call {session_id: s.id})
+    USING INDEX c:Call(session_id)
+    RETURN count(c) AS calls, sum(COUNT { (c)-[:READ]->() }) AS read,
+      sum(COUNT { (c)-[:PRODUCED]->() }) AS produced,
+      sum(COUNT { (c)-[:OFFERED]->() }) AS offered
+  }
+  CALL (s) {
+    MATCH (u:ToolUse {session_id: s.id})
+    USING INDEX u:ToolUse(session_id)
+    RETURN count(u) AS tool_uses
+  }
   WITH s, {
-    nodes: COUNT { (:Node {session_id: s.id}) },
-    calls: COUNT { (:Call {session_id: s.id}) },
-    predecessor: COUNT { (:Node {session_id: s.id})-[:PREDECESSOR]->() },
-    caller: COUNT { (:Node {session_id: s.id})-[:CALLER]->() },
-    covers: COUNT { (:Node {session_id: s.id})-[:COVERS]->() },
-    carries_over: COUNT { (:Node {session_id: s.id})-[:CARRIES_OVER]->() },
-    absorbed: COUNT { (:Node {session_id: s.id})-[:ABSORBED]->() },
-    replaced: COUNT { (:Node {session_id: s.id})-[:REPLACED]->() },
-    read: COUNT { (:Call {session_id: s.id})-[:READ]->() },
-    produced: COUNT { (:Call {session_id: s.id})-[:PRODUCED]->() },
+    nodes: nodes, calls: calls, predecessor: predecessor, caller: caller, covers: covers,
+    carries_over: carries_over, absorbed: absorbed, replaced: replaced, read: read,
+    produced: produced,
     root: COUNT { (s)-[:ROOT]->() },
     head: COUNT { (s)-[:HEAD]->() },
     active_summary: COUNT { (s)-[:ACTIVE_SUMMARY]->() },
-    tool_uses: COUNT { (:ToolUse {session_id: s.id}) },
-    uses: COUNT { (:Node {session_id: s.id})-[:USES]->() },
-    carries: COUNT { (:Node {session_id: s.id})-[:CARRIES]->() },
-    offered: COUNT { (:Call {session_id: s.id})-[:OFFERED]->() },
+    tool_uses: tool_uses, uses: uses, carries: carries, offered: offered,
     tool_set_versions: COUNT { (s)-[:TOOL_SET_VERSION]->() },
     offers: COUNT { (s)-[:TOOL_SET_VERSION]->()-[:OFFERS]->() },
     labeled: COUNT { (s)-[:LABELED]->() },

@@ -18,6 +18,7 @@ RETURN violations, properties(s) AS session,
   COLLECT { MATCH (c:Call {session_id: s.id}) RETURN properties(c) AS call ORDER BY c.started_at, c.id } AS calls,
   COLLECT {
     MATCH (n:Node {session_id: s.id})
+    USING INDEX n:Node(session_id)
     WHERE n.blocks IS NOT NULL OR EXISTS { (n)-[:USES|ANSWERS|CARRIES]->() }
     RETURN {
       id: n.id,
@@ -28,7 +29,8 @@ RETURN violations, properties(s) AS session,
     ORDER BY n.seq, n.id
   } AS edges,
   COLLECT {
-    MATCH (:Node {session_id: s.id})-[:CARRIES]->(m:Media)
+    MATCH (carrier:Node {session_id: s.id})-[:CARRIES]->(m:Media)
+    USING INDEX carrier:Node(session_id)
     RETURN DISTINCT properties(m) AS medium
   } AS media,
   COLLECT {

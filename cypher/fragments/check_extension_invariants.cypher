@@ -137,8 +137,10 @@ UNWIND $nodes AS row
 MATCH (n:Node {id: row.properties.id})
 WHERE n.tool_use_ids IS NOT NULL OR EXISTS { (n)-[:USES]->() }
 WITH n, CASE WHEN n.tool_use_ids IS :: LIST<STRING NOT NULL> NOT NULL THEN n.tool_use_ids ELSE [] END AS named,
-  COLLECT { MATCH (n)-[u:USES]->(t:ToolUse)
-            WHERE t.session_id = n.session_id AND t.tenant = n.tenant
+  // Expanded from n: t's label is read, not matched, or a planner that took the session's
+  // tool uses for few sought them all for each n (quadratic in a session's tool uses).
+  COLLECT { MATCH (n)-[u:USES]->(t)
+            WHERE 'ToolUse' IN labels(t) AND t.session_id = n.session_id AND t.tenant = n.tenant
             RETURN t.id AS id ORDER BY u.order } AS uses,
   COUNT { (n)-[:USES]->() } AS edges
 WHERE uses <> named OR edges <> size(uses)

@@ -4,6 +4,10 @@
 // so a consistent depth proves the chains are acyclic and all end at ROOT.
 // The events' numbering is checked apart (check_session_events): a write that stores
 // events must not read them (events_write), and may include this fragment.
+// Every match of the session's nodes, calls or tool uses names the session index it starts
+// from (USING INDEX): planned on a young store, one holding few edges of some type, Neo4j
+// started from a scan of every such edge in the store instead
+// (tests/integration/test_session_scoped_plans.py).
 WITH s WHERE COUNT { (s)-[:HEAD]->() } <> 1
 RETURN 'HEAD: the session has ' + toString(COUNT { (s)-[:HEAD]->() }) + ' HEAD relationships' AS violation
 UNION ALL
@@ -15,22 +19,27 @@ WITH s WHERE COUNT { (s)-[:ROOT]->() } <> 1
 RETURN 'ROOT: the session has ' + toString(COUNT { (s)-[:ROOT]->() }) + ' ROOT relationships' AS violation
 UNION ALL
 MATCH (n:Node {session_id: s.id})
+USING INDEX n:Node(session_id)
 WHERE n.depth = 0 AND (NOT EXISTS { (s)-[:ROOT]->(n) } OR EXISTS { (n)-[:PREDECESSOR]->() })
 RETURN 'ROOT: ' + n.id + ' has depth 0 but is not the ROOT, or has a predecessor' AS violation
 UNION ALL
 MATCH (n:Node {session_id: s.id})
+USING INDEX n:Node(session_id)
 WHERE n.depth > 0 AND COUNT { (n)-[:PREDECESSOR]->() } <> 1
 RETURN 'PREDECESSOR: ' + n.id + ' has ' + toString(COUNT { (n)-[:PREDECESSOR]->() }) + ' predecessors' AS violation
 UNION ALL
 MATCH (n:Node {session_id: s.id})-[:PREDECESSOR]->(p:Node)
+USING INDEX n:Node(session_id)
 WHERE p.session_id <> n.session_id OR p.depth <> n.depth - 1
 RETURN 'PREDECESSOR: ' + n.id + ' -> ' + p.id + ' crosses sessions or breaks the depth order (a cycle)' AS violation
 UNION ALL
 MATCH (n:Node {session_id: s.id})-[:CALLER]->(c:Node)
+USING INDEX n:Node(session_id)
 WHERE c.session_id <> n.session_id
 RETURN 'CALLER: ' + n.id + ' -> ' + c.id + ' crosses sessions' AS violation
 UNION ALL
 MATCH (n:Node {session_id: s.id})
+USING INDEX n:Node(session_id)
 WITH s, n.seq AS seq, count(*) AS uses
 WHERE uses > 1
 RETURN 'seq: ' + toString(seq) + ' is used by ' + toString(uses) + ' nodes' AS violation
@@ -40,6 +49,7 @@ WHERE stored <> s.next_seq
 RETURN 'nodes: ' + toString(stored) + ' stored but ' + toString(s.next_seq) + ' were written' AS violation
 UNION ALL
 MATCH (n:Node {session_id: s.id})-[:PREDECESSOR]->(p:Node)
+USING INDEX n:Node(session_id)
 WHERE n.deleted_at IS NULL AND p.deleted_at IS NOT NULL
 RETURN 'deleted: live node ' + n.id + ' hangs under deleted ' + p.id AS violation
 UNION ALL
@@ -56,13 +66,16 @@ WHERE a.deleted_at IS NOT NULL
 RETURN 'summary: active ' + a.id + ' is deleted' AS violation
 UNION ALL
 MATCH (x:Node {session_id: s.id, role: 'summary'})
+USING INDEX x:Node(session_id, role)
 WHERE NOT x.superseded_summary AND NOT EXISTS { (s)-[:ACTIVE_SUMMARY]->(x) }
 RETURN 'summary: ' + x.id + ' is neither active nor superseded' AS violation
 UNION ALL
 MATCH (x:Node {session_id: s.id, role: 'summary'})<-[:PREDECESSOR]-(y:Node)
+USING INDEX x:Node(session_id, role)
 RETURN 'summary: ' + y.id + ' was appended after summary ' + x.id AS violation
 UNION ALL
 MATCH (x:Node {session_id: s.id, role: 'summary'})
+USING INDEX x:Node(session_id, role)
 WHERE x.retired_at IS NOT NULL
   AND (NOT coalesce(x.superseded_summary, false) OR EXISTS { (s)-[:ACTIVE_SUMMARY]->(x) })
 RETURN 'summary: ' + x.id + ' is retired but still active or not superseded' AS violation
@@ -70,6 +83,7 @@ UNION ALL
 // ABSORBED and REPLACED edges stand for the absorbed_id and replaced_id properties: one
 // edge to the node the property names, none without it.
 MATCH (x:Node {session_id: s.id})
+USING INDEX x:Node(session_id)
 UNWIND [
   {kind: 'ABSORBED', key: 'absorbed_id', named: x.absorbed_id,
    edges: COUNT { (x)-[:ABSORBED]->() },
@@ -87,6 +101,7 @@ UNION ALL
 // An absorbed summary is an earlier one of the same session spliced at the same point (its
 // segment is the start of the absorbing one's); a replaced one, an earlier one of the session.
 MATCH (x:Node {session_id: s.id})-[r:ABSORBED|REPLACED]->(a)
+USING INDEX x:Node(session_id)
 WHERE a.id = CASE type(r) WHEN 'ABSORBED' THEN x.absorbed_id ELSE x.replaced_id END
   AND NOT coalesce(
     x.role = 'summary' AND a:Node AND a.role = 'summary' AND a.session_id = x.session_id
@@ -100,6 +115,7 @@ UNION ALL
 // A summary's COVERS edges name the turns it newly covered: they continue the segment of
 // the summary it absorbed, or start right after its splice point when it absorbed none.
 MATCH (x:Node {session_id: s.id, role: 'summary'})-[:PREDECESSOR]->(splice:Node)
+USING INDEX x:Node(session_id, role)
 OPTIONAL MATCH (absorbed:Node {id: x.absorbed_id})
 WITH x, splice, absorbed, COLLECT {
   MATCH (x)-[c:COVERS]->(t:Node)
@@ -132,6 +148,7 @@ RETURN CASE WHEN NOT coalesce(counted, false)
 UNION ALL
 // A summary's one ENDS_AT edge names its segment's last turn (the segmented walk's step).
 MATCH (x:Node {session_id: s.id, role: 'summary'})
+USING INDEX x:Node(session_id, role)
 WITH x, [(x)-[:ENDS_AT]->(e) | e] AS ends
 WHERE size(ends) <> 1 OR ends[0].id <> x.covers_last_id
 RETURN 'ENDS_AT: ' + x.id + ' has ' + toString(size(ends)) + ' ENDS_AT relationships for '
@@ -140,6 +157,7 @@ UNION ALL
 // A nested summary (segmented) merged earlier summaries of its session whose segments, in
 // order, make up its own.
 MATCH (x:Node {session_id: s.id, role: 'summary'})
+USING INDEX x:Node(session_id, role)
 WHERE x.nested_ids IS NOT NULL
 WITH x, [nid IN x.nested_ids | COLLECT {
   MATCH (n:Node {id: nid})
@@ -157,6 +175,7 @@ UNION ALL
 // head's chain strictly below covers_last_id, down to compacted_head_id.
 // (A value that is not a list of strings is a property problem, named by records.py.)
 MATCH (x:Node {session_id: s.id, role: 'summary'})
+USING INDEX x:Node(session_id, role)
 WHERE x.retained_ids IS :: LIST<STRING NOT NULL> NOT NULL
 WITH x, [rid IN x.retained_ids | COLLECT {
   MATCH (n:Node {id: rid})-[:PREDECESSOR]->(p:Node)
@@ -171,11 +190,13 @@ RETURN 'summary: ' + x.id + ' has retained_ids that are not the chain right belo
   + 'covers_last_id down to its compacted_head_id' AS violation
 UNION ALL
 MATCH (c:Call {session_id: s.id})-[:READ]->(x)
+USING INDEX c:Call(session_id)
 WHERE NOT x:Node OR coalesce(x.session_id, '') <> s.id
 RETURN 'READ: call ' + c.id + ' reads ' + coalesce(x.id, 'something')
   + ', which is not a node of this session' AS violation
 UNION ALL
 MATCH (c:Call {session_id: s.id})
+USING INDEX c:Call(session_id)
 WITH c, COUNT { (c)-[:READ]->() } AS edges,
   COLLECT { MATCH (c)-[r:READ]->() RETURN r.position AS position ORDER BY position } AS positions
 WHERE NOT coalesce(positions = range(0, edges - 1) AND edges = c.read_count, false)
@@ -183,6 +204,7 @@ RETURN 'READ: call ' + c.id + ' has ' + toString(edges) + ' READ edges for a rea
   + coalesce(toString(c.read_count), 'none') + ', or their positions are not 0..n-1' AS violation
 UNION ALL
 MATCH (c:Call {session_id: s.id})
+USING INDEX c:Call(session_id)
 WITH c, COUNT { (c)-[:READ]->() } AS edges, COUNT { MATCH (c)-[:READ]->(x) RETURN DISTINCT x } AS read
 WHERE edges > read
 RETURN 'READ: call ' + c.id + ' reads ' + toString(edges - read) + ' nodes more than once' AS violation
@@ -193,10 +215,14 @@ UNION ALL
 // by records.py; here it counts as none.) A tombstoned node may hold none: one a grown
 // transcript replaced gave its tool uses to the message that replaced it.
 MATCH (n:Node {session_id: s.id})
+USING INDEX n:Node(session_id)
 WHERE n.tool_use_ids IS NOT NULL OR EXISTS { (n)-[:USES]->() }
 WITH n, CASE WHEN n.tool_use_ids IS :: LIST<STRING NOT NULL> NOT NULL THEN n.tool_use_ids ELSE [] END AS named,
-  COLLECT { MATCH (n)-[u:USES]->(t:ToolUse)
-            WHERE t.session_id = n.session_id AND t.tenant = n.tenant AND t.id IS :: STRING
+  // Expanded from n: t's label is read, not matched, or a planner that took the session's
+  // tool uses for few sought them all for each n (quadratic in a session's tool uses).
+  COLLECT { MATCH (n)-[u:USES]->(t)
+            WHERE 'ToolUse' IN labels(t) AND t.session_id = n.session_id
+              AND t.tenant = n.tenant AND t.id IS :: STRING
             RETURN t.id AS id ORDER BY u.order } AS uses,
   COUNT { (n)-[:USES]->() } AS edges
 WHERE (uses <> named OR edges <> size(uses)) AND NOT (n.deleted_at IS NOT NULL AND edges = 0)
@@ -208,7 +234,9 @@ RETURN 'USES: ' + n.id + ' has USES edges to ('
   + reduce(ids = '', i IN named | ids + CASE WHEN ids = '' THEN '' ELSE ', ' END + i) + ')' AS violation
 UNION ALL
 MATCH (u:ToolUse {session_id: s.id})
-WITH u, COUNT { (m:Node)-[:USES]->(u) WHERE m.session_id = s.id } AS users
+USING INDEX u:ToolUse(session_id)
+// (m's label read, not matched, as above: expanded from u.)
+WITH u, COUNT { (m)-[:USES]->(u) WHERE 'Node' IN labels(m) AND m.session_id = s.id } AS users
 WHERE users <> 1 OR coalesce(u.tenant <> s.tenant, true)
 RETURN 'USES: tool use ' + coalesce(toString(u.id), 'without an id') + ' is used by '
   + toString(users) + ' messages of this session'
@@ -216,12 +244,14 @@ RETURN 'USES: tool use ' + coalesce(toString(u.id), 'without an id') + ' is used
       ELSE '' END AS violation
 UNION ALL
 MATCH (u:ToolUse {session_id: s.id})
+USING INDEX u:ToolUse(session_id)
 WITH u.id AS id, count(*) AS uses WHERE uses > 1
 RETURN 'USES: tool use id ' + toString(id) + ' names ' + toString(uses) + ' tool uses' AS violation
 UNION ALL
 // A node's ANSWERS edges are its answered_ids, each to a tool use of its predecessor (a
 // tombstoned node's predecessor may have given its tool uses away: see USES).
 MATCH (n:Node {session_id: s.id})
+USING INDEX n:Node(session_id)
 WHERE (n.answered_ids IS NOT NULL OR EXISTS { (n)-[:ANSWERS]->() })
   AND NOT (n.deleted_at IS NOT NULL AND NOT EXISTS { (n)-[:ANSWERS]->() })
 WITH n, CASE WHEN n.answered_ids IS :: LIST<STRING NOT NULL> NOT NULL THEN n.answered_ids ELSE [] END AS named,
@@ -240,6 +270,7 @@ RETURN 'ANSWERS: ' + n.id + ' answers ('
 UNION ALL
 // Every live turn after a message with tool uses is the one message answering all of them.
 MATCH (n:Node {session_id: s.id})<-[:PREDECESSOR]-(c:Node)
+USING INDEX n:Node(session_id)
 WHERE n.tool_use_ids IS :: LIST<STRING NOT NULL> NOT NULL AND size(n.tool_use_ids) > 0
   AND c.deleted_at IS NULL AND c.role <> 'summary'
   AND NOT coalesce(c.role = 'tool' AND c.answered_ids IS :: LIST<STRING NOT NULL> NOT NULL
@@ -260,6 +291,7 @@ RETURN 'branch name: ' + t.id + ' is named but is not a live branch tip of this 
 UNION ALL
 // A call's OFFERED edge is its tools_sha256: one edge to the tenant's ToolSet of that hash.
 MATCH (c:Call {session_id: s.id})
+USING INDEX c:Call(session_id)
 WITH c, COLLECT { MATCH (c)-[:OFFERED]->(t:ToolSet) WHERE t.tenant = c.tenant
                   RETURN t.sha256 AS sha256 } AS offered, COUNT { (c)-[:OFFERED]->() } AS edges
 WHERE edges <> size(offered)
@@ -271,6 +303,7 @@ UNION ALL
 // turns of its session ending at carried_from_id and opening right below a node of its own
 // chain (the common ancestor). No other node has CARRIES_OVER edges.
 MATCH (x:Node {session_id: s.id})
+USING INDEX x:Node(session_id)
 WHERE x.role = 'carry' OR EXISTS { (x)-[:CARRIES_OVER]->() }
 WITH x, [(x)-[:PREDECESSOR]->(p:Node) | p][0] AS into, COLLECT {
   MATCH (x)-[c:CARRIES_OVER]->(t)
@@ -296,6 +329,7 @@ UNION ALL
 // A reply kept out of every render takes the tool message answering it along (a render never
 // holds a result without its tool use), and only such a message is out of the context with it.
 MATCH (n:Node {session_id: s.id})<-[:PREDECESSOR]-(c:Node {role: 'tool'})
+USING INDEX n:Node(session_id)
 WHERE coalesce(n.out_of_context, false) <> coalesce(c.out_of_context, false)
 RETURN 'out of the context: tool message ' + c.id
   + CASE WHEN c.out_of_context THEN ' is' ELSE ' is not' END + ' out of the context but '

@@ -1,0 +1,88 @@
+"""The statements that write or check one session do work that follows that session, not
+the store, whatever statistics Neo4j planned them with.
+
+Planned on a young store (few summaries, few tool uses, few sessions), the import's counts
+and checks became scans of every COVERS, USES, CALLER… edge in the store, and the check of
+a message's tool uses sought all the session's tool uses once per message (quadratic in a
+session's tool uses: a 3,000-entry import took 10 s instead of 0.6 s). `backup_import`
+keeps its first plan (`replan=skip`), so such a plan stayed for the life of the server.
+"""
+import uuid
+
+from bench.transcripts import claude_code_transcript
+from service import transcripts
+from service.store import Ledger, Limits
+from service.store.transcripts import store_transcript
+
+# Operators whose work follows the whole store (a label's or a type's every entry).
+STORE_SCANS = ("AllNodesScan", "NodeByLabelScan", "UnionNodeByLabelsScan",
+               "RelationshipTypeScan", "UnionRelationshipTypesScan", "AllRelationshipsScan")
+SESSION_SCOPED = ("backup_import", "backup_export", "transcript_extend", "check_session",
+                  "append_message", "draft_reply", "render_context")
+
+
+def _operators(plan: dict) -> list[tuple[str, str]]:
+    found = [(plan["operatorType"].split("@")[0], str(plan.get("args", {}).get("Details", "")))]
+    for child in plan.get("children", []):
+        found.extend(_operators(child))
+    return found
+
+
+async def test_no_session_scoped_statement_scans_the_store(db):
+    for name in SESSION_SCOPED:
+        query = db.queries[name]
+        async with db.driver.session(database=db.database) as session:
+            result = await session.run("EXPLAIN " + query.text,
+                                       {"args": {p: None for p in query.params}})
+            plan = (await result.consume()).plan
+        scans = [op for op in _operators(plan) if any(s in op[0] for s in STORE_SCANS)]
+        assert scans == [], (name, scans)
+
+
+async def _import_db_hits(db, entries: int) -> tuple[int, int]:
+    """(db hits of the import statement, tool uses it writes) for a generated Claude Code
+    file of `entries` entries, profiled and rolled back."""
+    tenant = f"plans-{uuid.uuid4().hex[:8]}"
+    document = transcripts.read("".join(claude_code_transcript(entries)),
+                                f"{tenant}.jsonl", None, tenant, Limits())
+    tool_uses = sum(len(row["properties"].get("tool_use_ids") or ())
+                    for row in document["nodes"])
+    profiled: dict[str, int] = {}
+    execute = db._execute
+
+    async def profile(query, bound, routing, check):
+        if query.name != "backup_import":
+            return await execute(query, bound, routing, check)
+        async with db.driver.session(database=db.database) as session:
+            tx = await session.begin_transaction()
+            try:
+                result = await tx.run("PROFILE " + query.text, bound)
+                rows = [dict(zip(r.keys(), r)) async for r in result]
+                summary = await result.consume()
+            finally:
+                await tx.rollback()
+        profiled["hits"] = sum(int(op.get("dbHits", 0)) for op in _plans(summary.profile))
+        return rows
+
+    db._execute = profile
+    try:
+        await store_transcript(db, tenant, document, Limits(),
+                               Ledger.open(db, tenant, Limits(), None).events)
+    finally:
+        del db._execute
+    return profiled["hits"], tool_uses
+
+
+def _plans(plan: dict) -> list[dict]:
+    found = [plan]
+    for child in plan.get("children", []):
+        found.extend(_plans(child))
+    return found
+
+
+async def test_an_import_costs_in_proportion_to_its_session(db):
+    small, small_uses = await _import_db_hits(db, 600)
+    large, large_uses = await _import_db_hits(db, 2400)
+    assert small_uses > 50 and large_uses >= 3.5 * small_uses
+    # Four times the entries and tool uses: at most about four times the db hits.
+    assert large / small < 4.6, (small, large)
