@@ -4,7 +4,7 @@ written as a carry node on the branch gone to.
 `carry_over(from_id, into_id)` summarizes from_id's chain below its common ancestor with
 into_id's chain (exclusive) and appends the summary after into_id as one node of role
 `carry`, with CARRIES_OVER edges to the turns it summarizes and the summarizer's call
-(reading exactly those turns) in the same transaction. It is a turn of the target's
+(reading what its prompt held: below) in the same transaction. It is a turn of the target's
 chain, so the target renders it in place like any node and a later compaction covers it
 like any turn; the source branch never changes. A checkout that summarizes the branch
 it leaves is the same write from HEAD (`checkout=True`): the user's move, so HEAD goes
