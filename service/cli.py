@@ -357,10 +357,8 @@ async def _uncompact(runtime: Runtime, args: argparse.Namespace) -> int:
 
 
 async def _checkout(runtime: Runtime, args: argparse.Namespace) -> int:
-    from .context.carry import Carrier
-
     if args.summarize_left:
-        done = await Carrier(runtime.ledger, runtime.summarizer).checkout(
+        done = await runtime.carrier.checkout(
             args.session, args.node, instructions=args.instructions)
         _carried(done.carried)
         return 0
@@ -373,9 +371,7 @@ async def _checkout(runtime: Runtime, args: argparse.Namespace) -> int:
 
 
 async def _carry_over(runtime: Runtime, args: argparse.Namespace) -> int:
-    from .context.carry import Carrier
-
-    done = await Carrier(runtime.ledger, runtime.summarizer).carry_over(
+    done = await runtime.carrier.carry_over(
         args.session, args.from_tip, args.into_head, instructions=args.instructions)
     _carried(done.carried)
     return 0

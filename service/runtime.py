@@ -42,7 +42,8 @@ class TenantServices:
     @property
     def carrier(self) -> Carrier:
         """Branch summaries, with the compaction's summarizer."""
-        return Carrier(self.ledger, self.compactor.summarizer)
+        return Carrier(self.ledger, self.compactor.summarizer,
+                       tools_in_force=self.compactor.tools_in_force)
 
 
 @dataclass
@@ -80,6 +81,11 @@ class Runtime:
                       draft_ttl_seconds=settings.draft_ttl_seconds)
         return cls(settings, database, ledger, events, policy, summarizer, estimator, compactor,
                    provider, turns)
+
+    @property
+    def carrier(self) -> Carrier:
+        """Branch summaries of the settings' tenant (TenantServices.carrier)."""
+        return self.for_tenant(self.ledger.tenant).carrier
 
     async def drain(self) -> None:
         """Waits for the streamed turns still running (their subscribers may be gone), at

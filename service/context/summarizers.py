@@ -35,17 +35,18 @@ class RequestOptions(Protocol):
 
 @dataclass(frozen=True)
 class Conversation:
-    """The conversation a compaction cuts, as its calls send it. A summarizer that asks its
-    model with this very request, the summary instruction appended last, reads the
-    conversation's cached prefix (docs/concepts/provenance.md) instead of paying for a fresh
-    prompt; its call then reads `nodes`."""
+    """The conversation a compaction cuts (or a branch summary summarizes), as its calls send
+    it. A summarizer that asks its model with this very request, the summary instruction
+    appended last, reads the conversation's cached prefix (docs/concepts/provenance.md)
+    instead of paying for a fresh prompt; its call then reads `nodes`."""
 
     nodes: tuple[Node, ...]  # the head's render, ROOT first
     retained: tuple[Node, ...]  # its last nodes, kept verbatim below the summary
     media: Mapping[str, str]
     options: RequestOptions | None = None  # the request options of the conversation's calls
     # Segmented: the first newly covered node, when summaries before it stay as they are (the
-    # summary covers from there); None: from the conversation's beginning.
+    # summary covers from there); a branch summary: the branch's first turn, when the
+    # conversation holds what came before it; None: from the conversation's beginning.
     covered_from: Node | None = None
 
 
@@ -77,10 +78,15 @@ class Summarizer(Protocol):
         ...
 
     async def summarize_branch(self, turns: Sequence[Node], *,
-                               instructions: str | None = None) -> SummaryText:
+                               instructions: str | None = None,
+                               conversation: Conversation | None = None) -> SummaryText:
         """Summarizes `turns`, a branch's turns below its fork from the branch the summary
         is written into (docs/concepts/annotations.md): what was tried or settled there, for
-        a conversation that continues elsewhere. `instructions` as for `summarize`."""
+        a conversation that continues elsewhere. `instructions` as for `summarize`.
+        `conversation`: given to a summarizer that `reads_conversation` (and it needs one):
+        the request of the branch's tip, its `nodes` ending in the branch's turns from
+        `covered_from` on (None: the branch is all of them after ROOT), `retained` empty,
+        `options` the tool set in force at the tip."""
         ...
 
 
@@ -144,7 +150,9 @@ class OfflineExtractiveSummarizer:
         return SummaryText("\n".join(body + lines), self.name)
 
     async def summarize_branch(self, turns: Sequence[Node], *,
-                               instructions: str | None = None) -> SummaryText:
+                               instructions: str | None = None,
+                               conversation: Conversation | None = None) -> SummaryText:
+        # It sends no request (reads_conversation is False): it reads `turns` alone.
         names: dict[str, str] = {}
         lines = [self._line(turn, names) for turn in turns]
         folded = max(0, len(lines) - self.max_lines)

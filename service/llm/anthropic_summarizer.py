@@ -10,9 +10,10 @@ from ..config import DEFAULT_CACHE_TTL
 from ..context.summarizers import Conversation, SummaryText
 from ..errors import ModelError
 from ..model.models import Node
-from ..turns.requests import Options, Tool, ToolChoice, anthropic_messages
+from ..turns.requests import Options, Tool, ToolChoice, anthropic_messages, open_tool_uses
 from .anthropic import AnthropicSettings, complete, count_tokens
-from .prompts import branch_summary_prompt, merge_prompt, summary_instruction, summary_prompt
+from .prompts import (branch_summary_instruction, merge_prompt, summary_instruction,
+                      summary_prompt)
 
 
 class AnthropicSummarizer:
@@ -26,6 +27,8 @@ class AnthropicSummarizer:
     last (prompts.summary_instruction), so the whole prompt but the instruction is read
     from the conversation's cache; without one, a prompt of its own (prompts.summary_prompt).
     (A cache is the model's own: a summary_model other than the chat model reads none.)
+    A branch summary (`summarize_branch`) always sends the branch's own request: there is
+    no text path for it.
 
     An empty reply, or one cut off at `max_tokens`, is a `ModelError`: a partial
     summary would silently lose what it was meant to stand in for.
@@ -60,10 +63,17 @@ class AnthropicSummarizer:
                                 "messages": messages, "max_tokens": self.settings.max_tokens})
 
     async def summarize_branch(self, turns: Sequence[Node], *,
-                               instructions: str | None = None) -> SummaryText:
-        system, messages = branch_summary_prompt(turns, instructions)
-        return await self._ask({"model": self.settings.summary_model, "system": system,
-                                "messages": messages, "max_tokens": self.settings.max_tokens})
+                               instructions: str | None = None,
+                               conversation: Conversation | None = None) -> SummaryText:
+        """The branch's own request (its tip's conversation, with the tools in force there),
+        the branch-summary instruction appended last (prompts.branch_summary_instruction);
+        tool calls the branch leaves unanswered go as text (requests.anthropic_messages)."""
+        if conversation is None:
+            raise ValueError("the Anthropic summarizer sends the branch's own request: "
+                             "summarize_branch needs its conversation")
+        appended = branch_summary_instruction(conversation.covered_from, instructions,
+                                              len(open_tool_uses(conversation.nodes)))
+        return await self._ask(self._sent(conversation, appended))
 
     async def _ask(self, body: dict[str, Any]) -> SummaryText:
         model = body["model"]
@@ -85,6 +95,14 @@ class AnthropicSummarizer:
 
     def _request(self, conversation: Conversation, summarized_before: bool,
                  instructions: str | None, verbatim: AbstractSet[str]) -> dict[str, Any]:
+        return self._sent(conversation, summary_instruction(
+            summarized_before, conversation.retained, instructions,
+            pinned=[n for n in conversation.nodes if n.id in verbatim],
+            covered_from=conversation.covered_from))
+
+    def _sent(self, conversation: Conversation, appended: str) -> dict[str, Any]:
+        """The conversation's own request (its tools, system prompt, messages and
+        breakpoints) for the summary model, `appended` last."""
         options = conversation.options or Options()
         choice = options.tool_choice
         if choice is not None and choice.mode in ("any", "tool"):
@@ -92,12 +110,8 @@ class AnthropicSummarizer:
         options = replace(options, model=self.settings.summary_model,
                           max_tokens=self.settings.max_tokens, tool_choice=choice,
                           cache_ttl=self.cache_ttl)
-        return anthropic_messages(
-            conversation.nodes, conversation.media, options,
-            appended=summary_instruction(summarized_before, conversation.retained,
-                                         instructions, pinned=[
-                                             n for n in conversation.nodes if n.id in verbatim],
-                                         covered_from=conversation.covered_from))
+        return anthropic_messages(conversation.nodes, conversation.media, options,
+                                  appended=appended)
 
 
 class AnthropicTokenCounter:

@@ -131,19 +131,38 @@ BRANCH_SUMMARY_SYSTEM = SUMMARY_SYSTEM.replace(
     "was tried, learned, decided or produced there, so the assistant can build on it.")
 
 
-def branch_summary_prompt(turns: Sequence[Node], instructions: str | None = None
-                          ) -> tuple[str, list[dict]]:
-    """(system, messages) asking for a summary of a branch left for another (README,
-    "Branch summaries"), following the user's `instructions` when there are any."""
-    text = ("These are the turns of the branch that was left, in order:\n"
-            f"<transcript>\n{render_transcript(turns)}\n</transcript>\n\n"
-            "Write the summary.")
+def branch_summary_instruction(branch_from: Node | None, instructions: str | None = None,
+                               unanswered: int = 0) -> str:
+    """The user text appended to the request of the branch left (its tip's own request, so
+    the request up to it reads that conversation's cache): what to summarize of the
+    conversation above, under the headings of BRANCH_SUMMARY_SYSTEM, following the user's
+    `instructions` when there are any. `branch_from`: the branch's first message, named by
+    its opening, when the conversation above holds what came before it (shared with the
+    branch the summary is carried into); None: all of it is the branch. `unanswered`: how
+    many tool calls the branch ends in, left without results (sent as text)."""
+    if branch_from is None:
+        span = ("the conversation above, from its beginning: all of it is the branch that was "
+                "left (what came before it is shared with the branch your summary is carried "
+                "into, and not shown)")
+    else:
+        span = ("the branch that was left: the conversation above from the message that "
+                f"begins \u201c{_opening(branch_from, 200)}\u201d to its end (what comes "
+                "before that message is shared with the branch your summary is carried into, "
+                "which has it already: leave it out)")
+    text = (
+        "Stop here: this message is not a turn of the conversation, and your answer is not "
+        "a reply to it. Write text only, and call no tool.\n\n"
+        f"{BRANCH_SUMMARY_SYSTEM}\n\nSummarize {span}.")
+    if unanswered:
+        text += (f"\n\nThe branch ends in {unanswered} tool call"
+                 f"{'s' if unanswered > 1 else ''} that never got a result (shown as text "
+                 "above): the user left the branch before they ran.")
     if instructions is not None:
         text += ("\n\nThe user gave these instructions for this summary:\n"
                  f"<focus_instructions>\n{instructions}\n</focus_instructions>\n"
                  "Follow them in what you emphasize and keep in detail, within the headings "
                  "above.")
-    return BRANCH_SUMMARY_SYSTEM, [{"role": "user", "content": text}]
+    return text
 
 
 def summary_instruction(summarized_before: bool, retained: Sequence[Node],

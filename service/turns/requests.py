@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Sequence
+from typing import AbstractSet, Any, Mapping, Sequence
 
 from ..config import DEFAULT_CACHE_TTL
 from ..errors import BadInput
@@ -251,10 +251,13 @@ def anthropic_messages(nodes: Sequence[Node], media: Mapping[str, str],
     shapes a prompt that ends in open tool uses too (a replay of a recorded call, a token
     count), which no provider would answer. `appended`: a user text after the whole
     conversation (the summarizer's instruction), so the request up to it is the
-    conversation's own and reads its cache. The breakpoints: `cache_breakpoints` (none
-    with `cache=False`: a token count, a replay).
+    conversation's own and reads its cache; the tool uses the conversation leaves open
+    (a branch left mid-call) are then sent as text (`tool_use_text`), as the message after
+    a `tool_use` block must answer it and the instruction answers nothing. The
+    breakpoints: `cache_breakpoints` (none with `cache=False`: a token count, a replay).
     """
-    if not allow_open:
+    unanswered = set(open_tool_uses(nodes)) if appended is not None else set()
+    if not allow_open and not unanswered:
         _refuse_open(nodes)
     messages: list[dict[str, Any]] = []
     summary_block: dict[str, Any] | None = None  # the last summary stand-in's block
@@ -263,7 +266,7 @@ def anthropic_messages(nodes: Sequence[Node], media: Mapping[str, str],
         if node.role is Role.SYSTEM:
             continue
         role, blocks = _framed(node, options.recall)
-        content = _anthropic_content(blocks, media, offered, kept)
+        content = _anthropic_content(blocks, media, offered, kept, unanswered)
         if node.role is Role.SUMMARY:
             summary_block = content[-1]
         if messages and messages[-1]["role"] == role:
@@ -363,15 +366,16 @@ def _last_markable(messages: list[dict[str, Any]], end: int) -> dict[str, Any] |
 
 
 def _anthropic_content(blocks: Sequence[Block], media: Mapping[str, str], offered: set[str],
-                       kept: set[str]) -> list[dict[str, Any]]:
+                       kept: set[str], unanswered: AbstractSet[str] = frozenset()
+                       ) -> list[dict[str, Any]]:
     """A message's blocks in the Messages API's shape. The API refuses tool blocks whose
     tool the request does not define, so a tool use of a tool not `offered` is sent as text
-    (`tool_use_text`), and so is a result of a tool use not `kept` as a block (which adds
-    the ids it keeps); kept results stay first."""
+    (`tool_use_text`), and so is one left `unanswered` (ids) and a result of a tool use not
+    `kept` as a block (which adds the ids it keeps); kept results stay first."""
     results: list[dict[str, Any]] = []
     rest: list[dict[str, Any]] = []
     for block in blocks:
-        if isinstance(block, ToolUse) and block.name in offered:
+        if isinstance(block, ToolUse) and block.name in offered and block.id not in unanswered:
             kept.add(block.id)
             rest.append(_anthropic_block(block, media))
         elif isinstance(block, ToolUse):

@@ -84,6 +84,25 @@ async def test_a_carry_over_appends_a_summary_of_the_branch_left_to_the_target(a
     assert await violations(api.db, api.tenant, sid, Limits()) == []
 
 
+async def test_the_offline_summarizer_reads_the_turns_alone_and_is_offered_no_tools(api):
+    """A tool set in force at the tip changes nothing offline: no request is sent, so the
+    call names no tools, reads the carried turns only, and says which summarizer it was."""
+    client = api.client
+    sid, root, a, b = await forked(client)
+    await client("mutation($s: ID!, $t: [ToolInput!]!) { setTools(sessionId: $s, tools: $t)"
+                 " { version } }", s=sid, t=[{"name": "lookup", "inputSchema": {"type": "object"}}])
+    node = (await carry(client, sid, a[-1], b[-1], "Keep numbers."))["node"]
+    assert node["metadata"]["summarizer"] == "offline-extractive"
+    assert "ignored by the offline summarizer" in node["content"]
+    data = await client("query($n: ID!) { node(id: $n) { ... on Message { readBy { nodes {"
+                        " purpose provider headId toolsSha256 readIds outputId } } } } }",
+                        n=a[2])
+    summarizing = [c for c in data["node"]["readBy"]["nodes"] if c.pop("purpose") == "SUMMARIZE"]
+    assert summarizing == [{
+        "provider": "offline-extractive", "headId": None, "toolsSha256": None,
+        "readIds": a[2:], "outputId": node["id"]}]
+
+
 async def test_a_carry_over_into_another_head_leaves_head_alone(api):
     client = api.client
     sid, root, a, b = await forked(client)

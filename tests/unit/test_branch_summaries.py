@@ -5,10 +5,13 @@ from __future__ import annotations
 from service.context.cut import find_cut_index
 from service.context.summarizers import BRANCH_HEADER, IGNORED_INSTRUCTIONS, HEADER
 from service.context.summarizers import OfflineExtractiveSummarizer
-from service.llm.prompts import branch_summary_prompt, render_transcript
+import pytest
+
+from service.errors import BadInput
+from service.llm.prompts import BRANCH_SUMMARY_SYSTEM, branch_summary_instruction, render_transcript
 from service.store import Role
 from service.turns.requests import (
-    CARRY_OPEN, SUMMARY_OPEN, anthropic_messages, openai_chat,
+    CARRY_OPEN, SUMMARY_OPEN, Options, Tool, anthropic_messages, openai_chat,
 )
 from tests.provider_requests import assert_valid_anthropic, assert_valid_openai, uncached
 from tests.unit.test_cut_and_summarizer import node as sized
@@ -53,9 +56,36 @@ async def test_the_offline_summary_of_a_branch_says_what_it_is():
     assert len(lines) == 6  # the last tool use, left open on that branch, is text too
 
 
-def test_the_branch_summary_prompt_names_the_branch_left():
-    turns = [node("carry", "An earlier branch."), node("user", "Next.")]
-    system, messages = branch_summary_prompt(turns, "Keep numbers.")
-    assert "left for another branch" in system
+def test_the_branch_summary_instruction_names_where_the_branch_begins():
+    turns = [node("carry", "An earlier branch."), node("user", "Next, the second plan.")]
+    text = branch_summary_instruction(turns[1], "Keep numbers.")
+    assert "left for another branch" in BRANCH_SUMMARY_SYSTEM and BRANCH_SUMMARY_SYSTEM in text
+    assert "from the message that begins \u201cNext, the second plan.\u201d" in text
+    assert "<focus_instructions>\nKeep numbers." in text
+    assert "never got a result" not in text
+    whole = branch_summary_instruction(None, None, unanswered=2)
+    assert "all of it is the branch that was left" in whole
+    assert "focus_instructions" not in whole and "2 tool calls that never got a result" in whole
     assert '<turn role="summary of another branch">' in render_transcript(turns)
-    assert "<focus_instructions>\nKeep numbers." in messages[0]["content"]
+
+
+def test_a_conversation_left_in_open_tool_uses_is_a_request_once_an_instruction_follows():
+    """The summarizer's request of a branch left mid-call: the open uses go as text (the
+    instruction after them answers nothing), the answered ones stay blocks."""
+    tools = (Tool("read_file", "Reads.", {"type": "object"}),)
+    render = [node("system", "Be terse."), node("user", "Read a."),
+              node("assistant", use("toolu_k1")), node("tool", results("toolu_k1")),
+              node("assistant", [{"type": "thinking", "thinking": "Now b.", "signature": "c2ln"},
+                                 *use("toolu_k2")])]
+    with pytest.raises(BadInput, match="toolu_k2"):
+        anthropic_messages(render, {}, Options(tools=tools))
+    body = anthropic_messages(render, {}, Options(tools=tools), appended="Summarize.")
+    assert_valid_anthropic(body)
+    body = uncached(body)
+    assert body["tools"][0]["name"] == "read_file"
+    kinds = [[b["type"] for b in m["content"]] if isinstance(m["content"], list)
+             else "text" for m in body["messages"]]
+    assert kinds == ["text", ["tool_use"], ["tool_result"], ["thinking", "text"], "text"]
+    assert body["messages"][3]["content"][1]["text"].startswith(
+        '<tool_use id="toolu_k2" name="read_file">')
+    assert body["messages"][-1] == {"role": "user", "content": "Summarize."}
