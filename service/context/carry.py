@@ -26,17 +26,15 @@ write outside the turn writer in service/context/ and service/turns/.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Sequence
 
 from .. import telemetry
 from ..errors import CtxdagError
-from ..store import CallRecord, Carried, Ledger, Node, Purpose, Role
+from ..store import Carried, Ledger, Node, Role
 from ..model import validate
 from ..model.ids import utcnow
-from ..model.models import tools_json
 from .render import render_context
-from .summarizers import Conversation, RequestOptions, Summarizer, SummaryText
+from .summarizers import Conversation, RequestOptions, Summarizer, SummaryText, summary_call
 from .compaction import ToolsInForce
 
 
@@ -81,11 +79,13 @@ class Carrier:
             written = await self.summarizer.summarize_branch(turns, instructions=instructions,
                                                              **extra)
         except CtxdagError as e:  # the call was made: its record outlives the failure
-            failed = self._call(prompt, started, conversation, head_id, None, e)
+            failed = summary_call(self.summarizer.name, prompt, started, None, e,
+                                  conversation=conversation, head_id=head_id)
             await self.ledger.calls.record(session_id, failed)
             telemetry.export_call(self.ledger.tenant, session_id, failed, prompt=prompt)
             raise
-        call = self._call(prompt, started, conversation, head_id, written)
+        call = summary_call(self.summarizer.name, prompt, started, written,
+                            conversation=conversation, head_id=head_id)
         carried = await self.ledger.head.carry_over(
             session_id, from_id, into_id, [n.id for n in turns], written.text,
             checkout=checkout, instructions=instructions, call=call,
@@ -124,21 +124,3 @@ class Carrier:
         if self.tools_in_force is None:
             return None
         return await self.tools_in_force(session_id, from_id)
-
-    def _call(self, prompt: Sequence[Node], started: datetime,
-              conversation: Conversation | None, head_id: str | None,
-              written: SummaryText | None, error: CtxdagError | None = None) -> CallRecord:
-        """The summarizer's call: it read `prompt`, and was offered the tools of the
-        `conversation` it sent; `head_id`: the head whose render the prompt was, if one."""
-        offered = (conversation.options.tools if conversation is not None
-                   and conversation.options is not None else ())
-        return CallRecord.of_prompt(
-            Purpose.SUMMARIZE, written.summarizer if written else self.summarizer.name,
-            written.model if written else None, prompt, started, utcnow(),
-            input_tokens=written.input_tokens if written else None,
-            output_tokens=written.output_tokens if written else None,
-            cache_creation_input_tokens=written.cache_creation_input_tokens if written else None,
-            cache_read_input_tokens=written.cache_read_input_tokens if written else None,
-            error_code=error.code if error else None,
-            error_message=error.message if error else None,
-            tools_json=tools_json(offered), head_id=head_id)

@@ -30,23 +30,20 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime
 from enum import Enum
 from typing import Awaitable, Callable, Literal, Mapping, Sequence, TypeVar
 
 from ..errors import BadInput, ContextOverflow, CtxdagError
-from ..store import (CallRecord, Ledger, Node, Purpose, Rendered, Role, Summary,
-                     SummaryStrategy)
+from ..store import CallRecord, Ledger, Node, Rendered, Role, Summary, SummaryStrategy
 from ..model import validate
 from ..model.ids import utcnow
-from ..model.models import tools_json
 from ..tokens import estimate_tokens
 from .. import telemetry
 from .budget import BudgetPolicy
 from .cut import MIN_ENTRIES, Cut, cut_after, find_cut, open_tool_uses, verbatim_ids
 from .nesting import merge_run
 from .render import render_context
-from .summarizers import Conversation, RequestOptions, Summarizer, SummaryText
+from .summarizers import Conversation, RequestOptions, Summarizer, SummaryText, summary_call
 from .tokens import HeuristicEstimator, TokenEstimator
 
 T = TypeVar("T")
@@ -345,8 +342,8 @@ class Compactor:
         try:
             written = await self._summarize(plan, instructions, conversation)
             tokens_after = plan.tokens_after(view, written)
-            call = self._call(session_id, prompt, started, written,
-                              conversation=conversation, head_id=view.head_id)
+            call = summary_call(self.summarizer.name, prompt, started, written,
+                                conversation=conversation, head_id=view.head_id)
             # Imported replies kept out of the context inside the segment are covered too.
             summary = await self.ledger.summaries.persist(
                 session_id, view.chain_ids([n.id for n in new_turns],
@@ -370,8 +367,8 @@ class Compactor:
             # Recording can fail too (Neo4j down): the failure is announced all the same, and
             # the recording's error is what the caller sees.
             try:
-                failed = self._call(session_id, prompt, started, written, e,
-                                    conversation=conversation, head_id=view.head_id)
+                failed = summary_call(self.summarizer.name, prompt, started, written, e,
+                                      conversation=conversation, head_id=view.head_id)
                 await self.ledger.calls.record(session_id, failed)
                 self._export(session_id, failed, prompt, written)
             finally:
@@ -413,7 +410,7 @@ class Compactor:
         try:
             text = await self.summarizer.merge(prompt)
             covered = [turn for s in run for turn in s.covers_ids]
-            call = self._call(session_id, prompt, started, text)
+            call = summary_call(self.summarizer.name, prompt, started, text)
             nested = await self.ledger.summaries.persist(
                 session_id, covered, text.text, absorbed_id=None,
                 compacted_head_id=covered[-1], retained_ids=[],
@@ -428,7 +425,7 @@ class Compactor:
             self._export(session_id, call, prompt, text)
         except CtxdagError as e:
             try:
-                failed = self._call(session_id, prompt, started, text, e)
+                failed = summary_call(self.summarizer.name, prompt, started, text, e)
                 await self.ledger.calls.record(session_id, failed)
                 self._export(session_id, failed, prompt, text)
             finally:
@@ -505,27 +502,6 @@ class Compactor:
                                    getattr(self.estimator, "model", None),
                                    view.nodes, started, utcnow(),
                                    tokens=tokens, error=error)
-
-    def _call(self, session_id: str, prompt: Sequence[Node], started: datetime,
-              written: SummaryText | None, error: CtxdagError | None = None, *,
-              conversation: Conversation | None = None,
-              head_id: str | None = None) -> CallRecord:
-        """The summarizer's call; `conversation`: the one it sent, whose tools it was
-        offered too, and whose head's render (`head_id`, then named) it read."""
-        offered = (conversation.options.tools if conversation is not None
-                   and conversation.options else ())
-        return CallRecord.of_prompt(
-            Purpose.SUMMARIZE, written.summarizer if written else self.summarizer.name,
-            written.model if written else None, prompt, started, utcnow(),
-            input_tokens=written.input_tokens if written else None,
-            output_tokens=written.output_tokens if written else None,
-            cache_creation_input_tokens=written.cache_creation_input_tokens if written else None,
-            cache_read_input_tokens=written.cache_read_input_tokens if written else None,
-            error_code=error.code if error else None,
-            error_message=error.message if error else None,
-            tools_json=tools_json(offered),
-            head_id=head_id if conversation is not None else None,
-        )
 
     def _export(self, session_id: str, record: CallRecord, prompt: Sequence[Node],
                 written: SummaryText | None) -> None:

@@ -11,8 +11,13 @@ import re
 from dataclasses import dataclass
 from typing import AbstractSet, Any, Mapping, Protocol, Sequence
 
-from ..store import Node, Role
+from datetime import datetime
+
+from ..errors import CtxdagError
+from ..store import CallRecord, Node, Purpose, Role
 from ..model.blocks import Text, ToolResult, ToolUse
+from ..model.ids import utcnow
+from ..model.models import tools_json
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,28 @@ class Conversation:
     # summary covers from there); a branch summary: the branch's first turn, when the
     # conversation holds what came before it; None: from the conversation's beginning.
     covered_from: Node | None = None
+
+
+def summary_call(summarizer: str, prompt: Sequence[Node], started: datetime,
+                 written: SummaryText | None, error: CtxdagError | None = None, *,
+                 conversation: Conversation | None = None,
+                 head_id: str | None = None) -> CallRecord:
+    """The call a summarizer (named `summarizer` when nothing was written) made: it read
+    `prompt`; with a `conversation` sent, it was offered that conversation's tools and read
+    the render of `head_id`, which it then names."""
+    offered = (conversation.options.tools if conversation is not None
+               and conversation.options is not None else ())
+    return CallRecord.of_prompt(
+        Purpose.SUMMARIZE, written.summarizer if written else summarizer,
+        written.model if written else None, prompt, started, utcnow(),
+        input_tokens=written.input_tokens if written else None,
+        output_tokens=written.output_tokens if written else None,
+        cache_creation_input_tokens=written.cache_creation_input_tokens if written else None,
+        cache_read_input_tokens=written.cache_read_input_tokens if written else None,
+        error_code=error.code if error else None,
+        error_message=error.message if error else None,
+        tools_json=tools_json(offered),
+        head_id=head_id if conversation is not None else None)
 
 
 class Summarizer(Protocol):

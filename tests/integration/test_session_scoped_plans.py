@@ -21,8 +21,9 @@ SESSION_SCOPED = ("backup_import", "backup_export", "transcript_extend", "check_
                   "append_message", "draft_reply", "render_context")
 
 
-def _operators(plan: dict) -> list[tuple[str, str]]:
-    found = [(plan["operatorType"].split("@")[0], str(plan.get("args", {}).get("Details", "")))]
+def _operators(plan: dict) -> list[dict]:
+    """The plan's operators, each with its children."""
+    found = [plan]
     for child in plan.get("children", []):
         found.extend(_operators(child))
     return found
@@ -35,7 +36,8 @@ async def test_no_session_scoped_statement_scans_the_store(db):
             result = await session.run("EXPLAIN " + query.text,
                                        {"args": {p: None for p in query.params}})
             plan = (await result.consume()).plan
-        scans = [op for op in _operators(plan) if any(s in op[0] for s in STORE_SCANS)]
+        scans = [(op["operatorType"], op.get("args", {}).get("Details"))
+                 for op in _operators(plan) if any(s in op["operatorType"] for s in STORE_SCANS)]
         assert scans == [], (name, scans)
 
 
@@ -61,7 +63,7 @@ async def _import_db_hits(db, entries: int) -> tuple[int, int]:
                 summary = await result.consume()
             finally:
                 await tx.rollback()
-        profiled["hits"] = sum(int(op.get("dbHits", 0)) for op in _plans(summary.profile))
+        profiled["hits"] = sum(int(op.get("dbHits", 0)) for op in _operators(summary.profile))
         return rows
 
     db._execute = profile
@@ -71,13 +73,6 @@ async def _import_db_hits(db, entries: int) -> tuple[int, int]:
     finally:
         del db._execute
     return profiled["hits"], tool_uses
-
-
-def _plans(plan: dict) -> list[dict]:
-    found = [plan]
-    for child in plan.get("children", []):
-        found.extend(_plans(child))
-    return found
 
 
 async def test_an_import_costs_in_proportion_to_its_session(db):
