@@ -62,3 +62,39 @@ async def test_codex_instructions_stay_on_root_as_the_file_grows(ledger):
     assert root.id == model.node_id(ledger.tenant, "codex", "019ea1c4-5d2e-7b10-9c3a-44f1e0d2b7a8",
                                     model.ROOT_KEY)
     assert root.content.startswith("You are a careful coding agent")
+
+
+CC_INLINE = FIXTURES / "claude_code" / "inline_sidechains.jsonl"
+
+
+async def source_labels(ledger, node_ids) -> list[str]:
+    nodes = {n.id: n for n in await ledger.nodes.get_many(list(node_ids))}
+    return ["+".join(nodes[i].metadata.get("source", {}).get("entries", [])) or "ROOT"
+            for i in node_ids]
+
+
+async def test_claude_code_sidechains_inside_the_session_file_are_its_sub_agents(ledger):
+    # Claude Code 1.0 wrote a Task's sub-agent run into the session file itself
+    # (isSidechain, its first entry the Task's prompt, parentUuid null), not beside it: it
+    # is a spawned side branch of the message holding that Task use, as subagents/ files
+    # are, never a conversation of the user's, a branch tip or the session's title.
+    stored = await import_text(ledger, CC_INLINE.read_text(), CC_INLINE.name, None)
+    sid = stored.session_id
+    await assert_sound(ledger, sid)
+    branches = await ledger.branches.list(sid)
+    assert await source_labels(ledger, [b.tip.id for b in branches]) == ["m9"]
+    assert await source_labels(ledger, (await render_context(ledger, sid)).node_ids) == [
+        "ROOT", "m1", "m2", "m3+m4+m5", "m6+m7", "m8", "m9"]
+    spawner = model.node_id(ledger.tenant, "claude-code", CC_INLINE.stem, "m5")
+    for tip, expected, use in (("s4", ["ROOT", "s1", "s2", "s3", "s4"], "toolu_task_a"),
+                               ("t2", ["ROOT", "t1", "t2"], "toolu_task_b")):
+        tip_id = model.node_id(ledger.tenant, "claude-code", CC_INLINE.stem, tip)
+        chain = (await render_context(ledger, sid, tip_id)).node_ids
+        assert await source_labels(ledger, chain) == expected
+        nodes = await ledger.nodes.get_many(list(chain[1:]))
+        assert all(n.side_branch and n.caller_id == spawner for n in nodes)
+        assert nodes[0].metadata["spawned_from"] == spawner
+        assert nodes[0].metadata["agent"] == {"tool_use_id": use, "linked": True,
+                                              "inline": True}
+    session = await ledger.sessions.get(sid)
+    assert session.title == "Thanks."
