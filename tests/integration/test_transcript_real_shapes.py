@@ -98,3 +98,30 @@ async def test_claude_code_sidechains_inside_the_session_file_are_its_sub_agents
                                               "inline": True}
     session = await ledger.sessions.get(sid)
     assert session.title == "Thanks."
+
+
+CODEX_FORK = FIXTURES / "codex" / "rollout-2026-06-12T15-20-00-019eb2d0-fork.jsonl"
+
+
+async def test_a_forked_codex_rollout_is_its_own_session_not_its_parents(ledger):
+    # A forked thread's rollout opens with its own session_meta (forked_from_id), then
+    # holds the parent's history as Codex copied it, the parent's session_meta first: the
+    # first names the session, so the fork and its parent are two sessions.
+    text = CODEX_FORK.read_text()
+    lines = text.splitlines(keepends=True)
+    child_key = json.loads(lines[0])["payload"]["id"]
+    parent_key = json.loads(lines[1])["payload"]["id"]
+    parent = await import_text(ledger, "".join(lines[1:6]), f"rollout-{parent_key}.jsonl", None)
+    fork = await import_text(ledger, text, CODEX_FORK.name, None)
+    assert parent.session_id == model.session_id(ledger.tenant, "codex", parent_key)
+    assert fork.session_id == model.session_id(ledger.tenant, "codex", child_key)
+    assert fork.created and fork.session_id != parent.session_id
+    for sid in (parent.session_id, fork.session_id):
+        await assert_sound(ledger, sid)
+    rendered = await render_context(ledger, fork.session_id)
+    nodes = await ledger.nodes.get_many(list(rendered.node_ids))
+    assert [n.content for n in nodes[1:]] == [
+        "Which file sets the kite's string length?",
+        "config/kite.toml sets it: string_length = 30.",
+        "Make it 45 instead.", "Set string_length = 45 in config/kite.toml."]
+    assert len((await render_context(ledger, parent.session_id)).node_ids) == 3
