@@ -210,10 +210,7 @@ async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
     elif content is None and imported is not None:
         return None  # a file read a part at a time is checked against its whole text
     else:
-        new_turns = [{"id": row["properties"]["id"], "predecessor_id": row["predecessor_id"]}
-                     for row in document["nodes"] if row["predecessor_id"] is not None
-                     and row["properties"]["role"] != "summary"
-                     and not row["properties"].get("side_branch")]
+        new_turns = _new_turns(document)
         rows = await db.read_on_leader("transcript_stored", session_id=session_id,
                                        tenant=tenant, node_ids=ids,
                                        label_node_ids=labeled + unlabeled, new_turns=new_turns)
@@ -276,6 +273,21 @@ async def _renamed_tools(db: Database, tenant: str, document: dict[str, Any],
                        version["properties"]["created_at"]["datetime"]), now=utcnow())
 
 
+def _new_turns(document: dict[str, Any], new: set[str] | None = None) -> list[dict[str, Any]]:
+    """The document's turns (of `new`, when given) that transcript_stored and transcript_known
+    look below the predecessor of for what they replace: no summary, and no side branch's
+    first turn, which hangs from ROOT beside the tasks spawned natively; a side branch's
+    later turns (a sub-agent's run a Claude Code file holds inline) replace what a cut file
+    left below their predecessor, its cancelled results, as the conversation's do."""
+    root_id = document["session"]["root_id"]
+    return [{"id": row["properties"]["id"], "predecessor_id": row["predecessor_id"],
+             "side_branch": bool(row["properties"].get("side_branch"))}
+            for row in document["nodes"]
+            if (new is None or row["properties"]["id"] in new)
+            and row["predecessor_id"] is not None and row["properties"]["role"] != "summary"
+            and not (row["properties"].get("side_branch") and row["predecessor_id"] == root_id)]
+
+
 async def _found_known(db: Database, tenant: str, document: dict[str, Any], known: Known,
                        label_node_ids: list[str]) -> dict[str, Any] | None:
     """transcript_stored's row for `document`, from what `known` says the session holds
@@ -287,11 +299,7 @@ async def _found_known(db: Database, tenant: str, document: dict[str, Any], know
     check_ids = [node_id for node_id, digest in digests.items()
                  if node_id in known.live and known.live[node_id][1] != digest]
     new = set(new_ids)
-    new_turns = [{"id": row["properties"]["id"], "predecessor_id": row["predecessor_id"]}
-                 for row in rows if row["properties"]["id"] in new
-                 and row["predecessor_id"] is not None
-                 and row["properties"]["role"] != "summary"
-                 and not row["properties"].get("side_branch")]
+    new_turns = _new_turns(document, new)
     below = {turn["predecessor_id"] for turn in new_turns}
     kept_ids = [row["properties"]["id"] for row in rows if row["predecessor_id"] in below]
     got = await db.read_on_leader("transcript_known", session_id=known.session_id,

@@ -28,6 +28,10 @@ class Building:
     blocks: list[dict[str, Any]] = field(default_factory=list)
     entries: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    # A sub-agent's turn written into the file itself: on a side branch, CALLER the index of
+    # the turn holding the tool use it ran for (Turn.caller, Turn.side_branch).
+    caller: int | None = None
+    side_branch: bool = False
     # Changed since turns_of last made its Turn: whoever changes blocks, entries or meta
     # of a turn after adding it sets this.
     changed: bool = True
@@ -53,20 +57,25 @@ def turns_of(turns: list[Building], made: list[Turn] | None = None) -> tuple[Tur
     object): a file's growth makes Turns of what it changed only."""
     keys = keys_of(turns)
     if made is None:
-        return tuple(Turn(keys[i], key_of(keys, b.parent), b.role, tuple(b.blocks), b.at,
-                          b.line, tuple(b.entries), b.meta) for i, b in enumerate(turns))
+        return tuple(_turn(keys, i, b) for i, b in enumerate(turns))
     for i, b in enumerate(turns):
         parent = key_of(keys, b.parent)
         if i < len(made) and not b.changed and made[i].parent == parent:
             continue
-        turn = Turn(keys[i], parent, b.role, tuple(b.blocks), b.at, b.line, tuple(b.entries),
-                    b.meta)
+        turn = _turn(keys, i, b)
         if i < len(made):
             made[i] = turn
         else:
             made.append(turn)
         b.changed = False
     return tuple(made[:len(turns)])
+
+
+def _turn(keys: list[str], i: int, b: Building) -> Turn:
+    return Turn(keys[i], key_of(keys, b.parent), b.role, tuple(b.blocks), b.at, b.line,
+                tuple(b.entries), b.meta,
+                caller=None if b.caller is None else key_of(keys, b.caller),
+                side_branch=b.side_branch)
 
 
 def opener(turns: list[Building], parent: int) -> int | None:

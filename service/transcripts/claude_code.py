@@ -10,6 +10,10 @@ How the entries map (docs/guides/importing-sessions.md):
 - a user entry holding tool_result blocks is a tool message answering its parent's tool
   uses; the results of parallel tool calls (each a child of its own tool_use entry) are
   one tool message;
+- a sub-agent's run Claude Code 1.0 wrote into the session file itself (`isSidechain`
+  entries from a root whose prompt is a Task/Agent tool use's `prompt`) is a spawned
+  side branch of the message holding that tool use, as a `subagents/` file is
+  (subagents.py): never HEAD, a branch tip or the user's conversation;
 - system, attachment and progress records, and bookkeeping lines, are not turns: a
   record's children hang from the turn it hangs from, so they make no branches; a
   second user-typed child is a real branch (a rewind or an edit);
@@ -35,6 +39,7 @@ from .model import Compaction, DegradedKind, Mode, Transcript, Turn, bad_line, n
     timestamp, tool_use_id
 
 TOOL = "claude-code"
+SPAWNING = {"Task", "Agent"}  # the tools whose use runs a sub-agent on its `prompt`
 CHAIN = {"user", "assistant", "system", "attachment", "progress"}
 BOOKKEEPING = {"queue-operation", "file-history-snapshot", "last-prompt", "ai-title",
                "custom-title", "agent-name", "mode", "permission-mode", "pr-link", "summary"}
@@ -86,6 +91,11 @@ class _Reader:
         self.agent_uses: dict[str, str] = {}  # sub-agent id -> the tool use it answered
         self.request_of: dict[int, Any] = {}  # assistant turn -> its response's requestId
         self.kept: _Kept | None = None  # a compaction's kept entries, still to be read
+        # A spawning tool use's prompt -> (the assistant turn holding it, its id), and the
+        # entry being read when it is a turn of a sub-agent run written inline: (the
+        # spawning turn, what its first turn's metadata says of the agent).
+        self.spawns: dict[str, tuple[int, str]] = {}
+        self.inline: tuple[int, dict[str, Any]] | None = None
 
     def take(self, line: int, entry: dict[str, Any]) -> None:
         kind = entry["type"]
@@ -111,6 +121,7 @@ class _Reader:
         if uuid in self.node_of:
             return  # a copy of an entry read already (a resumed session's history)
         parent = self._parent(uuid, entry, line)
+        self.inline = self._inline(entry, parent)
         self.session_key = self.session_key or str(entry.get("sessionId") or "")
         self.at = timestamp(entry.get("timestamp"), self.at, self.file, line)
         if not entry.get("isSidechain"):
@@ -145,6 +156,22 @@ class _Reader:
                               f"parentUuid {parent_uuid!r} names no earlier entry")
             return self.node_of[before] if before else _ROOT
         return self.node_of[parent_uuid]
+
+    def _inline(self, entry: dict[str, Any], parent: int) -> tuple[int, dict[str, Any]] | None:
+        """The spawning turn of a sidechain entry of a sub-agent run written inline: its
+        parent's, or (a run's first entry) the one whose tool use's prompt it is."""
+        if not entry.get("isSidechain"):
+            return None
+        if parent != _ROOT:
+            turn = self.turns[parent]
+            return (turn.caller, {}) if turn.side_branch and turn.caller is not None else None
+        message = entry.get("message")
+        prompt = _text_of(message.get("content")) if isinstance(message, dict) else ""
+        spawned = self.spawns.get(prompt.strip())
+        if spawned is None:
+            return None
+        return spawned[0], {"agent": {"tool_use_id": spawned[1], "linked": True,
+                                      "inline": True}}
 
     # --- records ----------------------------------------------------------------------
 
@@ -245,6 +272,7 @@ class _Reader:
             merge_meta(building.meta, meta)
             building.changed = True
             self.node_of[uuid] = parent  # its children follow the results written so far
+            self._spawning(response, blocks)
             return
         if not blocks:
             self.node_of[uuid] = parent
@@ -255,6 +283,13 @@ class _Reader:
         self._add(_Building("assistant", parent, line, self.at, message_id, blocks, [], meta),
                   uuid)
         self.request_of[len(self.turns) - 1] = entry.get("requestId")
+        self._spawning(len(self.turns) - 1, blocks)
+
+    def _spawning(self, turn: int, blocks: list[dict[str, Any]]) -> None:
+        for b in blocks:
+            prompt = b["input"].get("prompt") if b["type"] == "tool_use" else None
+            if b.get("name") in SPAWNING and isinstance(prompt, str) and prompt.strip():
+                self.spawns.setdefault(prompt.strip(), (turn, b["id"]))
 
     def _response_of(self, parent: int, message_id: str | None, request_id: Any) -> int | None:
         """The assistant message an entry of response `message_id` belongs to: its parent,
@@ -273,6 +308,9 @@ class _Reader:
     # --- helpers ----------------------------------------------------------------------
 
     def _add(self, building: _Building, uuid: str) -> None:
+        if self.inline is not None:
+            building.caller, building.side_branch = self.inline[0], True
+            building.meta.update(self.inline[1])
         building.entries.append(uuid)
         self.turns.append(building)
         self.node_of[uuid] = len(self.turns) - 1

@@ -3,9 +3,12 @@ Transcript.
 
 Each line is {timestamp, type, payload}; items carry no ids, so an entry is named by its
 line ("line7"). How they map (docs/guides/importing-sessions.md):
-- `session_meta` names the session (its `id`) and the tools a client registered for it
-  (`dynamic_tools`, a namespace's tools in its place: the session's tool set; Codex's
-  built-in tools are in no line); `response_item`s are what the model saw
+- the first `session_meta` names the session (its `id`) and gives its system prompt
+  (`base_instructions.text`: ROOT's text); a later one (the parent's, which a forked
+  thread's file holds with the parent's history it copied) names neither; the last naming
+  `dynamic_tools` gives the tools a client registered (a namespace's tools in its place:
+  the session's tool set; Codex's built-in tools are in no line); `response_item`s are
+  what the model saw
   and the only source of turns; `event_msg`s are the display log and are ignored, all
   but `thread_rolled_back`; `turn_context` gives the model named on assistant turns;
 - a user `message` is a user turn (contextual fragments such as `<environment_context>`
@@ -38,8 +41,8 @@ from typing import Any
 from .building import ROOT, Building, key_of, keys_of, merge_meta, opener, tool_use, \
     turns_of
 from .jsonl import objects
-from .model import Compaction, Mode, NamedTools, Transcript, bad_line, no_turns, timestamp, \
-    tool_name, tool_use_id
+from .model import Compaction, Mode, NamedTools, SystemPrompt, Transcript, bad_line, \
+    no_turns, timestamp, tool_name, tool_use_id
 
 TOOL = "codex"
 CONTEXTUAL = ("# AGENTS.md instructions for", "<user_instructions>", "<environment_context>",
@@ -85,6 +88,8 @@ class _Reader:
         self.given_up: int | None = None  # a calling message no later output answers
         self.replaying: dict[str, Any] | None = None  # a compaction's history being read
         self.tools: NamedTools | None = None  # the last session_meta naming dynamic_tools
+        self.system: SystemPrompt | None = None  # the first session_meta's base_instructions
+        self.named = False  # a session_meta was read: the first names the session
 
     def take(self, line: int, entry: dict[str, Any]) -> None:
         """One line; a line recorded while the calling message waits for its outputs waits
@@ -108,10 +113,16 @@ class _Reader:
         self.at = timestamp(entry.get("timestamp"), self.at, self.file, line)
         kind = entry["type"]
         if kind == "session_meta":
-            if isinstance(payload.get("id"), str) and payload["id"]:
-                self.session_key = payload["id"]
-            self.meta = {k: payload[k] for k in ("cwd", "originator", "cli_version", "source",
-                                                 "model_provider", "git") if k in payload}
+            if not self.named:
+                # The first names the thread; a later one is a parent's, copied into a fork
+                # with the parent's history (Codex writes the fork's own first).
+                self.named = True
+                if isinstance(payload.get("id"), str) and payload["id"]:
+                    self.session_key = payload["id"]
+                self.meta = {k: payload[k] for k in ("cwd", "originator", "cli_version",
+                                                     "source", "model_provider", "git")
+                             if k in payload}
+                self.system = _system_prompt(payload.get("base_instructions"), line)
             tools = payload.get("dynamic_tools")
             if isinstance(tools, list) and tools:
                 self.tools = NamedTools(line, self.at, tuple(_dynamic_tools(tools)))
@@ -361,7 +372,14 @@ class _Reader:
                        line, (f"line{line}",), meta)
             for line, covered, kept, text, when, meta in self.compactions)
         return Transcript(TOOL, self.file, self.session_key, turns_of(self.turns), compactions,
-                          key_of(keys, self.current), None, self.meta, tools=self.tools)
+                          key_of(keys, self.current), None, self.meta, tools=self.tools,
+                          system=self.system)
+
+
+def _system_prompt(instructions: Any, line: int) -> SystemPrompt | None:
+    """`session_meta.base_instructions` (Codex's system prompt, {text}) when it holds text."""
+    text = instructions.get("text") if isinstance(instructions, dict) else None
+    return SystemPrompt(text, line) if isinstance(text, str) and text.strip() else None
 
 
 def _dynamic_tools(entries: list[Any]) -> list[Any]:

@@ -1,7 +1,8 @@
 """A Transcript as ctxdag's session backup document (service/store/backup.py, version 5).
 
 The conventions (docs/guides/importing-sessions.md):
-- ROOT is an empty system node: no tool records its system prompt;
+- ROOT is the system node holding the system prompt the file records (Codex's
+  `base_instructions`), empty when it records none (Claude Code, Pi);
 - a tool use the source left unanswered gets a stored cancelled `is_error` result, marked
   `synthetic` in its node's metadata: a tool message of its own after the assistant
   message (between it and whatever the source put there instead), or results added to
@@ -122,10 +123,7 @@ def document(transcript: Transcript, tenant: str, limits: Limits,
     # File order, the transcript's own file first, then each sub-agent's.
     ordered = sorted([(turn.file or "", turn.line, 0, i) for i, turn in enumerate(turns)]
                      + [("", c.line, 1, i) for i, c in enumerate(t.compactions)])
-    nodes = [_node(sid, ids[ROOT_KEY], "system", _written("system", [], limits), limits, started,
-                   0, 0,
-                   {"source": {"tool": t.tool, "file": t.file, "note":
-                               "the tool records no system prompt"}}, None)]
+    nodes = [_root(sid, ids[ROOT_KEY], t, limits, started)]
     summaries: list[tuple[str, list[str]]] = []  # (id, whole segment)
     for seq, (_, _, is_summary, index) in enumerate(ordered, start=1):
         if is_summary:
@@ -326,6 +324,23 @@ def _chain(key: str, parent: dict[str, str]) -> list[str]:
         chain.append(key)
         key = parent[key]
     return chain[::-1]
+
+
+def _root(sid: str, nid: str, t: Transcript, limits: Limits,
+          started: datetime) -> dict[str, Any]:
+    """ROOT: the system prompt the file records, or an empty system node saying it has none."""
+    if t.system is None:
+        return _node(sid, nid, "system", _written("system", [], limits), limits, started, 0, 0,
+                     {"source": {"tool": t.tool, "file": t.file,
+                                 "note": "the tool records no system prompt"}}, None)
+    text, line = t.system.text, t.system.line
+    size = len(text.encode("utf-8"))
+    if size > limits.max_content_bytes:
+        raise bad_line(t.file, line, f"the system prompt is {size} bytes; the limit is "
+                       f"{limits.max_content_bytes} bytes")
+    return _node(sid, nid, "system", block_rules.Written(block_rules.plain(text), text), limits,
+                 started, 0, 0, {"source": {"tool": t.tool, "file": t.file, "line": line,
+                                            "entries": [f"line{line}"]}}, None)
 
 
 def _written(role: str, raw: list[dict[str, Any]], limits: Limits, file: str = "",

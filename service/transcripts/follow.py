@@ -72,6 +72,8 @@ def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
         head_key = head.parent
     if not held:
         return t
+    # A sub-agent run the file holds inline waits with the message that spawned it.
+    held |= {x.key for x in t.turns if x.caller in held}
     return replace(t, turns=tuple(x for x in t.turns if x.key not in held), head=head_key,
                    labels=tuple(x for x in t.labels if x.key not in held))
 

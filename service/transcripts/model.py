@@ -79,6 +79,15 @@ class Label:
 
 
 @dataclass(frozen=True)
+class SystemPrompt:
+    """The system prompt a file records (Codex's `session_meta.base_instructions`, what it
+    sends as the Responses API's `instructions`): its text and the line holding it."""
+
+    text: str
+    line: int
+
+
+@dataclass(frozen=True)
 class NamedTools:
     """The tool definitions a file names for its session (Codex: `session_meta`'s
     `dynamic_tools`), each as {name, description, input_schema} where the source's entry
@@ -102,6 +111,7 @@ class Transcript:
     meta: dict[str, Any] = field(default_factory=dict)
     labels: tuple[Label, ...] = ()  # each node the source labeled, once
     tools: NamedTools | None = None  # None: the file names no tools (Claude Code, Pi)
+    system: SystemPrompt | None = None  # None: the file records none (Claude Code, Pi)
 
 
 def digest(*parts: str) -> str:

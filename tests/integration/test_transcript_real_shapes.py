@@ -1,0 +1,127 @@
+"""Shapes found in real, public session files that the fixtures written from documentation
+lacked (each fixture here is of that shape, its content invented): imported, rendered and
+sent as a provider request the SDKs' own types take."""
+import json
+from pathlib import Path
+
+from service.context.render import render_context
+from service.transcripts import import_text, model
+from service.transcripts.model import Mode
+from tests.integration.helpers import assert_sound
+from tests.provider_requests import assert_valid_anthropic, assert_valid_openai
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"
+CODEX_INSTRUCTIONS = FIXTURES / "codex" / "rollout-2026-06-10T07-30-00-019ea1c4-instructions.jsonl"
+
+IMPORT = """
+mutation ($content: String!, $format: TranscriptFormat, $file: String) {
+  importTranscript(content: $content, format: $format, fileName: $file) { session { id } }
+}"""
+VIEW = """query ($s: ID!) { session(id: $s) {
+  render { nodes { role content metadata }
+           anthropic: request(format: ANTHROPIC_MESSAGES)
+           openai: request(format: OPENAI_CHAT) }
+} }"""
+
+
+def system_text(body: dict) -> str:
+    """An Anthropic body's system prompt as text (a string, or text blocks)."""
+    system = body.get("system", "")
+    return system if isinstance(system, str) else "".join(b["text"] for b in system)
+
+
+async def test_codex_base_instructions_are_the_system_prompt(api):
+    # Codex (0.13x) writes the system prompt it sends (the Responses API `instructions`)
+    # into session_meta.base_instructions: ROOT holds it, so the render and the requests
+    # built from it carry what Codex's model read.
+    text = CODEX_INSTRUCTIONS.read_text()
+    instructions = json.loads(text.splitlines()[0])["payload"]["base_instructions"]["text"]
+    imported = await api.client(IMPORT, content=text, format="CODEX",
+                                file=CODEX_INSTRUCTIONS.name)
+    view = (await api.client(VIEW, s=imported["importTranscript"]["session"]["id"]))["session"]
+    root = view["render"]["nodes"][0]
+    assert (root["role"], root["content"]) == ("SYSTEM", instructions)
+    assert root["metadata"]["source"]["line"] == 1
+    anthropic, openai = view["render"]["anthropic"], view["render"]["openai"]
+    assert_valid_anthropic(anthropic)
+    assert_valid_openai(openai)
+    assert system_text(anthropic) == instructions
+    assert openai["messages"][0] == {"role": "system", "content": instructions}
+
+
+async def test_codex_instructions_stay_on_root_as_the_file_grows(ledger):
+    text = CODEX_INSTRUCTIONS.read_text()
+    lines = text.splitlines(keepends=True)
+    first = await import_text(ledger, "".join(lines[:6]), CODEX_INSTRUCTIONS.name, None)
+    mode = Mode()
+    grown = await import_text(ledger, text, CODEX_INSTRUCTIONS.name, None, mode)
+    assert mode.degraded == [] and grown.session_id == first.session_id and grown.changed
+    await assert_sound(ledger, grown.session_id)
+    rendered = await render_context(ledger, grown.session_id)
+    root, = await ledger.nodes.get_many([rendered.node_ids[0]])
+    assert root.id == model.node_id(ledger.tenant, "codex", "019ea1c4-5d2e-7b10-9c3a-44f1e0d2b7a8",
+                                    model.ROOT_KEY)
+    assert root.content.startswith("You are a careful coding agent")
+
+
+CC_INLINE = FIXTURES / "claude_code" / "inline_sidechains.jsonl"
+
+
+async def source_labels(ledger, node_ids) -> list[str]:
+    nodes = {n.id: n for n in await ledger.nodes.get_many(list(node_ids))}
+    return ["+".join(nodes[i].metadata.get("source", {}).get("entries", [])) or "ROOT"
+            for i in node_ids]
+
+
+async def test_claude_code_sidechains_inside_the_session_file_are_its_sub_agents(ledger):
+    # Claude Code 1.0 wrote a Task's sub-agent run into the session file itself
+    # (isSidechain, its first entry the Task's prompt, parentUuid null), not beside it: it
+    # is a spawned side branch of the message holding that Task use, as subagents/ files
+    # are, never a conversation of the user's, a branch tip or the session's title.
+    stored = await import_text(ledger, CC_INLINE.read_text(), CC_INLINE.name, None)
+    sid = stored.session_id
+    await assert_sound(ledger, sid)
+    branches = await ledger.branches.list(sid)
+    assert await source_labels(ledger, [b.tip.id for b in branches]) == ["m9"]
+    assert await source_labels(ledger, (await render_context(ledger, sid)).node_ids) == [
+        "ROOT", "m1", "m2", "m3+m4+m5", "m6+m7", "m8", "m9"]
+    spawner = model.node_id(ledger.tenant, "claude-code", CC_INLINE.stem, "m5")
+    for tip, expected, use in (("s4", ["ROOT", "s1", "s2", "s3", "s4"], "toolu_task_a"),
+                               ("t2", ["ROOT", "t1", "t2"], "toolu_task_b")):
+        tip_id = model.node_id(ledger.tenant, "claude-code", CC_INLINE.stem, tip)
+        chain = (await render_context(ledger, sid, tip_id)).node_ids
+        assert await source_labels(ledger, chain) == expected
+        nodes = await ledger.nodes.get_many(list(chain[1:]))
+        assert all(n.side_branch and n.caller_id == spawner for n in nodes)
+        assert nodes[0].metadata["spawned_from"] == spawner
+        assert nodes[0].metadata["agent"] == {"tool_use_id": use, "linked": True,
+                                              "inline": True}
+    session = await ledger.sessions.get(sid)
+    assert session.title == "Thanks."
+
+
+CODEX_FORK = FIXTURES / "codex" / "rollout-2026-06-12T15-20-00-019eb2d0-fork.jsonl"
+
+
+async def test_a_forked_codex_rollout_is_its_own_session_not_its_parents(ledger):
+    # A forked thread's rollout opens with its own session_meta (forked_from_id), then
+    # holds the parent's history as Codex copied it, the parent's session_meta first: the
+    # first names the session, so the fork and its parent are two sessions.
+    text = CODEX_FORK.read_text()
+    lines = text.splitlines(keepends=True)
+    child_key = json.loads(lines[0])["payload"]["id"]
+    parent_key = json.loads(lines[1])["payload"]["id"]
+    parent = await import_text(ledger, "".join(lines[1:6]), f"rollout-{parent_key}.jsonl", None)
+    fork = await import_text(ledger, text, CODEX_FORK.name, None)
+    assert parent.session_id == model.session_id(ledger.tenant, "codex", parent_key)
+    assert fork.session_id == model.session_id(ledger.tenant, "codex", child_key)
+    assert fork.created and fork.session_id != parent.session_id
+    for sid in (parent.session_id, fork.session_id):
+        await assert_sound(ledger, sid)
+    rendered = await render_context(ledger, fork.session_id)
+    nodes = await ledger.nodes.get_many(list(rendered.node_ids))
+    assert [n.content for n in nodes[1:]] == [
+        "Which file sets the kite's string length?",
+        "config/kite.toml sets it: string_length = 30.",
+        "Make it 45 instead.", "Set string_length = 45 in config/kite.toml."]
+    assert len((await render_context(ledger, parent.session_id)).node_ids) == 3
