@@ -404,7 +404,11 @@ async def _stale(db: Database, tenant: str, document: dict[str, Any],
     digests were kept are read back (transcript_held)."""
     session_id = document["session"]["properties"]["id"]
     rows = {row["properties"]["id"]: row for row in document["nodes"]}
-    live = found["live"]
+    # ROOT is never mapped otherwise: it stays as stored, as the calls that read it saw it
+    # (a Codex session imported before base_instructions were read keeps its empty ROOT,
+    # rather than having every turn below it replaced).
+    root_id = document["session"]["root_id"]
+    live = [node for node in found["live"] if node["id"] != root_id]
     remapped = [node["id"] for node in live if node["digest"] is not None
                 and node["digest"] != rows[node["id"]]["properties"].get(DIGEST)]
     undigested = sorted(node["id"] for node in live if node["digest"] is None)

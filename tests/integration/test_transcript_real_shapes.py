@@ -49,6 +49,26 @@ async def test_codex_base_instructions_are_the_system_prompt(api):
     assert openai["messages"][0] == {"role": "system", "content": instructions}
 
 
+
+async def test_a_codex_session_imported_before_its_instructions_were_read_keeps_its_turns(
+        ledger, monkeypatch):
+    # A session an earlier release imported, with an empty ROOT, grows: its stored ROOT
+    # stays as the calls that read it saw it, and only what the file gained is written (a
+    # ROOT taken for remapped would have replaced every turn below it).
+    from service.transcripts import codex
+
+    lines = CODEX_INSTRUCTIONS.read_text().splitlines(keepends=True)
+    with monkeypatch.context() as earlier:
+        earlier.setattr(codex, "_system_prompt", lambda instructions, line: None)
+        first = await import_text(ledger, "".join(lines[:-3]), CODEX_INSTRUCTIONS.name, None)
+    before = await render_context(ledger, first.session_id)
+    grown = await import_text(ledger, "".join(lines), CODEX_INSTRUCTIONS.name, None)
+    after = await render_context(ledger, first.session_id)
+    assert grown.session_id == first.session_id and grown.written == 1
+    assert after.nodes[0].content == "" and after.nodes[0].id == before.nodes[0].id
+    assert list(after.node_ids[:len(before.node_ids)]) == list(before.node_ids)
+    await assert_sound(ledger, first.session_id)
+
 async def test_codex_instructions_stay_on_root_as_the_file_grows(ledger):
     text = CODEX_INSTRUCTIONS.read_text()
     lines = text.splitlines(keepends=True)
