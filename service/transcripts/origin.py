@@ -15,6 +15,7 @@ changed it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any, Callable, Iterable
@@ -143,15 +144,34 @@ def project(cwd: str | None) -> str | None:
 
 def first_prompt(transcript: Transcript) -> str | None:
     """The first thing the user typed: a user turn of the transcript's own chain that no
-    marker names as context, a command or a summary."""
+    marker names as context, a command or a summary; else the first slash command the user
+    ran (Claude Code's `<command-name>/review</command-name>` with its `<command-args>`,
+    whose expansion the tool marks as its own), as `/review 12`."""
+    command = None
     for turn in transcript.turns:
         if turn.role != "user" or turn.side_branch or turn.caller or _NOT_TYPED & turn.meta.keys():
             continue
         for block in turn.blocks:
             text = block.get("text") if block.get("type") == "text" else None
-            if isinstance(text, str) and text.strip() and not text.lstrip().startswith("<"):
+            if not isinstance(text, str) or not text.strip():
+                continue
+            if not text.lstrip().startswith("<"):
                 return clipped(text)
-    return None
+            command = command or _command(text)
+    return command
+
+
+_COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+
+
+def _command(text: str) -> str | None:
+    """A slash command's name and arguments, from the text Claude Code records for it."""
+    name = _COMMAND_NAME.search(text)
+    if name is None or not name.group(1).strip():
+        return None
+    args = _COMMAND_ARGS.search(text)
+    return clipped(f"{name.group(1)} {args.group(1) if args else ''}")
 
 
 def clipped(text: str | None) -> str | None:

@@ -45,6 +45,31 @@ async def test_a_claude_code_session_is_titled_by_its_first_prompt_then_its_own_
     assert listed[first["session"]["id"]]["title"] == "Files, listed"
 
 
+
+async def test_a_session_opened_by_a_slash_command_is_titled_by_it(api):
+    # Claude Code records a slash command as tagged text, then its expansion as a message
+    # of its own (isMeta): with no prompt typed otherwise, the command is the title.
+    common = {"cwd": "/work/shop", "sessionId": "5a1c-command", "version": "2.1.80",
+              "userType": "external", "isSidechain": False}
+    text = (line(type="user", uuid="c1", parentUuid=None, timestamp="2025-06-02T09:00:00.000Z",
+                 message={"role": "user", "content":
+                          "<command-message>review</command-message>\n"
+                          "<command-name>/review</command-name>\n"
+                          "<command-args>the checkout flow</command-args>"}, **common)
+            + line(type="user", uuid="c2", parentUuid="c1", isMeta=True,
+                   timestamp="2025-06-02T09:00:00.100Z",
+                   message={"role": "user", "content": [
+                       {"type": "text", "text": "Review the code the user names for bugs."}]},
+                   **common)
+            + line(type="assistant", uuid="c3", parentUuid="c2",
+                   timestamp="2025-06-02T09:00:04.000Z",
+                   message={"id": "msg_c3", "role": "assistant", "model": "claude-sonnet-4-5",
+                            "type": "message", "stop_reason": "end_turn",
+                            "content": [{"type": "text", "text": "The flow looks sound."}]},
+                   **common))
+    session = (await imported(api, text, "5a1c-command.jsonl"))["session"]
+    assert session["title"] == "/review the checkout flow"
+
 async def test_a_pi_session_names_its_directory_and_every_model(api):
     session = (await imported(api, PI_ABORTED.read_text(), PI_ABORTED.name))["session"]
     assert session["title"] == "Fix the failing checkout test"
