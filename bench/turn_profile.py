@@ -31,6 +31,7 @@ from service.turns.service import Turns
 from .content import assistant_text, user_text
 from .loader import Loader, bench_queries
 from .peer import PeerReplies
+from .profiled import profiled
 
 
 class StatementClock:
@@ -71,16 +72,9 @@ async def profile_reply(db: Database, turns: Turns, sid: str, text: str) -> dict
     async def intercept(query: Any, bound: dict[str, Any], routing: Any, check: Any) -> Any:
         if query.name != "append_message" or next(iter(bound.values())).get("call") is None or found:
             return await execute(query, bound, routing, check)
-        async with db.driver.session(database=db.database) as session:
-            tx = await session.begin_transaction()
-            try:
-                result = await tx.run("PROFILE " + query.text, bound)
-                rows = [dict(zip(r.keys(), r)) async for r in result]
-                summary = await result.consume()
-            finally:
-                await tx.rollback()
+        rows, plan = await profiled(db, query, bound)
         operators: list[tuple[str, int, int, str]] = []
-        _walk(summary.profile or {}, operators)
+        _walk(plan, operators)
         found["db_hits"] = sum(o[1] for o in operators)
         found["operators"] = operators
         return rows

@@ -10,6 +10,7 @@ keeps its first plan (`replan=skip`), so such a plan stayed for the life of the 
 """
 import uuid
 
+from bench.profiled import profiled
 from bench.transcripts import claude_code_transcript
 from service import transcripts
 from service.store import Ledger, Limits
@@ -51,21 +52,14 @@ async def _import_db_hits(db, entries: int) -> tuple[int, int]:
                                 f"{tenant}.jsonl", None, tenant, Limits())
     tool_uses = sum(len(row["properties"].get("tool_use_ids") or ())
                     for row in document["nodes"])
-    profiled: dict[str, int] = {}
+    hits: dict[str, int] = {}
     execute = db._execute
 
     async def profile(query, bound, routing, check):
         if query.name != "backup_import":
             return await execute(query, bound, routing, check)
-        async with db.driver.session(database=db.database) as session:
-            tx = await session.begin_transaction()
-            try:
-                result = await tx.run("PROFILE " + query.text, bound)
-                rows = [dict(zip(r.keys(), r)) async for r in result]
-                summary = await result.consume()
-            finally:
-                await tx.rollback()
-        profiled["hits"] = sum(int(op.get("dbHits", 0)) for op in _operators(summary.profile))
+        rows, plan = await profiled(db, query, bound)
+        hits["import"] = sum(int(op.get("dbHits", 0)) for op in _operators(plan))
         return rows
 
     db._execute = profile
@@ -74,7 +68,7 @@ async def _import_db_hits(db, entries: int) -> tuple[int, int]:
                                Ledger.open(db, tenant, Limits(), None).events)
     finally:
         del db._execute
-    return profiled["hits"], tool_uses
+    return hits["import"], tool_uses
 
 
 async def test_an_import_costs_in_proportion_to_its_session(db):
