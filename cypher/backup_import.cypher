@@ -1,7 +1,7 @@
 // name: backup_import
 // returns: one row {problem, session_elsewhere, taken_ids, taken_elsewhere, missing_media, created, violations}; nothing is created when problem is set
 // purpose: rebuilds an exported session in the importing tenant — Session, Nodes, Calls and all their edges (a summary's ABSORBED and REPLACED from its properties, a node's ToolUse nodes, ANSWERS and CARRIES from its blocks), the media it carries, the tools its calls were offered, its tool set versions, its labels, its branch names and its pins — after checking that none of its ids exists and that the media it names are in the document or stored, then checks the invariants of what it wrote
-// params: tenant, session, nodes, calls, media, media_stored, tool_sets, tool_set_versions, labels, branch_names, pins
+// params: tenant, session, nodes, referred, calls, media, media_stored, tool_sets, tool_set_versions, labels, branch_names, pins
 CYPHER replan=skip
 // Planning this statement takes seconds (tens on a cold JVM), and Neo4j plans it again
 // whenever the store's statistics have moved enough: during a folder import, every few

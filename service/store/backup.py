@@ -241,8 +241,10 @@ async def import_session(db: Database, tenant: str, document: Any, limits: Limit
     """
     parsed = checked if checked is not None else await asyncio.to_thread(check, document, limits)
     session_id = parsed.params["session"]["properties"]["id"]
+    nodes, referred = placed(parsed.params["nodes"])
     await db.write("backup_import", _import_check(session_id, parsed), tenant=tenant,
-                   media_stored=sorted(parsed.named_not_carried), **parsed.params)
+                   media_stored=sorted(parsed.named_not_carried),
+                   **{**parsed.params, "nodes": nodes, "referred": referred})
     return session_id
 
 
@@ -381,9 +383,10 @@ def _checked(document: Any, limits: Limits) -> Checked:
         "tool_set_versions": len(versions),
         "offers": sum(v["properties"].get("tools_sha256") is not None for v in versions),
     }
-    return Checked({"session": session, "nodes": nodes, "calls": calls, "media": media,
-                    "tool_sets": tool_sets, "tool_set_versions": versions, "labels": labels, "branch_names": branch_names,
-                    "pins": pins}, expected, named_not_carried)
+    return Checked({"session": session, "nodes": nodes, "calls": calls,
+                    "media": media, "tool_sets": tool_sets, "tool_set_versions": versions,
+                    "labels": labels, "branch_names": branch_names, "pins": pins},
+                   expected, named_not_carried)
 
 
 def _held(doc: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
@@ -475,6 +478,34 @@ def _with_datetimes_as_text(node: dict) -> dict:
         else:
             properties[key] = value
     return {**node, "properties": properties, "datetimes": datetimes}
+
+
+def placed(rows: list[dict]) -> tuple[list[dict], list[str]]:
+    """nodes_import's rows with each node they name placed, and the ids of the stored nodes
+    they name: a node is placed at its index in the rows, or past them at its index in those
+    ids (`*_at`: predecessor, caller, covers_last, absorbed, replaced; `at` on each edge of
+    covers and carries_over)."""
+    at = {row["properties"]["id"]: i for i, row in enumerate(rows)}
+    referred: list[str] = []
+
+    def place(node_id: Any) -> int | None:
+        if node_id is None:
+            return None
+        if node_id not in at:
+            at[node_id] = len(rows) + len(referred)
+            referred.append(node_id)
+        return at[node_id]
+
+    def edges(listed: list[dict]) -> list[dict]:
+        return [{**edge, "at": place(edge["node_id"])} for edge in listed]
+
+    return [{**row, "predecessor_at": place(row["predecessor_id"]),
+             "caller_at": place(row["caller_id"]),
+             "covers_last_at": place(row["properties"].get("covers_last_id")),
+             "absorbed_at": place(row["properties"].get("absorbed_id")),
+             "replaced_at": place(row["properties"].get("replaced_id")),
+             "covers": edges(row["covers"]),
+             _CARRIES_KEY: edges(row.get(_CARRIES_KEY, []))} for row in rows], referred
 
 
 def _implied(node: dict, limits: Limits) -> dict[str, list[Any]]:

@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from .. import telemetry
 from ..errors import BadInput, Conflict, CtxdagError
-from .backup import Checked, check, checked_rows, import_session, stored_form
+from .backup import Checked, check, checked_rows, import_session, placed, stored_form
 from .db import Database, Rows
 from .events import Events
 from ..model import listing
@@ -544,11 +544,12 @@ async def write_extension(db: Database, params: dict[str, Any], events: Events) 
     nothing when they would break an invariant of the session (BadInput) or it changed
     (Stale)."""
     session_id = params["session_id"]
+    nodes, referred = placed(params["nodes"])
     written = await db.write("transcript_extend", _extend_check(session_id), now=utcnow(),
                              **{"unlabeled": [], "source": None, "title": None,
                                 "source_title": None, "replaced": [], "rewritten": [], "listing": None,
                                 "source_bytes": None, "source_prefix_sha256": None,
-                                **params})
+                                **params, "nodes": nodes, "referred": referred})
     await events.committed(session_id, written[0]["events"])
 
 
