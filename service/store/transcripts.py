@@ -104,8 +104,9 @@ async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
     (A new session announces none: nobody can be subscribed to a session before it
     exists.) What it gained is checked in a worker thread, off the event loop; a new
     session's document is checked there too, unless `checked` is first_import_check's
-    of it. Every import (CLI or API) passes here, and is exported as a span
-    (service/telemetry)."""
+    of it, which says the caller found the session new (session_held): it is then
+    imported without reading back what the session holds, unless it exists by then.
+    Every import (CLI or API) passes here, and is exported as a span (service/telemetry)."""
     stored = await _exported(db, tenant, document, limits, events, None, checked)
     assert stored is not None  # only an import from what is known can be refused
     return stored[0]
@@ -210,15 +211,23 @@ async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
     elif content is None and imported is not None:
         return None  # a file read a part at a time is checked against its whole text
     else:
+        if checked is not None:
+            if checked.params["session"]["properties"]["id"] != session_id:
+                raise ValueError("`checked` is the check of another transcript's document")
+            # The caller found the session new: imported without reading it back first,
+            # unless someone imported it since.
+            try:
+                await import_session(db, tenant, document, limits, checked)
+                return Stored(session_id, True, len(ids), len(ids)), _known_imported(document)
+            except Conflict as e:
+                if e.details.get("session_id") != session_id:
+                    raise
         new_turns = _new_turns(document)
         rows = await db.read_on_leader("transcript_stored", session_id=session_id,
                                        tenant=tenant, node_ids=ids,
                                        label_node_ids=labeled + unlabeled, new_turns=new_turns)
         if not rows:
-            if checked is not None and \
-                    checked.params["session"]["properties"]["id"] != session_id:
-                raise ValueError("`checked` is the check of another transcript's document")
-            await import_session(db, tenant, document, limits, checked)
+            await import_session(db, tenant, document, limits)
             return Stored(session_id, True, len(ids), len(ids)), _known_imported(document)
         found = rows[0]
         if content is not None:

@@ -40,6 +40,7 @@ class Facts:
     git_branch: str | None = None
     models: list[str] = field(default_factory=list)
     titles: dict[str, str] = field(default_factory=dict)  # of each kind, the newest (Claude Code)
+    named: bool = False  # a session_meta was read (Codex): the first is the rollout's own
 
     def model(self, name: Any) -> None:
         if isinstance(name, str) and name.strip() and name not in self.models:
@@ -94,14 +95,16 @@ def pi(lines: Lines, facts: Facts | None = None) -> Facts:
 
 
 def codex(lines: Lines, facts: Facts | None = None) -> Facts:
-    """`session_meta`'s `cli_version`, `cwd` and `git.branch`; each `turn_context`'s
-    `model`. A rollout records no title."""
+    """The first `session_meta`'s `cli_version`, `cwd` and `git.branch` (a later one is a
+    parent's, copied into a fork with its history); each `turn_context`'s `model`. A
+    rollout records no title."""
     facts = facts if facts is not None else Facts()
     for _, entry in lines:
         payload = entry.get("payload")
         if not isinstance(payload, dict):
             continue
-        if entry.get("type") == "session_meta":
+        if entry.get("type") == "session_meta" and not facts.named:
+            facts.named = True
             facts.version = _text(payload.get("cli_version"))
             facts.cwd = _text(payload.get("cwd"))
             git = payload.get("git")

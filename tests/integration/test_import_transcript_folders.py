@@ -284,3 +284,44 @@ async def test_the_next_file_is_read_and_checked_while_the_last_is_written(
     # ...and all but the first file's preparation begun while another was being written
     # (whether its parse too still overlaps that write depends on how long the write lasts).
     assert happened.count("ready+") == SESSIONS - 1 and happened.count("ready") == 1
+
+
+async def test_a_session_checked_as_new_is_written_without_reading_it_back_unless_it_came_since(
+        ledger, monkeypatch):
+    """The walk checks a session it found new ahead of its write, and the write then reads
+    nothing back (no transcript_stored); a session another import stored in between is
+    extended by what the file holds beyond it, not refused, nothing written twice."""
+    from pathlib import Path
+    from service import transcripts
+    from service.store.transcripts import first_import_check, store_transcript
+    session = Path(FIXTURES) / "claude_code" / "session.jsonl"
+    lines = session.read_text().splitlines(keepends=True)
+
+    def document(count, name=session.name):
+        return transcripts.read("".join(lines[:count]), name, "claude-code", ledger.tenant,
+                                ledger.limits)
+
+    reads: list[str] = []
+    real_read = ledger.db.read_on_leader
+
+    async def read_on_leader(name, *args, **kwargs):
+        reads.append(name)
+        return await real_read(name, *args, **kwargs)
+
+    monkeypatch.setattr(ledger.db, "read_on_leader", read_on_leader)
+    alone = document(len(lines), "alone.jsonl")
+    stored = await store_transcript(ledger.db, ledger.tenant, alone, ledger.limits,
+                                    ledger.events, first_import_check(alone, ledger.limits))
+    assert stored.created and "transcript_stored" not in reads
+    await assert_sound(ledger, stored.session_id)
+
+    whole = document(21)
+    checked = first_import_check(whole, ledger.limits)  # as the walk checks a new session
+    first = await store_transcript(ledger.db, ledger.tenant, document(17), ledger.limits,
+                                   ledger.events)
+    stored = await store_transcript(ledger.db, ledger.tenant, whole, ledger.limits,
+                                    ledger.events, checked)
+    assert (stored.session_id, stored.created) == (first.session_id, False)
+    assert stored.written == len(whole["nodes"]) - first.nodes == 3
+    assert (await ledger.sessions.get(stored.session_id)).node_count == len(whole["nodes"])
+    await assert_sound(ledger, stored.session_id)

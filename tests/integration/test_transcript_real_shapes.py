@@ -145,3 +145,18 @@ async def test_a_forked_codex_rollout_is_its_own_session_not_its_parents(ledger)
         "config/kite.toml sets it: string_length = 30.",
         "Make it 45 instead.", "Set string_length = 45 in config/kite.toml."]
     assert len((await render_context(ledger, parent.session_id)).node_ids) == 3
+
+
+async def test_a_forked_codex_rollout_is_described_by_its_own_session_meta(ledger):
+    # The fork was made later, by a newer Codex on another branch: the session lists the
+    # fork's facts, not those of its parent's session_meta copied after its own.
+    lines = CODEX_FORK.read_text().splitlines(keepends=True)
+    own, parent = json.loads(lines[0]), json.loads(lines[1])
+    own["payload"].update(cli_version="0.137.0", cwd="/home/dev/kite-fork",
+                          git={"branch": "longer-string"})
+    parent["payload"].update(cli_version="0.136.0", cwd="/home/dev/kite", git={"branch": "main"})
+    text = "".join([json.dumps(own) + "\n", json.dumps(parent) + "\n", *lines[2:]])
+    fork = await import_text(ledger, text, CODEX_FORK.name, None)
+    session = await ledger.sessions.get(fork.session_id)
+    assert (session.tool_version, session.project, session.git_branch) == (
+        "0.137.0", "/home/dev/kite-fork", "longer-string")
