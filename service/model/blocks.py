@@ -647,6 +647,20 @@ def _mention(source: Source) -> str:
 # --------------------------------------------------------------------------- writing
 
 
+def implied(blocks: Sequence[Block]) -> dict[str, list[Any]]:
+    """What a message's blocks imply beyond its properties, as the writes take it (its
+    ToolUse nodes, the tool uses it answers, the media it carries): `tool_uses` [{id,
+    name}] in order, `answers` (tool_use ids) with `answer_errors` alike ordered, and
+    `media_refs` (hashes, each once)."""
+    results = [b for b in blocks if isinstance(b, ToolResult)]
+    return {
+        "tool_uses": [{"id": b.id, "name": b.name} for b in blocks if isinstance(b, ToolUse)],
+        "answers": [r.tool_use_id for r in results],
+        "answer_errors": [r.is_error for r in results],
+        "media_refs": media_hashes(blocks),
+    }
+
+
 @dataclass(frozen=True)
 class Written:
     """A message as a write statement takes it (cypher/fragments/node_write.cypher)."""
@@ -657,18 +671,14 @@ class Written:
     @cached_property
     def params(self) -> dict[str, Any]:
         blocks = self.parsed.blocks
-        results = [b for b in blocks if isinstance(b, ToolResult)]
         return {
             "content": self.text,
             "thinking": thinking_of(blocks),
             "tokens": estimate(blocks),
             "blocks": None if self.parsed.plain_text is not None else dumps(blocks),
-            "tool_uses": [{"id": b.id, "name": b.name} for b in blocks if isinstance(b, ToolUse)],
-            "answers": [r.tool_use_id for r in results],
-            "answer_errors": [r.is_error for r in results],
+            **implied(blocks),
             "media": [{"sha256": m.sha256, "media_type": m.media_type, "data": m.data,
                        "bytes": m.bytes} for m in self.parsed.media],
-            "media_refs": media_hashes(blocks),
         }
 
     @property

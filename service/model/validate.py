@@ -310,14 +310,20 @@ def json_schema(value: Mapping[str, Any], what: str) -> Mapping[str, Any]:
 
 
 def _nesting(value: object) -> int:
-    """How deep objects and arrays lie within one another (without recursing)."""
-    deepest, pending = 0, [(value, 1)]
-    while pending and deepest <= MAX_JSON_DEPTH:
-        item, level = pending.pop()
-        if isinstance(item, (Mapping, list, tuple)):
-            deepest = max(deepest, level)
-            children = item.values() if isinstance(item, Mapping) else item
-            pending.extend((child, level + 1) for child in children)
+    """How deep objects and arrays lie within one another (a level at a time, without
+    recursing)."""
+    deepest, level, items = 0, 1, [value]
+    while items and deepest <= MAX_JSON_DEPTH:
+        inner: list[object] = []
+        for item in items:
+            if isinstance(item, Mapping):
+                inner.extend(item.values())
+            elif isinstance(item, (list, tuple)):
+                inner.extend(item)
+            else:
+                continue
+            deepest = level
+        items, level = inner, level + 1
     return deepest
 
 

@@ -16,6 +16,7 @@ import org.neo4j.configuration.helpers.SocketAddress;
 import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
 import org.neo4j.io.ByteUnit;
+import org.neo4j.kernel.api.impl.index.LuceneSettings;
 
 public class Launcher {
     public static final String READY = "CTXDAG_NEO4J_READY";
@@ -38,6 +39,11 @@ public class Launcher {
             .setConfig(HttpsConnector.enabled, false)
             .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(pagecacheMiB))
             .setConfig(GraphDatabaseSettings.transaction_timeout, Duration.ofSeconds(120))
+            // Lucene merges a full-text index's segments two at a time by default, so each
+            // document is rewritten once per doubling of the index: during a large import its
+            // merges took a quarter of Neo4j's CPU. Ten at a time took a third of that, and
+            // searches were as fast (docs/benchmarks.md).
+            .setConfig(LuceneSettings.lucene_merge_factor, 10)
             .build();
         Runtime.getRuntime().addShutdownHook(new Thread(dbms::shutdown, "ctxdag-neo4j-shutdown"));
 

@@ -77,10 +77,12 @@ session or nothing.
 from __future__ import annotations
 
 import asyncio
+import functools
 
 import hashlib
+import re
 from dataclasses import dataclass
-from datetime import timezone
+from datetime import timedelta, timezone
 from typing import Any, Callable, Mapping
 
 from neo4j.time import DateTime
@@ -241,10 +243,8 @@ async def import_session(db: Database, tenant: str, document: Any, limits: Limit
     """
     parsed = checked if checked is not None else await asyncio.to_thread(check, document, limits)
     session_id = parsed.params["session"]["properties"]["id"]
-    nodes, referred = placed(parsed.params["nodes"])
     await db.write("backup_import", _import_check(session_id, parsed), tenant=tenant,
-                   media_stored=sorted(parsed.named_not_carried),
-                   **{**parsed.params, "nodes": nodes, "referred": referred})
+                   media_stored=sorted(parsed.named_not_carried), **parsed.params)
     return session_id
 
 
@@ -269,7 +269,7 @@ def stored_form(row: Any) -> dict[str, Any]:
 class Checked:
     """A document that passed every rule an import applies, as its statement takes it."""
 
-    params: dict[str, Any]  # the import statement's: session, nodes, calls, media
+    params: dict[str, Any]  # the import statement's: session, nodes (placed), referred, calls, …
     expected: dict[str, int]  # what it must create
     named_not_carried: dict[str, str]  # hashes the nodes name outside `media`: the first namer
 
@@ -383,7 +383,8 @@ def _checked(document: Any, limits: Limits) -> Checked:
         "tool_set_versions": len(versions),
         "offers": sum(v["properties"].get("tools_sha256") is not None for v in versions),
     }
-    return Checked({"session": session, "nodes": nodes, "calls": calls,
+    nodes, referred = placed(nodes)
+    return Checked({"session": session, "nodes": nodes, "referred": referred, "calls": calls,
                     "media": media, "tool_sets": tool_sets, "tool_set_versions": versions,
                     "labels": labels, "branch_names": branch_names, "pins": pins},
                    expected, named_not_carried)
@@ -497,7 +498,7 @@ def placed(rows: list[dict]) -> tuple[list[dict], list[str]]:
         return at[node_id]
 
     def edges(listed: list[dict]) -> list[dict]:
-        return [{**edge, "at": place(edge["node_id"])} for edge in listed]
+        return [{**edge, "at": place(edge["node_id"])} for edge in listed] if listed else []
 
     return [{**row, "predecessor_at": place(row["predecessor_id"]),
              "caller_at": place(row["caller_id"]),
@@ -694,8 +695,15 @@ def _edges(raw: Any, where: str, number: str) -> list[dict[str, Any]]:
 def _properties(raw: Any, where: str) -> dict[str, Any]:
     if not isinstance(raw, dict) or not all(isinstance(k, str) and k for k in raw):
         raise BadInput(f"{where}.properties must be an object with non-empty string keys")
-    return {key: _decode(value, f"{where}: {_key(key)}")
+    return {key: value if _plain(value) else _decode(value, f"{where}: {_key(key)}")
             for key, value in raw.items() if key != "tenant"}
+
+
+def _plain(value: Any) -> bool:
+    """A value _decode keeps as it is (the most of a document's), told at a glance."""
+    kind = type(value)
+    return kind is str or kind is bool or kind is float or (
+        kind is int and _MIN_INTEGER <= value <= validate.MAX_INTEGER)
 
 
 def _key(key: str) -> str:
@@ -723,6 +731,12 @@ def _decode(value: Any, where: str) -> Any:
 
 def _parse_datetime(text: str) -> DateTime:
     """An offset gives a fixed offset (sent as one); a bracketed zone, that named zone."""
+    canonical = _CANONICAL_STAMP.fullmatch(text)
+    if canonical:  # as exports write them: built directly, 4 times faster than parsed
+        year, month, day, hour, minute, second, fraction, offset = canonical.groups()
+        return DateTime(int(year), int(month), int(day), int(hour), int(minute), int(second),
+                        int(fraction.ljust(9, "0")) if fraction else 0,
+                        tzinfo=_fixed_offset(offset))
     stamp, _, zone = text.partition("[")
     value = DateTime.from_iso_format(stamp)
     if value.tzinfo is None:
@@ -732,6 +746,17 @@ def _parse_datetime(text: str) -> DateTime:
 
         return value.astimezone(pytz.timezone(zone.removesuffix("]")))
     return value.replace(tzinfo=timezone(value.utcoffset()))
+
+
+_CANONICAL_STAMP = re.compile(
+    r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?([+-]\d\d:\d\d)")
+
+
+@functools.lru_cache(maxsize=64)
+def _fixed_offset(text: str) -> timezone:
+    """'+02:00' as the fixed offset DateTime.from_iso_format's replace gives."""
+    sign = -1 if text[0] == "-" else 1
+    return timezone(sign * timedelta(hours=int(text[1:3]), minutes=int(text[4:6])))
 
 
 # --- document shape -----------------------------------------------------------------------

@@ -67,7 +67,16 @@ class Query:
             missing = sorted(self.params - given)
             extra = sorted(given - self.params)
             raise TypeError(f"query {self.name}: missing params {missing}, unexpected {extra}")
-        return {ARGS: dict(params)}
+        return {ARGS: Arguments(params)}
+
+
+class Arguments(dict):
+    """A statement's parameters, sent as they are but shown by their names: the driver
+    formats its debug line of every RUN whether or not it is logged (neo4j 6.4), which
+    for a large import's parameters cost more than sending them."""
+
+    def __repr__(self) -> str:
+        return f"<arguments {', '.join(self)}>"
 
 
 def _from_one_map(body: str) -> str:

@@ -69,7 +69,8 @@ def _name(value: Any, record: Record, limits: Limits, what: str) -> None:
 
 
 def _json_object(value: Any, record: Record, limits: Limits, what: str) -> None:
-    validate.stored_json_object(value, limits, what)
+    if (value, limits) not in _made_objects:
+        validate.stored_json_object(value, limits, what)
 
 
 def _extra_meta(value: Any, record: Record, limits: Limits, what: str) -> None:
@@ -134,6 +135,21 @@ def made_blocks(value: str, role: str, limits: Limits, parsed: blocks.Parsed) ->
     _made[(value, role, limits)] = parsed.blocks
 
 
+# JSON objects a writer stored as validate.json_object gave them under these limits (a
+# transcript's node metadata): their rule holds by construction.
+_made_objects: set[tuple[str, Limits]] = set()
+
+
+def made_json_object(value: Mapping[str, Any], limits: Limits, what: str) -> str:
+    """validate.json_object's text of `value`, noted as made so a document's check does
+    not parse it again (until forget_checked_blocks)."""
+    text = validate.json_object(value, limits, what)
+    if len(_made_objects) >= _MADE_HELD:
+        _made_objects.clear()  # documents read but never checked
+    _made_objects.add((text, limits))
+    return text
+
+
 def _checked_blocks(value: str, role: str, limits: Limits, what: str
                     ) -> tuple[blocks.Block, ...]:
     made = _made.get((value, role, limits))
@@ -158,10 +174,11 @@ def _parsed_blocks(value: str, role: str, limits: Limits, what: str
 
 
 def forget_checked_blocks() -> None:
-    """Drops the blocks parsed while a document was checked, and those noted as made
-    (their text included)."""
+    """Drops the blocks parsed while a document was checked, and the blocks and JSON
+    objects noted as made (their text included)."""
     _parsed_blocks.cache_clear()
     _made.clear()
+    _made_objects.clear()
 
 
 def _blocks(value: Any, record: Record, limits: Limits, what: str) -> None:
@@ -554,14 +571,10 @@ def problems(session: Record, nodes: Sequence[Record], calls: Sequence[Record],
 # --- what a node's blocks imply beyond its properties ------------------------------------
 
 def implied_edges(node: Record, limits: Limits) -> dict[str, list[Any]] | None:
-    """What the writes derive from a node's blocks, as they take it (blocks.Written.params):
-    `tool_uses` [{id, name}] in order, `answers` (tool_use ids) with `answer_errors` alike
-    ordered, and `media_refs` (hashes, each once); None when its blocks break a rule."""
+    """What the writes derive from a node's blocks (blocks.implied); None when its blocks
+    break a rule."""
     stored = _sound_blocks(node, limits)
-    if stored is None:
-        return None
-    params = blocks.Written(blocks.Parsed(stored), "").params
-    return {key: params[key] for key in ("tool_uses", "answers", "answer_errors", "media_refs")}
+    return None if stored is None else blocks.implied(stored)
 
 
 def edge_problems(node: Record, stored: Mapping[str, Any], limits: Limits) -> list[str]:

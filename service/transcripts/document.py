@@ -405,7 +405,7 @@ def _node(sid: str, nid: str, role: str, written: block_rules.Written, limits: L
         records.made_blocks(params["blocks"], role, limits, written.parsed)
     properties = {"id": nid, "session_id": sid, "role": role, "content": params["content"],
                   "created_at": _stamp(at), "tokens": params["tokens"],
-                  "metadata": json.dumps(meta, ensure_ascii=False, sort_keys=True),
+                  "metadata": records.made_json_object(meta, limits, "metadata"),
                   "seq": seq, "depth": depth, "side_branch": side_branch}
     if params["blocks"] is not None:
         properties["blocks"] = params["blocks"]

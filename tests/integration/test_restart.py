@@ -15,6 +15,10 @@ async def test_sessions_nodes_and_head_survive_a_neo4j_restart(tmp_path):
     lib = await asyncio.to_thread(ensure_jars, Settings.from_env().cache_dir)
     server = LocalNeo4j(tmp_path / "home", free_port(), lib, heap="512m", pagecache_mb=64)
     uri = await asyncio.to_thread(server.start)
+    # The launcher's settings reach Neo4j: full-text segments are merged ten at a time
+    # (service/neo4j_local/Launcher.java), which Neo4j logs among its settings at start.
+    settings = (tmp_path / "home" / "logs" / "debug.log").read_text()
+    assert "internal.dbms.index.lucene.merge_factor=10" in settings
     try:
         driver = open_driver(uri)
         ledger = Ledger.open(Database(driver), "restart", Limits())
