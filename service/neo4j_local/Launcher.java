@@ -41,8 +41,8 @@ public class Launcher {
             .setConfig(GraphDatabaseSettings.transaction_timeout, Duration.ofSeconds(120))
             // Lucene merges a full-text index's segments two at a time by default, so each
             // document is rewritten once per doubling of the index: during a large import its
-            // merges took a quarter of Neo4j's CPU. Ten at a time took a third of that, and
-            // searches were as fast (docs/benchmarks.md).
+            // merges took a quarter of Neo4j's CPU; ten at a time, under a tenth, and searches
+            // were as fast (docs/benchmarks.md).
             .setConfig(LuceneSettings.lucene_merge_factor, 10)
             .build();
         Runtime.getRuntime().addShutdownHook(new Thread(dbms::shutdown, "ctxdag-neo4j-shutdown"));

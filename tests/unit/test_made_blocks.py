@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from service import transcripts
+from service.model import validate
 from service.model.validate import Limits
 from service.store import backup, records
 from service.store.transcripts import CONTENT, UNLABELED
@@ -52,3 +53,39 @@ def test_blocks_noted_as_made_are_not_parsed_again(monkeypatch):
     monkeypatch.setattr(records.blocks, "parse", counted)
     backup.check({k: v for k, v in document.items() if k not in (CONTENT, UNLABELED)}, limits)
     assert parsed == []
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_noted_metadata_is_what_the_rule_for_stored_objects_takes(path):
+    """Every node's metadata a reader noted as made passes the stored-object rule it then
+    skips, and the check forgets them after."""
+    limits = Limits()
+    document = transcripts.read(path.read_text(), str(path), None, "t", limits)
+    try:
+        noted = set(records._made_objects)
+        assert noted, "the reader notes its nodes' metadata"
+        stored = {n["properties"]["metadata"] for n in document["nodes"]}
+        for value, at in noted:
+            assert at == limits and value in stored
+            validate.stored_json_object(value, limits, "metadata")
+        backup.check({k: v for k, v in document.items() if k not in (CONTENT, UNLABELED)},
+                     limits)
+        assert records._made_objects == set()
+    finally:
+        records.forget_checked_blocks()
+
+
+def test_metadata_noted_as_made_is_not_parsed_again(monkeypatch):
+    limits = Limits()
+    text = records.made_json_object({"source": {"tool": "pi"}}, limits, "metadata")
+    parsed = []
+    monkeypatch.setattr(validate, "stored_json_object",
+                        lambda *args: parsed.append(args) or {})
+    try:
+        assert records.node_problems({"metadata": text}, limits) is not None
+        assert not [args for args in parsed if args[0] == text]
+        records.forget_checked_blocks()
+        records.node_problems({"metadata": text}, limits)
+        assert [args for args in parsed if args[0] == text]
+    finally:
+        records.forget_checked_blocks()
