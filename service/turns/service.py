@@ -146,11 +146,11 @@ class Turns:
         validate.optional_identifier(deliver_to, "deliver_to session id")
         writer = TurnWriter(self.ledger, session_id, advance_head=False, side_branch=True,
                             caller_id=from_node_id)
-        options = await tool_sets.offered(self.ledger, session_id, from_node_id)
+        # The append reads the tool set in force at the task's root (from_node_id's chain).
         root = await writer.open(prompt, predecessor_id=from_node_id,
-                                 metadata={"spawned_from": from_node_id})
+                                 metadata={"spawned_from": from_node_id}, tools_to_check=())
         result = await self._respond_to(writer, root, Purpose.TASK, compact=False,
-                                        options=options)
+                                        options=tool_sets.with_version(Options(), root.tool_set))
         if deliver_to is not None and result.reply is not None:
             await self.send_message(deliver_to, result.reply.content)
         return result

@@ -289,3 +289,33 @@ async def test_recording_a_call_is_one_round_trip_whatever_its_reads(ledger):
         Purpose.EXTERNAL, "external", "m", reads, utcnow(), utcnow()))
     assert ledger.db.round_trips.total - before == 1
     assert (await ledger.calls.get(call.id)) == call
+
+
+async def test_a_spawned_task_is_offered_the_tool_set_in_force_where_it_hangs(ledger, compactor):
+    """Read by the append that writes the task's root (no round trip of its own): the
+    session's set, or a newer one anchored on the chain the task hangs from, not one
+    anchored on a turn below its start."""
+    from service.model.models import tools_json
+    from service.turns import requests, tool_sets
+
+    def tool(name):
+        return {"name": name, "description": f"{name} a thing",
+                "input_schema": {"type": "object", "properties": {}}}
+
+    def digest(*tools):
+        import hashlib
+        return hashlib.sha256(tools_json(requests.tool_definitions(tools)).encode()).hexdigest()
+
+    session = await ledger.sessions.create()
+    turns = Turns(ledger, compactor, OfflineProvider())
+    first = await turns.send_message(session.id, "Go.")
+    await tool_sets.set_tools(ledger, session.id, [tool("grep")])
+    later = await turns.send_message(session.id, "And then?")
+    await tool_sets.set_tools(ledger, session.id, [tool("sed")], head_id=later.reply.id)
+    before = ledger.db.round_trips.by_name.get("tool_set_in_force", 0)
+    early = await turns.spawn_task(session.id, first.reply.id, "Look back.")
+    below = await turns.spawn_task(session.id, later.reply.id, "Look further.")
+    assert ledger.db.round_trips.by_name.get("tool_set_in_force", 0) == before
+    assert (await ledger.calls.get(early.call_id)).tools_sha256 == digest(tool("grep"))
+    assert (await ledger.calls.get(below.call_id)).tools_sha256 == digest(tool("sed"))
+    await assert_sound(ledger, session.id)
