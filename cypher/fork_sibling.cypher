@@ -1,7 +1,7 @@
 // name: fork_sibling
-// returns: one row {problem, invalid_reads, open_tool_uses, unanswered, unmatched_results, taken_tool_uses, missing_media, session_id, head_moved, previous_head_id, summary_version, node, events}; node is null when problem is set
+// returns: one row {problem, invalid_reads, open_tool_uses, unanswered, unmatched_results, taken_tool_uses, missing_media, session_id, head_moved, previous_head_id, summary_version, tool_set, node, events}; node is null when problem is set
 // purpose: retry and edit — a new sibling of node $fork_of (same predecessor, same role, new content) in that node's session; HEAD moves onto it, and the model call that produced it is recorded
-// params: blocks, tool_uses, answers, answer_errors, media, media_refs, tenant, fork_of, node_id, role, content, thinking, tokens, metadata, now, call
+// params: blocks, tool_uses, answers, answer_errors, media, media_refs, tenant, fork_of, node_id, role, content, thinking, tokens, metadata, now, call, offer_tools, tools_to_check
 // $role names the move: 'assistant' retries a reply, 'user' edits a message. The session is
 // the forked node's, so it is read before session_lock; everything else is read after it.
 OPTIONAL MATCH (fork:Node {id: $fork_of, tenant: $tenant})
@@ -11,8 +11,11 @@ OPTIONAL MATCH (s)-[:HEAD]->(head:Node)
 OPTIONAL MATCH (fork)-[:PREDECESSOR]->(pred:Node)
 // include: call_reads_check
 // include: pairing_check
+// An edit opens a turn: with $offer_tools it reads the set its call is offered (a retry's
+// reply is written after its call, which read the set before).
+// include: tool_set_offered
 WITH s, seq, head, pred, null AS caller, call_reads, invalid_reads, open_tool_uses,
-  unanswered, unmatched_results, taken_tool_uses, missing_media, fork.id AS fork_id,
+  unanswered, unmatched_results, taken_tool_uses, missing_media, tool_set, fork.id AS fork_id,
   false AS side_branch, true AS moves_head,
   CASE
     WHEN fork IS NULL OR s IS NULL THEN 'fork_not_found'
@@ -25,6 +28,8 @@ WITH s, seq, head, pred, null AS caller, call_reads, invalid_reads, open_tool_us
     WHEN size(unanswered) > 0 THEN 'tool_uses_open'
     WHEN size(taken_tool_uses) > 0 THEN 'tool_use_taken'
     WHEN size(missing_media) > 0 THEN 'media_not_found'
+    WHEN any(name IN $tools_to_check
+             WHERE tool_set.tools CONTAINS '"name":"' + name + '"') THEN 'tools_to_check'
   END AS problem
 // include: node_write
 WITH *, CASE WHEN problem IS NULL THEN
@@ -35,6 +40,6 @@ WITH *, CASE WHEN problem IS NULL THEN
 // include: events_write
 RETURN problem, invalid_reads, open_tool_uses, unanswered, unmatched_results, taken_tool_uses,
   missing_media, events, s.id AS session_id, head_moved, head.id AS previous_head_id,
-  coalesce(s.summary_version, 0) AS summary_version,
+  coalesce(s.summary_version, 0) AS summary_version, tool_set,
   // include: node_map
   AS node

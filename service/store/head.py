@@ -107,9 +107,12 @@ class HeadMoves:
 
     async def edit(self, node_id: str, content: str | None = None, *,
                    blocks: Sequence[Any] | None = None,
-                   metadata: Mapping[str, Any] | None = None) -> Appended:
-        """A new sibling of user message `node_id` with new content; HEAD moves onto it."""
-        return await self._fork(node_id, Role.USER, content, blocks, metadata, None)
+                   metadata: Mapping[str, Any] | None = None,
+                   offer_tools: bool = False, tools_to_check: Sequence[str] = ()) -> Appended:
+        """A new sibling of user message `node_id` with new content; HEAD moves onto it.
+        `offer_tools` and `tools_to_check` as for append_message: the edit opens a turn."""
+        return await self._fork(node_id, Role.USER, content, blocks, metadata, None,
+                                offer_tools=offer_tools, tools_to_check=list(tools_to_check))
 
     async def delete_branch(self, session_id: str, tip_id: str) -> DeletedBranch:
         ids = {"session_id": validate.identifier(session_id, "session id"),
@@ -166,9 +169,12 @@ class HeadMoves:
 
     async def _fork(self, node_id: str, role: Role, content: str | None,
                     blocks: Sequence[Any] | None, metadata: Mapping[str, Any] | None,
-                    call: CallRecord | None) -> Appended:
+                    call: CallRecord | None, offer_tools: bool = False,
+                    tools_to_check: Sequence[str] = ()) -> Appended:
         ids = {"fork_of": validate.identifier(node_id, "node id")}
-        return await self._write_node("fork_sibling", ids, role, content, blocks, metadata, call)
+        return await self._write_node("fork_sibling", ids, role, content, blocks, metadata, call,
+                                      offer_tools=offer_tools,
+                                      tools_to_check=list(tools_to_check))
 
     async def _write_node(self, statement: str, ids: Mapping[str, str | None],
                           role: Role | str, content: str | None, blocks: Sequence[Any] | None,

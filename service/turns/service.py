@@ -111,11 +111,9 @@ class Turns:
         """A new version of a user message (a fork; HEAD moves to it), then the reply."""
         original = await self.ledger.nodes.get(node_id)
         writer = TurnWriter(self.ledger, original.session_id, advance_head=True)
-        options = await tool_sets.offered(self.ledger, original.session_id,
-                                          original.predecessor_id, options)
-        await self._refuse_recall_clash(original.session_id, options)
-        return await self._respond_to(writer, await writer.open_edit(node_id, content, blocks),
-                                      Purpose.CHAT, options=options, listener=listener)
+        opened, options = await self._open_edit(writer, original, content, blocks, options)
+        return await self._respond_to(writer, opened, Purpose.CHAT, options=options,
+                                      listener=listener)
 
     async def retry(self, node_id: str, *, options: Options = Options(),
                     listener: TurnListener | None = None) -> TurnResult:
@@ -326,6 +324,23 @@ class Turns:
             message_blocks(Role.USER, content, blocks, self.ledger.limits)
             await writer.cancel_open_tool_uses()
         return await writer.open(content, blocks=blocks), options
+
+    async def _open_edit(self, writer: TurnWriter, original: Node, content: str | None,
+                         blocks: Sequence[Any] | None,
+                         options: Options) -> tuple[Appended, Options]:
+        """The edited message, a sibling of `original`, and the options the turn's call is
+        sent with: the tool set in force read by the edit's own write, as `_open` does."""
+        if tool_sets.read_with_the_append(options):
+            try:
+                opened = await writer.open_edit(original.id, content, blocks,
+                                                tools_to_check=tool_sets.to_check(options))
+                return opened, tool_sets.with_version(options, opened.tool_set)
+            except ToolsToCheck:
+                pass
+        options = await tool_sets.offered(self.ledger, original.session_id,
+                                          original.predecessor_id, options)
+        await self._refuse_recall_clash(original.session_id, options)
+        return await writer.open_edit(original.id, content, blocks), options
 
     async def _open_results(self, writer: TurnWriter, results: Sequence[Any],
                             options: Options) -> tuple[Appended, Options]:

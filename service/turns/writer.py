@@ -85,10 +85,14 @@ class TurnWriter:
                  "content": CANCELLED} for use_id in open_ids])
 
     async def open_edit(self, node_id: str, content: str | None,
-                        blocks: Sequence[Any] | None = None) -> Appended:
-        """Edit: the opening node is a new sibling of user message `node_id` (a user move)."""
+                        blocks: Sequence[Any] | None = None,
+                        tools_to_check: Sequence[str] | None = None) -> Appended:
+        """Edit: the opening node is a new sibling of user message `node_id` (a user move);
+        `tools_to_check` as for `open`."""
         self._require_user_turn("edit")
-        return await self._ledger.head.edit(node_id, content, blocks=blocks)
+        return await self._ledger.head.edit(node_id, content, blocks=blocks,
+                                            offer_tools=tools_to_check is not None,
+                                            tools_to_check=tools_to_check or ())
 
     async def reply(self, predecessor_id: str, content: str | None,
                     blocks: Sequence[Any] | None, call: CallRecord,

@@ -288,6 +288,13 @@ async def test_a_session_tool_set_naming_a_recall_tool_is_checked_before_the_tur
     with pytest.raises(BadInput, match="recall tools"):
         await Turns(ledger, compactor, Scripted()).send_message(session.id, "hi")
     assert await snapshot(ledger, session.id) == before
+    # An edit opens a turn the same way: its write reads the set, and writes nothing.
+    head = await ledger.nodes.get((await ledger.sessions.get(session.id)).head_id)
+    user = await ledger.nodes.get(head.predecessor_id)
+    assert user.role is Role.USER
+    with pytest.raises(BadInput, match="recall tools"):
+        await Turns(ledger, compactor, Scripted()).edit(user.id, "hi instead")
+    assert await snapshot(ledger, session.id) == before
     # Recall off for the session: the set is its own, and the turn goes through.
     quiet = await ledger.sessions.create("no recall", "sys", recall=False)
     await tool_sets.set_tools(ledger, quiet.id, [

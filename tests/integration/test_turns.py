@@ -291,20 +291,23 @@ async def test_recording_a_call_is_one_round_trip_whatever_its_reads(ledger):
     assert (await ledger.calls.get(call.id)) == call
 
 
+def tool(name):
+    return {"name": name, "description": f"{name} a thing",
+            "input_schema": {"type": "object", "properties": {}}}
+
+
+def digest(*tools):
+    import hashlib
+    from service.model.models import tools_json
+    from service.turns import requests
+    return hashlib.sha256(tools_json(requests.tool_definitions(tools)).encode()).hexdigest()
+
+
 async def test_a_spawned_task_is_offered_the_tool_set_in_force_where_it_hangs(ledger, compactor):
     """Read by the append that writes the task's root (no round trip of its own): the
     session's set, or a newer one anchored on the chain the task hangs from, not one
     anchored on a turn below its start."""
-    from service.model.models import tools_json
-    from service.turns import requests, tool_sets
-
-    def tool(name):
-        return {"name": name, "description": f"{name} a thing",
-                "input_schema": {"type": "object", "properties": {}}}
-
-    def digest(*tools):
-        import hashlib
-        return hashlib.sha256(tools_json(requests.tool_definitions(tools)).encode()).hexdigest()
+    from service.turns import tool_sets
 
     session = await ledger.sessions.create()
     turns = Turns(ledger, compactor, OfflineProvider())
@@ -318,4 +321,28 @@ async def test_a_spawned_task_is_offered_the_tool_set_in_force_where_it_hangs(le
     assert ledger.db.round_trips.by_name.get("tool_set_in_force", 0) == before
     assert (await ledger.calls.get(early.call_id)).tools_sha256 == digest(tool("grep"))
     assert (await ledger.calls.get(below.call_id)).tools_sha256 == digest(tool("sed"))
+    await assert_sound(ledger, session.id)
+
+
+async def test_an_edit_is_offered_the_tool_set_in_force_above_it_read_by_its_own_write(
+        ledger, compactor):
+    """An edit opens a turn: the statement that writes the edited message reads the set
+    its call is offered, at the message's predecessor (no round trip of its own)."""
+    from service.turns import tool_sets
+
+    session = await ledger.sessions.create()
+    turns = Turns(ledger, compactor, OfflineProvider())
+    first = await turns.send_message(session.id, "Go.")
+    await tool_sets.set_tools(ledger, session.id, [tool("grep")])
+    second = await turns.send_message(session.id, "And then?")
+    await tool_sets.set_tools(ledger, session.id, [tool("sed")], head_id=second.reply.id)
+    third = await turns.send_message(session.id, "Now?")
+    before = ledger.db.round_trips.by_name.get("tool_set_in_force", 0)
+    above = await turns.edit(second.user_node.id, "And then, really?")
+    below = await turns.edit(third.user_node.id, "Now, really?")
+    assert ledger.db.round_trips.by_name.get("tool_set_in_force", 0) == before
+    assert (await ledger.calls.get(above.call_id)).tools_sha256 == digest(tool("grep"))
+    assert (await ledger.calls.get(below.call_id)).tools_sha256 == digest(tool("sed"))
+    assert await head_id(ledger, session.id) == below.reply.id
+    assert first.reply.id != above.reply.id
     await assert_sound(ledger, session.id)
