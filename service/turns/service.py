@@ -21,6 +21,7 @@ turn's writes are the same with or without one.
 """
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Mapping, Sequence
@@ -122,10 +123,13 @@ class Turns:
         if original.role is not Role.ASSISTANT or original.predecessor_id is None:
             raise BadInput(f"node {node_id} is not an assistant reply; retry forks replies")
         writer = TurnWriter(self.ledger, original.session_id, advance_head=True)
-        options = await tool_sets.offered(self.ledger, original.session_id,
-                                          original.predecessor_id, options)
+        # The reply is written after its call, so the set is read before it: alongside the
+        # prompt it answers, one round trip's wait for both.
+        options, prompt_head = await asyncio.gather(
+            tool_sets.offered(self.ledger, original.session_id, original.predecessor_id,
+                              options),
+            self.ledger.nodes.get(original.predecessor_id))
         await self._refuse_recall_clash(original.session_id, options)
-        prompt_head = await self.ledger.nodes.get(original.predecessor_id)
         result = await self._respond(writer, prompt_head, Purpose.CHAT, retry_of=node_id,
                                      options=options, listener=listener)
         result = await self._recall_rounds(writer, result, Purpose.CHAT, True, options,
