@@ -40,7 +40,7 @@ class Facts:
     git_branch: str | None = None
     models: list[str] = field(default_factory=list)
     titles: dict[str, str] = field(default_factory=dict)  # of each kind, the newest (Claude Code)
-    named: bool = False  # a session_meta was read (Codex): the first is the rollout's own
+    thread: str | None = None  # the first session_meta's id (Codex): the rollout's own thread
 
     def model(self, name: Any) -> None:
         if isinstance(name, str) and name.strip() and name not in self.models:
@@ -95,16 +95,20 @@ def pi(lines: Lines, facts: Facts | None = None) -> Facts:
 
 
 def codex(lines: Lines, facts: Facts | None = None) -> Facts:
-    """The first `session_meta`'s `cli_version`, `cwd` and `git.branch` (a later one is a
-    parent's, copied into a fork with its history); each `turn_context`'s `model`. A
-    rollout records no title."""
+    """`cli_version`, `cwd` and `git.branch` of the rollout's own `session_meta` lines, those
+    naming the first one's thread (another thread's is a parent's, copied into a fork with
+    its history); each `turn_context`'s `model`. A rollout records no title."""
     facts = facts if facts is not None else Facts()
     for _, entry in lines:
         payload = entry.get("payload")
         if not isinstance(payload, dict):
             continue
-        if entry.get("type") == "session_meta" and not facts.named:
-            facts.named = True
+        if entry.get("type") == "session_meta":
+            thread = payload["id"] if isinstance(payload.get("id"), str) else ""
+            if facts.thread is None:
+                facts.thread = thread
+            elif thread != facts.thread:
+                continue
             facts.version = _text(payload.get("cli_version"))
             facts.cwd = _text(payload.get("cwd"))
             git = payload.get("git")

@@ -160,3 +160,9 @@ async def test_a_forked_codex_rollout_is_described_by_its_own_session_meta(ledge
     session = await ledger.sessions.get(fork.session_id)
     assert (session.tool_version, session.project, session.git_branch) == (
         "0.137.0", "/home/dev/kite-fork", "longer-string")
+    # The fork's own thread described again later (a newer Codex went on with it): that.
+    own["payload"].update(cli_version="0.138.0", git={"branch": "release"})
+    grown = await import_text(ledger, text + json.dumps(own) + "\n", CODEX_FORK.name, None)
+    session = await ledger.sessions.get(grown.session_id)
+    assert grown.session_id == fork.session_id
+    assert (session.tool_version, session.git_branch) == ("0.138.0", "release")
