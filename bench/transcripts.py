@@ -242,3 +242,49 @@ async def follow_latency(b: Bench) -> None:
                    f"{', '.join(f'{x * 1000:.0f}' for x in latencies[1:])} ms) after the "
                    f"first ({latencies[0] * 1000:.0f} ms); the lines gained parsed, the "
                    "turns they change mapped, stored from what the last import stored")
+
+
+async def grown_reimports(b: Bench) -> None:
+    """`ctxdag import-transcript FILE` of a file of `transcript_entries` records grown by 1%
+    at a time, GROWTHS times: the first growth parses the file whole and keeps its reading
+    (service/transcripts/kept.py), the next ones read on from the kept reading. The row is
+    the median of the growths after the second (the first plans transcript_known)."""
+    import io
+    import statistics
+    import tempfile
+    from pathlib import Path
+
+    from service.transcripts.batch import import_paths
+    from service.transcripts.kept import Shelf
+
+    from .transcript_folder import _read_text
+
+    ledger, entries = b.ledger, b.sizes.transcript_entries
+    step = max(4, entries // 100)
+    with tempfile.TemporaryDirectory(prefix="bench-grown-") as folder:
+        shelf = Shelf(Path(folder) / "readings", "bench", ledger.tenant, ledger.limits)
+        file = Path(folder) / f"{SESSION}-grown-{b.tenant}.jsonl"
+        times, said = [], io.StringIO()
+        for k in range(GROWTHS + 1):
+            file.write_text("".join(claude_code_transcript(entries + k * step)))
+            t0 = time.perf_counter()
+            status = await import_paths(ledger, [str(file)], None, False, None, _read_text,
+                                        said, said, shelf=shelf)
+            times.append(time.perf_counter() - t0)
+            assert status == 0, said.getvalue()
+        readings = Path(folder) / "readings"  # none for a file below KEPT_FROM_BYTES
+        kept = sum(p.stat().st_size for p in readings.iterdir()) if readings.exists() else 0
+        size = file.stat().st_size
+    b.add(S13, f"import-transcript of a grown file ({step} entries gained), whole", None, None,
+          value=round(times[1] * 1000), unit="ms",
+          note=f"the first growth seen: parsed whole, its reading kept (first import "
+               f"{times[0]:.2f} s)")
+    b.add(S13, f"import-transcript of a grown file ({step} entries gained), read on", None,
+          None, value=round(statistics.median(times[3:]) * 1000), unit="ms",
+          note=f"from the kept reading: median of {GROWTHS - 2} growths "
+               f"({', '.join(f'{x * 1000:.0f}' for x in times[3:])} ms) after "
+               f"{times[2] * 1000:.0f} ms; the reading kept is {kept / 1e6:.1f} MB for a "
+               f"{size / 1e6:.1f} MB file")
+
+
+GROWTHS = 6

@@ -62,15 +62,22 @@ def read(text: str, file: str, format: str | None, tenant: str, limits: Limits,
     beside it (its sub-agents) are read with it; `settle` cuts what may still grow
     (follow.py); `mode` collects what the read degraded (default: not strict)."""
     mode = mode if mode is not None else Mode()
-    reading = reading_of(text, file, format, tenant, limits, mode.strict)
+    return document_of(reading_of(text, file, format, tenant, limits, mode.strict), text,
+                       read_text, mode, settle)
+
+
+def document_of(reading: Reading, text: str, read_text: Callable[[str], str] | None,
+                mode: Mode, settle: Callable[[Transcript], Transcript] | None = None
+                ) -> dict[str, Any]:
+    """`read`'s document, of a Reading fed `text` (whole, or a part at a time)."""
     agents = side_files(reading, read_text)
     shaped = reading.document(mode, agents, settle)
-    mode.degraded.sort(key=lambda d: (d.file != file, d.file, d.line))
+    mode.degraded.sort(key=lambda d: (d.file != reading.file, d.file, d.line))
     if settle is None and not mode.degraded:
         # The session is all this text (and its side files) holds, and only it: the next
         # import of the same text is recognised unparsed (unchanged).
         shaped["session"]["properties"].update(
-            source_fingerprint(text, file, reading.tool, agents))
+            source_fingerprint(text, reading.file, reading.tool, agents))
     return {**shaped, CONTENT: text}
 
 

@@ -8,6 +8,9 @@ summary.
 
 The walk is a pipeline of two: while Neo4j writes one file, the next is read, parsed and
 (when its session is new) checked in a worker thread, so the two cores work at once.
+
+With a Shelf (kept.py), a file seen to grow keeps its reading for its next import, which
+then parses only the lines it gained.
 """
 from __future__ import annotations
 
@@ -21,10 +24,12 @@ from ..errors import CtxdagError
 from ..store.ledger import Ledger
 from ..store.backup import Checked
 from ..store.transcripts import (Stored, first_import_check, session_held,
-                                   store_transcript)
-from . import read, unchanged
+                                   store_known, store_transcript)
+from . import document_of, reading_of, unchanged
+from .kept import KeptReading, Shelf, kept_of
 from .model import Degraded, Mode, NoTurns, NotATranscript
 from .progress import Progress
+from .reading import Reading
 from .walk import Found, transcript_files
 
 DEGRADED_SHOWN = 10  # entries listed one by one; the rest are counted
@@ -50,9 +55,11 @@ class Tally:
 
 async def import_paths(ledger: Ledger, paths: list[str], format: str | None, strict: bool,
                        after: float | None, read_text: Callable[[str], str],
-                       out: TextIO | None = None, err: TextIO | None = None) -> int:
+                       out: TextIO | None = None, err: TextIO | None = None,
+                       shelf: Shelf | None = None) -> int:
     """Imports the transcripts of `paths` (changed at `after` or later, when given); the exit
-    status: 1 when a file failed."""
+    status: 1 when a file failed. `shelf`: where the readings of files seen to grow are
+    kept (none kept without it)."""
     out, err = out or sys.stdout, err or sys.stderr
     found = transcript_files(paths, after)
     sizes = [_size(file) for file in found.files]
@@ -61,14 +68,15 @@ async def import_paths(ledger: Ledger, paths: list[str], format: str | None, str
     def prepare(index: int) -> asyncio.Task[Ready] | None:
         if index >= len(found.files):
             return None
-        return asyncio.create_task(ready(ledger, found.files[index], format, strict, read_text))
+        return asyncio.create_task(ready(ledger, found.files[index], format, strict, read_text,
+                                         shelf))
 
     upcoming = prepare(0)
     for index, (file, size) in enumerate(zip(found.files, sizes)):
         progress.draw()
         file_ready = await upcoming
         upcoming = prepare(index + 1)
-        lines, entries = await _import_one(ledger, file_ready, file in named, tally)
+        lines, entries = await _import_one(ledger, file_ready, file in named, tally, shelf)
         progress.clear()
         for line, to_err in lines:
             print(line, file=err if to_err else out, flush=True)
@@ -88,11 +96,13 @@ class Ready:
     held: Stored | None = None  # the session holds it all: nothing to store
     document: dict[str, Any] | None = None
     checked: Checked | None = None  # the document's first-import check, its session new
+    reading: Reading | None = None  # what made the document
+    kept: KeptReading | None = None  # the reading kept of the file, read on
     error: CtxdagError | None = None
 
 
 async def ready(ledger: Ledger, file: str, format: str | None, strict: bool,
-                read_text: Callable[[str], str]) -> Ready:
+                read_text: Callable[[str], str], shelf: Shelf | None = None) -> Ready:
     """The file read, recognised as held or parsed (and, for a new session, checked) in a
     worker thread; an error is kept for the store's turn, so files are reported in order."""
     prepared = Ready(file, Mode(strict))
@@ -102,9 +112,9 @@ async def ready(ledger: Ledger, file: str, format: str | None, strict: bool,
         if prepared.held is not None:
             return prepared
         prepared.document = await asyncio.to_thread(
-            read, prepared.text, file, format, ledger.tenant, ledger.limits, read_text,
-            mode=prepared.mode)
-        if not await session_held(ledger.db, ledger.tenant, prepared.document):
+            _parsed, prepared, ledger, format, read_text, shelf)
+        if prepared.kept is None and \
+                not await session_held(ledger.db, ledger.tenant, prepared.document):
             prepared.checked = await asyncio.to_thread(first_import_check, prepared.document,
                                                        ledger.limits)
     except CtxdagError as e:
@@ -112,8 +122,27 @@ async def ready(ledger: Ledger, file: str, format: str | None, strict: bool,
     return prepared
 
 
-async def _import_one(ledger: Ledger, prepared: Ready, named: bool,
-                      tally: Tally) -> tuple[list[tuple[str, bool]], int]:
+def _parsed(prepared: Ready, ledger: Ledger, format: str | None,
+            read_text: Callable[[str], str], shelf: Shelf | None) -> dict[str, Any]:
+    """The file's document: of the reading kept of it read on with the lines it gained, or
+    of the text read whole."""
+    file, text, strict = prepared.file, prepared.text, prepared.mode.strict
+    data = text.encode("utf-8") if shelf is not None and text.endswith("\n") else None
+    kept = shelf.take(file, strict, data) if shelf is not None and data is not None else None
+    if kept is not None:
+        try:
+            kept.reading.feed(data[kept.read_to:].decode("utf-8"))
+            prepared.reading, prepared.kept = kept.reading, kept
+            return document_of(kept.reading, text, read_text, prepared.mode)
+        except CtxdagError:
+            shelf.drop(file, strict)  # the reading is unusable now: read the file again
+            raise
+    prepared.reading = reading_of(text, file, format, ledger.tenant, ledger.limits, strict)
+    return document_of(prepared.reading, text, read_text, prepared.mode)
+
+
+async def _import_one(ledger: Ledger, prepared: Ready, named: bool, tally: Tally,
+                      shelf: Shelf | None = None) -> tuple[list[tuple[str, bool]], int]:
     """What to say of one file ((line, on stderr) each) and how many lines it held."""
     file, mode, text = prepared.file, prepared.mode, prepared.text
     try:
@@ -121,9 +150,7 @@ async def _import_one(ledger: Ledger, prepared: Ready, named: bool,
             raise prepared.error
         stored = prepared.held
         if stored is None:
-            assert prepared.document is not None
-            stored = await store_transcript(ledger.db, ledger.tenant, prepared.document,
-                                            ledger.limits, ledger.events, prepared.checked)
+            stored = await _stored(ledger, prepared, shelf)
     except (NoTurns, NotATranscript) as e:
         if named:
             tally.failed += 1
@@ -137,6 +164,33 @@ async def _import_one(ledger: Ledger, prepared: Ready, named: bool,
     tally.degraded += len(mode.degraded)
     return ([(imported(file, stored), False)]
             + [(line, False) for line in degraded(file, mode.degraded)]), text.count("\n")
+
+
+async def _stored(ledger: Ledger, prepared: Ready, shelf: Shelf | None) -> Stored:
+    """The file's document stored; with a shelf, the reading of a file that grew kept."""
+    document, kept = prepared.document, prepared.kept
+    assert document is not None and prepared.reading is not None
+    if prepared.checked is not None:  # a new session: nothing kept of it
+        return await store_transcript(ledger.db, ledger.tenant, document, ledger.limits,
+                                      ledger.events, prepared.checked)
+    result = None
+    if kept is not None:
+        result = await store_known(ledger.db, ledger.tenant, document, ledger.limits,
+                                   ledger.events, kept.known)
+    if result is None:  # no reading kept, or the session is not as it left it
+        result = await store_known(ledger.db, ledger.tenant, document, ledger.limits,
+                                   ledger.events, None)
+    assert result is not None
+    stored, known = result
+    if shelf is None:
+        return stored
+    data = prepared.text.encode("utf-8")
+    if stored.created or not prepared.text.endswith("\n"):
+        shelf.drop(prepared.file, prepared.mode.strict)
+    elif kept is None or len(data) > kept.read_to or stored.changed:
+        await asyncio.to_thread(shelf.keep, prepared.file, prepared.mode.strict,
+                                kept_of(prepared.reading, known, data))
+    return stored
 
 
 def _reason(message: str, file: str) -> str:

@@ -88,3 +88,38 @@ def _agents(reading, texts):
 
 def _turns(document):
     return [n for n in document["nodes"] if n["properties"]["role"] not in ("system", "summary")]
+
+
+CONTINUED = [p for p in FILES if "codex" not in p.parts]
+
+
+@pytest.mark.parametrize("path", CONTINUED, ids=[str(p.relative_to(FIXTURES)) for p in CONTINUED])
+def test_a_reading_kept_on_disk_reads_on_as_the_one_kept(path, tmp_path, monkeypatch):
+    """kept.py: a Reading pickled after its document and loaded in another import reads
+    the rest of the file into the whole file's document (its sub-agents' files too)."""
+    from service.transcripts import document_of, kept
+    monkeypatch.setattr(kept, "KEPT_FROM_BYTES", 0)
+    side = path.parent / path.stem / "subagents"
+    texts = {str(p): p.read_text() for p in side.iterdir()} if side.exists() else {}
+    lines = path.read_text().splitlines(keepends=True)
+    whole = read("".join(lines), str(path), None, "t", Limits(), texts.__getitem__)
+    shelf = kept.Shelf(tmp_path, "store", "t", Limits())
+    for cut in range(1, len(lines)):
+        text = "".join(lines[:cut])
+        reading = reading_of(text, str(path), None, "t", Limits())
+        try:
+            document_of(reading, text, texts.__getitem__, Mode())
+        except NoTurns:
+            continue
+        shelf.keep(str(path), False, kept.kept_of(reading, None, text.encode()))
+        data = "".join(lines).encode()
+        taken = shelf.take(str(path), False, data)
+        assert taken is not None and taken.reading is not reading, f"cut after line {cut}"
+        parsed = taken.reading.parsed
+        taken.reading.feed(data[taken.read_to:].decode())
+        assert taken.reading.parsed - parsed == sum(bool(line.strip()) for line in lines[cut:])
+        assert document_of(taken.reading, "".join(lines), texts.__getitem__, Mode()) == whole, \
+            f"cut after line {cut}"
+    # Another file's text, or this one's rewritten: nothing taken, and the reading let go.
+    assert shelf.take(str(path), False, b"{}\n" + "".join(lines).encode()) is None
+    assert list(tmp_path.iterdir()) == []

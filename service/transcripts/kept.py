@@ -1,0 +1,137 @@
+"""What a one-shot import (`ctxdag import-transcript PATH…`, batch.py) keeps of a file it
+saw grow, so that its next import of that file reads on from where this one stopped, as
+a follower does (follow.py) within one process: the Reading (reading.py: the parse, the
+rows its document built) and what the import stored (store.transcripts.Known), with how
+many bytes of the file were read and their sha256.
+
+A session file that grew once is one its tool is still writing to: it is likely to grow
+again. Its next import then parses only the lines it gained, and stores them without
+reading back which of the session's nodes are stored. A file imported whole for the first
+time keeps nothing: most of a machine's history is done with, and keeping it would cost
+the first import's pace.
+
+Kept readings live in the cache folder (`CTXDAG_CACHE`, `~/.cache/ctxdag/readings`), one
+pickle per file, store, tenant, strictness and limits, written by this program for this
+user only (a folder of mode 0700). One made by other code (any change to the service's
+sources), of a file that no longer begins with the bytes read, or that cannot be loaded,
+is passed over: the file is read whole, as it would be without it. The folder is kept
+under SHELF_BYTES, the least recently kept going first.
+"""
+from __future__ import annotations
+
+import gc
+import hashlib
+import os
+import pickle
+import tempfile
+import zlib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from ..model.validate import Limits
+from ..store.transcripts import Known
+from .reading import CONTINUED, Reading
+
+SHELF_BYTES = 1 << 30
+# A file below this is parsed whole faster than its reading is loaded.
+KEPT_FROM_BYTES = 256 * 1024
+
+
+@dataclass
+class KeptReading:
+    reading: Reading
+    known: Known | None
+    read_to: int  # bytes of the file fed to `reading`, complete lines
+    sha256: str  # of those bytes
+
+
+class Shelf:
+    """The kept readings of one store's tenant (`store` names the Neo4j)."""
+
+    def __init__(self, folder: Path, store: str, tenant: str, limits: Limits,
+                 shelf_bytes: int = SHELF_BYTES) -> None:
+        self.folder, self.shelf_bytes = folder, shelf_bytes
+        self._owner = f"{_code()}\0{store}\0{tenant}\0{limits!r}"
+
+    def take(self, file: str, strict: bool, data: bytes) -> KeptReading | None:
+        """The reading kept of `file` when its text (`data`) begins with what was read of
+        it; None otherwise."""
+        path = self._path(file, strict)
+        try:
+            with path.open("rb") as f:
+                if not _private(os.fstat(f.fileno())):
+                    return None
+                kept = pickle.loads(zlib.decompress(f.read()))
+        except Exception:  # noqa: BLE001 - missing, or not loadable: read the file whole
+            return None
+        gc.freeze()  # a long parse, not to be walked again by every full collection
+        if not isinstance(kept, KeptReading) or len(data) < kept.read_to or \
+                hashlib.sha256(data[:kept.read_to]).hexdigest() != kept.sha256:
+            self.drop(file, strict)  # the file is no longer what was read
+            return None
+        return kept
+
+    def keep(self, file: str, strict: bool, kept: KeptReading) -> None:
+        """Keeps `kept` for the file's next import (silently not, when it cannot be
+        written: it only saves time)."""
+        if kept.reading.tool not in CONTINUED or kept.read_to < KEPT_FROM_BYTES:
+            self.drop(file, strict)
+            return
+        try:
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            body = zlib.compress(pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL), 1)
+            handle, temporary = tempfile.mkstemp(dir=self.folder, suffix=".part")
+            with os.fdopen(handle, "wb") as f:
+                f.write(body)
+            os.replace(temporary, self._path(file, strict))
+            self._trim()
+        except OSError:
+            return
+
+    def drop(self, file: str, strict: bool) -> None:
+        try:
+            self._path(file, strict).unlink(missing_ok=True)
+        except OSError:
+            pass
+
+    def _path(self, file: str, strict: bool) -> Path:
+        name = f"{self._owner}\0{os.path.abspath(file)}\0{strict}"
+        return self.folder / f"{hashlib.sha256(name.encode()).hexdigest()}.reading"
+
+    def _trim(self) -> None:
+        """The least recently kept readings removed until the shelf holds SHELF_BYTES."""
+        entries = []
+        for path in self.folder.iterdir():
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            entries.append((stat.st_mtime, stat.st_size, path))
+        total = sum(size for _, size, _ in entries)
+        for _, size, path in sorted(entries, key=lambda entry: entry[0]):
+            if total <= self.shelf_bytes:
+                break
+            path.unlink(missing_ok=True)
+            total -= size
+
+
+def kept_of(reading: Reading, known: Known | None, data: bytes) -> KeptReading:
+    """What to keep of a reading fed `data` whole."""
+    return KeptReading(reading, known, len(data), hashlib.sha256(data).hexdigest())
+
+
+def _private(stat: os.stat_result) -> bool:
+    """Whether a kept file is this user's and nobody else can write it."""
+    return stat.st_uid == os.getuid() and not stat.st_mode & 0o022
+
+
+@lru_cache(maxsize=1)
+def _code() -> str:
+    """A digest of the service's sources: a reading kept by other code is not taken."""
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()

@@ -1,0 +1,141 @@
+"""A one-shot `ctxdag import-transcript` of a file it saw grow keeps its reading
+(service/transcripts/kept.py), so the file's next import parses only the lines it gained
+and stores them without reading back which of the session's nodes are stored; a reading
+that does not fit the file or the session is passed over, and the import is what reading
+the file whole makes of it. Counted, never timed; each session is compared with the whole
+file imported at once."""
+import os
+
+import pytest
+
+from service.transcripts import batch, kept
+from service.transcripts.reading import Reading
+from tests.integration.helpers import assert_sound, run_command, runtime_for
+from tests.integration.test_follow_growth import (claude_code_lines, same_as_imported_whole,
+                                                  statements)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """The cache folder of the commands run here; every grown file's reading kept, however
+    small."""
+    monkeypatch.setattr(kept, "KEPT_FROM_BYTES", 0)
+    return tmp_path / "cache"
+
+
+async def run(ledger, cache, capsys, *argv: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    runtime = runtime_for(ledger.db, ledger.tenant, CTXDAG_CACHE=str(cache))
+    status = await run_command(runtime, "import-transcript", *argv)
+    said = capsys.readouterr()
+    return status, said.out, said.err
+
+
+def readings(cache) -> list:
+    shelf = cache / "readings"
+    return sorted(shelf.iterdir()) if shelf.exists() else []
+
+
+def fed(monkeypatch) -> tuple[list[int], list[str]]:
+    """The lines each Reading.feed is given from now on, and the files read whole."""
+    lines, whole = [], []
+    feed, read_whole = Reading.feed, batch.reading_of
+
+    def counted(self, text):
+        lines.append(text.count("\n"))
+        return feed(self, text)
+
+    def counted_whole(text, file, *args):
+        whole.append(file)
+        return read_whole(text, file, *args)
+
+    monkeypatch.setattr(Reading, "feed", counted)
+    monkeypatch.setattr(batch, "reading_of", counted_whole)
+    return lines, whole
+
+
+async def grown_twice(ledger, cache, capsys, path, lines) -> str:
+    """The file imported at 300 lines, then grown to 400 (its reading kept): the session."""
+    path.write_text("".join(lines[:300]))
+    status, out, err = await run(ledger, cache, capsys, str(path))
+    assert status == 0 and "imported as session" in out, err
+    assert readings(cache) == []  # a file seen once keeps nothing
+    path.write_text("".join(lines[:400]))
+    status, out, err = await run(ledger, cache, capsys, str(path))
+    assert status == 0 and "gained" in out, err
+    assert len(readings(cache)) == 1
+    return out.split("session ")[1].split()[0]
+
+
+async def test_a_file_seen_to_grow_is_read_on_at_its_next_import(
+        db, events, ledger, cache, capsys, tmp_path, monkeypatch):
+    lines = claude_code_lines(520)
+    path = tmp_path / "long-session.jsonl"
+    sid = await grown_twice(ledger, cache, capsys, path, lines)
+    for end in (460, 520):
+        path.write_text("".join(lines[:end]))
+        gained, whole = fed(monkeypatch)
+        ran = statements(monkeypatch, ledger.db)
+        status, out, err = await run(ledger, cache, capsys, str(path))
+        assert status == 0 and f"session {sid} gained" in out, err
+        assert (gained, whole) == ([60], [])  # the lines it gained, not the file
+        names = [name for name, _ in ran]
+        assert "transcript_known" in names and "transcript_stored" not in names
+        monkeypatch.undo()
+        monkeypatch.setattr(kept, "KEPT_FROM_BYTES", 0)
+    await assert_sound(ledger, sid)
+    await same_as_imported_whole(db, events, ledger, sid, path.read_text(), str(path))
+    # Unchanged since: recognised by its fingerprint, as without a reading kept.
+    status, out, _ = await run(ledger, cache, capsys, str(path))
+    assert status == 0 and "holds it already" in out
+
+
+async def test_a_reading_that_does_not_fit_the_file_or_the_session_is_passed_over(
+        db, events, ledger, cache, capsys, tmp_path, monkeypatch):
+    from service.transcripts import import_text
+    lines = claude_code_lines(700)
+    path = tmp_path / "long-session.jsonl"
+    sid = await grown_twice(ledger, cache, capsys, path, lines)
+    (reading,) = readings(cache)
+    # Unreadable, or writable by others: the file is read whole.
+    for spoil in (lambda: reading.write_bytes(b"not a reading"),
+                  lambda: reading.chmod(0o666)):
+        saved = reading.read_bytes()
+        spoil()
+        path.write_text("".join(lines[:len(path.read_text().splitlines()) + 50]))
+        _, whole = fed(monkeypatch)
+        status, out, err = await run(ledger, cache, capsys, str(path))
+        assert status == 0 and "gained" in out and whole == [str(path)], err
+        monkeypatch.undo()
+        monkeypatch.setattr(kept, "KEPT_FROM_BYTES", 0)
+        assert reading.read_bytes() != saved and not reading.stat().st_mode & 0o022  # kept anew
+    # Someone else went on with the session: read back whole, stored right.
+    await import_text(ledger, "".join(lines[:560]), str(path), None)
+    path.write_text("".join(lines[:600]))
+    ran = statements(monkeypatch, ledger.db)
+    status, out, err = await run(ledger, cache, capsys, str(path))
+    assert status == 0 and "gained" in out, err
+    names = [name for name, _ in ran]
+    assert names.index("transcript_known") < names.index("transcript_stored")
+    monkeypatch.undo()
+    monkeypatch.setattr(kept, "KEPT_FROM_BYTES", 0)
+    await assert_sound(ledger, sid)
+    await same_as_imported_whole(db, events, ledger, sid, path.read_text(), str(path))
+    # Rewritten by its tool where it was read: refused as ever, nothing written.
+    before = await ledger.sessions.get(sid)
+    path.write_text("".join(lines[:598]) + lines[599] + lines[598] + "".join(lines[600:700]))
+    status, _, err = await run(ledger, cache, capsys, str(path))
+    assert status == 1 and "CONFLICT" in err and "no longer begins with" in err
+    assert await ledger.sessions.get(sid) == before
+
+
+async def test_a_small_file_or_a_new_session_keeps_nothing(ledger, capsys, tmp_path):
+    lines = claude_code_lines(200)
+    path = tmp_path / "long-session.jsonl"
+    cache = tmp_path / "cache"
+    for end in (100, 150, 200):  # a file below KEPT_FROM_BYTES: parsed whole each time
+        path.write_text("".join(lines[:end]))
+        status, _, err = await run(ledger, cache, capsys, str(path))
+        assert status == 0, err
+        assert readings(cache) == []
+    assert os.path.getsize(path) < kept.KEPT_FROM_BYTES
