@@ -115,6 +115,7 @@ async def ready(ledger: Ledger, file: str, format: str | None, strict: bool,
             _parsed, prepared, ledger, format, read_text, shelf)
         if prepared.kept is None and \
                 not await session_held(ledger.db, ledger.tenant, prepared.document):
+            prepared.reading = None  # a new session keeps nothing: its parse let go
             prepared.checked = await asyncio.to_thread(first_import_check, prepared.document,
                                                        ledger.limits)
     except CtxdagError as e:
@@ -127,11 +128,12 @@ def _parsed(prepared: Ready, ledger: Ledger, format: str | None,
     """The file's document: of the reading kept of it read on with the lines it gained, or
     of the text read whole."""
     file, text, strict = prepared.file, prepared.text, prepared.mode.strict
-    data = text.encode("utf-8") if shelf is not None and text.endswith("\n") else None
-    kept = shelf.take(file, strict, data) if shelf is not None and data is not None else None
-    if kept is not None:
+    taken = shelf.take(file, strict, text) \
+        if shelf is not None and text.endswith("\n") else None
+    if taken is not None:
+        kept, gained = taken
         try:
-            kept.reading.feed(data[kept.read_to:].decode("utf-8"))
+            kept.reading.feed(gained)
             prepared.reading, prepared.kept = kept.reading, kept
             return document_of(kept.reading, text, read_text, prepared.mode)
         except CtxdagError:
@@ -169,7 +171,7 @@ async def _import_one(ledger: Ledger, prepared: Ready, named: bool, tally: Tally
 async def _stored(ledger: Ledger, prepared: Ready, shelf: Shelf | None) -> Stored:
     """The file's document stored; with a shelf, the reading of a file that grew kept."""
     document, kept = prepared.document, prepared.kept
-    assert document is not None and prepared.reading is not None
+    assert document is not None
     if prepared.checked is not None:  # a new session: nothing kept of it
         return await store_transcript(ledger.db, ledger.tenant, document, ledger.limits,
                                       ledger.events, prepared.checked)
@@ -187,7 +189,8 @@ async def _stored(ledger: Ledger, prepared: Ready, shelf: Shelf | None) -> Store
     data = prepared.text.encode("utf-8")
     if stored.created or not prepared.text.endswith("\n"):
         shelf.drop(prepared.file, prepared.mode.strict)
-    elif kept is None or len(data) > kept.read_to or stored.changed:
+    elif prepared.reading is not None and (kept is None or len(data) > kept.read_to
+                                           or stored.changed):
         await asyncio.to_thread(shelf.keep, prepared.file, prepared.mode.strict,
                                 kept_of(prepared.reading, known, data))
     return stored

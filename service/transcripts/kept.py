@@ -54,10 +54,12 @@ class Shelf:
         self.folder, self.shelf_bytes = folder, shelf_bytes
         self._owner = f"{_code()}\0{store}\0{tenant}\0{limits!r}"
 
-    def take(self, file: str, strict: bool, data: bytes) -> KeptReading | None:
-        """The reading kept of `file` when its text (`data`) begins with what was read of
-        it; None otherwise."""
+    def take(self, file: str, strict: bool, text: str) -> tuple[KeptReading, str] | None:
+        """The reading kept of `file` when its text begins with what was read of it, and
+        the text it gained since; None otherwise."""
         path = self._path(file, strict)
+        if not path.exists():
+            return None
         try:
             with path.open("rb") as f:
                 if not _private(os.fstat(f.fileno())):
@@ -66,11 +68,16 @@ class Shelf:
         except Exception:  # noqa: BLE001 - missing, or not loadable: read the file whole
             return None
         gc.freeze()  # a long parse, not to be walked again by every full collection
+        data = text.encode("utf-8")
         if not isinstance(kept, KeptReading) or len(data) < kept.read_to or \
                 hashlib.sha256(data[:kept.read_to]).hexdigest() != kept.sha256:
             self.drop(file, strict)  # the file is no longer what was read
             return None
-        return kept
+        try:
+            return kept, data[kept.read_to:].decode("utf-8")
+        except UnicodeDecodeError:  # not at a character's start: not what was read
+            self.drop(file, strict)
+            return None
 
     def keep(self, file: str, strict: bool, kept: KeptReading) -> None:
         """Keeps `kept` for the file's next import (silently not, when it cannot be

@@ -247,16 +247,16 @@ async def test_the_next_file_is_read_and_checked_while_the_last_is_written(
     happened: list[str] = []
     storing = 0
 
-    real_read, real_check, real_store = batch.read, backup.check, batch.store_transcript
+    real_read, real_check, real_store = batch.document_of, backup.check, batch.store_transcript
     real_ready = batch.ready
 
     async def ready(*args, **kwargs):
         happened.append(f"ready{'+' if storing else ''}")
         return await real_ready(*args, **kwargs)
 
-    def read(text, file, *args, **kwargs):
+    def read(*args, **kwargs):
         happened.append(f"read{'+' if storing else ''}")
-        return real_read(text, file, *args, **kwargs)
+        return real_read(*args, **kwargs)
 
     def check(document, limits):
         happened.append(f"check{'+' if storing else ''}")
@@ -270,7 +270,7 @@ async def test_the_next_file_is_read_and_checked_while_the_last_is_written(
         finally:
             storing -= 1
 
-    monkeypatch.setattr(batch, "read", read)
+    monkeypatch.setattr(batch, "document_of", read)
     monkeypatch.setattr(backup, "check", check)  # import_session's own check
     monkeypatch.setattr(stored_transcripts, "check", check)  # the walk's, ahead of it
     monkeypatch.setattr(batch, "store_transcript", store)

@@ -112,14 +112,15 @@ def test_a_reading_kept_on_disk_reads_on_as_the_one_kept(path, tmp_path, monkeyp
         except NoTurns:
             continue
         shelf.keep(str(path), False, kept.kept_of(reading, None, text.encode()))
-        data = "".join(lines).encode()
-        taken = shelf.take(str(path), False, data)
-        assert taken is not None and taken.reading is not reading, f"cut after line {cut}"
-        parsed = taken.reading.parsed
-        taken.reading.feed(data[taken.read_to:].decode())
-        assert taken.reading.parsed - parsed == sum(bool(line.strip()) for line in lines[cut:])
-        assert document_of(taken.reading, "".join(lines), texts.__getitem__, Mode()) == whole, \
+        taken = shelf.take(str(path), False, "".join(lines))
+        assert taken is not None and taken[0].reading is not reading, f"cut after line {cut}"
+        kept_reading, gained = taken[0].reading, taken[1]
+        assert gained == "".join(lines[cut:])
+        parsed = kept_reading.parsed
+        kept_reading.feed(gained)
+        assert kept_reading.parsed - parsed == sum(bool(line.strip()) for line in lines[cut:])
+        assert document_of(kept_reading, "".join(lines), texts.__getitem__, Mode()) == whole, \
             f"cut after line {cut}"
     # Another file's text, or this one's rewritten: nothing taken, and the reading let go.
-    assert shelf.take(str(path), False, b"{}\n" + "".join(lines).encode()) is None
+    assert shelf.take(str(path), False, "{}\n" + "".join(lines)) is None
     assert list(tmp_path.iterdir()) == []
