@@ -20,7 +20,9 @@ line ("line7"). How they map (docs/guides/importing-sessions.md):
   keeps its own items before the first output; a turn that ends first releases it;
 - `reasoning` has no place among the ledger's blocks (its summary is not signed
   thinking, its `encrypted_content` is OpenAI's, no Anthropic redacted_thinking): it is
-  kept verbatim in the assistant message's metadata, `reasoning`;
+  kept verbatim in the assistant message's metadata, `reasoning`, but for encrypted
+  content past ENCRYPTED_KEPT characters a message, kept as its size (a node's metadata
+  is limited; no render sends it);
 - `thread_rolled_back {num_turns}` forks: the next turn follows what preceded the
   num_turns-th last real user message, the rolled-back turns stay as a branch;
 - `compacted` is a summary of the chain up to it. With a `replacement_history` (what
@@ -53,6 +55,10 @@ COMPACTION_ITEMS = {"compaction", "compaction_summary"}
 # Where a dynamic tool's JSON Schema is: `inputSchema` as Codex writes it (camelCase), the
 # other spellings as other writers of the shape do.
 SCHEMA_KEYS = ("inputSchema", "input_schema", "parameters")
+# Characters of reasoning items' encrypted content one message's metadata keeps verbatim
+# (a node's metadata is limited, CTXDAG_MAX_METADATA_BYTES: 64 KiB by default); an item
+# past them keeps its size, `encrypted_content_chars`. Codex records items of 70 KB.
+ENCRYPTED_KEPT = 32 * 1024
 COMPACTION_MENTION = ("[Codex compaction item ({}): the summary of the conversation before it, "
                       "encrypted by OpenAI ({} characters); it cannot be read here.]")
 
@@ -193,7 +199,8 @@ class _Reader:
             self._add(building)
             self.open = True
         if self.reasoning:
-            building.meta.setdefault("reasoning", []).extend(r for _, r in self.reasoning)
+            kept = building.meta.setdefault("reasoning", [])
+            kept.extend(_within_budget(kept, [r for _, r in self.reasoning]))
             self.reasoning = []
 
     def _call(self, line: int, kind: str, item: dict[str, Any],
@@ -344,7 +351,8 @@ class _Reader:
         building.meta.update(self.note)
         self.note = {}
         if self.reasoning and building.role != "assistant":
-            building.meta["reasoning_without_reply"] = [r for _, r in self.reasoning]
+            building.meta["reasoning_without_reply"] = _within_budget(
+                [], [r for _, r in self.reasoning])
             self.reasoning = []
         self.turns.append(building)
         self.current, self.open = len(self.turns) - 1, False
@@ -470,6 +478,25 @@ def _reasoning(item: dict[str, Any]) -> dict[str, Any]:
     if item.get("encrypted_content"):
         kept["encrypted_content"] = item["encrypted_content"]
     return kept
+
+
+def _within_budget(kept: list[dict[str, Any]], adding: list[dict[str, Any]]
+                   ) -> list[dict[str, Any]]:
+    """Reasoning items as a message keeps them after those it `kept`: each one's encrypted
+    content verbatim while the message's stays within ENCRYPTED_KEPT characters, else
+    its size."""
+    room = ENCRYPTED_KEPT - sum(len(r["encrypted_content"]) for r in kept
+                                if isinstance(r.get("encrypted_content"), str))
+    taken = []
+    for item in adding:
+        content = item.get("encrypted_content")
+        if isinstance(content, str) and len(content) > room:
+            item = {**{k: v for k, v in item.items() if k != "encrypted_content"},
+                    "encrypted_content_chars": len(content)}
+        elif isinstance(content, str):
+            room -= len(content)
+        taken.append(item)
+    return taken
 
 
 def _standing_in(item: dict[str, Any]) -> bool:

@@ -7,6 +7,7 @@ from pathlib import Path
 from service.context.render import render_context
 from service.transcripts import import_text, model
 from service.transcripts.model import Mode
+from service.turns.requests import Options, anthropic_messages
 from tests.integration.helpers import assert_sound
 from tests.provider_requests import assert_valid_anthropic, assert_valid_openai
 
@@ -166,3 +167,57 @@ async def test_a_forked_codex_rollout_is_described_by_its_own_session_meta(ledge
     session = await ledger.sessions.get(grown.session_id)
     assert grown.session_id == fork.session_id
     assert (session.tool_version, session.git_branch) == ("0.138.0", "release")
+
+
+def codex_rollout_thinking_at_length(encrypted_chars: int) -> str:
+    """A rollout whose model reasoned at length before calling a tool: Codex records the
+    reasoning item's encrypted content whole (70 KB in a real file of Codex 0.58), then a
+    short one before the reply."""
+    def line(second: int, kind: str, payload: dict) -> str:
+        return json.dumps({"timestamp": f"2026-07-01T09:00:{second:02d}.000Z", "type": kind,
+                           "payload": payload}) + "\n"
+
+    def reasoning(summary: str, encrypted: str) -> dict:
+        return {"type": "reasoning", "content": None, "encrypted_content": encrypted,
+                "summary": [{"type": "summary_text", "text": summary}]}
+
+    return "".join([
+        line(0, "session_meta", {"id": "019f0a11-7c3e-7d20-8b41-5e2c9a0f3d17",
+                                 "cwd": "/home/dev/greenhouse", "cli_version": "0.58.0",
+                                 "originator": "codex_cli_rs", "git": {"branch": "main"}}),
+        line(1, "response_item", {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "Why does the humidity sensor read 0 at night?"}]}),
+        line(2, "turn_context", {"cwd": "/home/dev/greenhouse", "model": "gpt-5.1-codex"}),
+        line(3, "response_item", reasoning("**Tracing the sensor's night readings**",
+                                           "gAAAAB" + "q" * encrypted_chars)),
+        line(3, "response_item", {"type": "function_call", "name": "shell",
+                                  "arguments": json.dumps({"command": ["cat", "sensor.cfg"]}),
+                                  "call_id": "call_hum1"}),
+        line(4, "response_item", {"type": "function_call_output", "call_id": "call_hum1",
+                                  "output": "poll_interval = 0 after 20:00"}),
+        line(5, "response_item", reasoning("**Reading the poll interval**", "gAAAAB-short")),
+        line(5, "response_item", {"type": "message", "role": "assistant", "content": [
+            {"type": "output_text", "text": "Polling stops after 20:00: poll_interval is 0."}]}),
+    ])
+
+
+async def test_a_codex_reasoning_item_longer_than_a_nodes_metadata_holds_is_noted_by_size(
+        ledger):
+    # An encrypted reasoning item larger than a node's metadata may be (64 KiB by default)
+    # kept verbatim refused the whole file. Its encrypted content is OpenAI's, which no
+    # render sends: the message keeps its summary and its size; a short one stays whole.
+    text = codex_rollout_thinking_at_length(70_000)
+    mode = Mode()
+    stored = await import_text(ledger, text, "rollout-2026-07-01T09-00-00-019f0a11.jsonl",
+                               None, mode)
+    assert mode.degraded == []
+    await assert_sound(ledger, stored.session_id)
+    rendered = await render_context(ledger, stored.session_id)
+    calling, _, answering = rendered.nodes[2:]
+    assert calling.metadata["reasoning"] == [{
+        "summary": ["**Tracing the sensor's night readings**"], "encrypted_content_chars": 70_006}]
+    assert answering.metadata["reasoning"] == [{"summary": ["**Reading the poll interval**"],
+                                                "encrypted_content": "gAAAAB-short"}]
+    assert_valid_anthropic(anthropic_messages(rendered.nodes, {}, Options()))
+    again = await import_text(ledger, text, "rollout-2026-07-01T09-00-00-019f0a11.jsonl", None)
+    assert again.session_id == stored.session_id and not again.changed

@@ -237,3 +237,16 @@ def test_strict_refuses_a_rollout_naming_a_tool_the_ledger_refuses():
         "a tool entry must be an object with name and input_schema; left out of the "
         "session's tools"]
     assert [t["name"] for t in json.loads(document["tool_sets"][0]["tools"])] == ["x"]
+
+
+def test_a_messages_reasoning_keeps_encrypted_content_within_its_budget():
+    # One message's reasoning items keep their encrypted content verbatim up to
+    # ENCRYPTED_KEPT characters together; an item past them keeps its size.
+    half = codex.ENCRYPTED_KEPT // 2
+    items = [("response_item", {"type": "reasoning", "summary": [], "encrypted_content": c})
+             for c in ("a" * half, "b" * (half + 1), "c" * (half - 1))]
+    t = codex.parse(rollout(user("go"), *items, reply("done")), "r.jsonl")
+    assert t.turns[1].meta["reasoning"] == [
+        {"summary": [], "encrypted_content": "a" * half},
+        {"summary": [], "encrypted_content_chars": half + 1},
+        {"summary": [], "encrypted_content": "c" * (half - 1)}]
