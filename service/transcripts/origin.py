@@ -28,6 +28,9 @@ Lines = Iterable[tuple[int, dict[str, Any]]]
 # Turns that are not what the user typed: context the tool adds, its own notes, summaries.
 _NOT_TYPED = {"contextual", "role", "custom", "bash", "compact_summary", "branch_summary",
               "is_meta", "synthetic", "agent"}
+# Codex's IDE extension sends the editor's context (the active file, the open tabs) before
+# what the user typed, which follows this line; Codex titles its threads by what follows.
+CODEX_REQUEST = "## My request for Codex:"
 
 
 @dataclass
@@ -153,13 +156,16 @@ def first_prompt(transcript: Transcript) -> str | None:
     """The first thing the user typed: a user turn of the transcript's own chain that no
     marker names as context, a command or a summary; else the first slash command the user
     ran (Claude Code's `<command-name>/review</command-name>` with its `<command-args>`,
-    whose expansion the tool marks as its own), as `/review 12`."""
+    whose expansion the tool marks as its own), as `/review 12`; of a prompt Codex's IDE
+    extension sent, what follows its CODEX_REQUEST line."""
     command = None
     for turn in transcript.turns:
         if turn.role != "user" or turn.side_branch or turn.caller or _NOT_TYPED & turn.meta.keys():
             continue
         for block in turn.blocks:
             text = block.get("text") if block.get("type") == "text" else None
+            if isinstance(text, str) and transcript.tool == "codex" and CODEX_REQUEST in text:
+                text = text.split(CODEX_REQUEST, 1)[1]
             if not isinstance(text, str) or not text.strip():
                 continue
             if not text.lstrip().startswith("<"):

@@ -221,3 +221,28 @@ async def test_a_codex_reasoning_item_longer_than_a_nodes_metadata_holds_is_note
     assert_valid_anthropic(anthropic_messages(rendered.nodes, {}, Options()))
     again = await import_text(ledger, text, "rollout-2026-07-01T09-00-00-019f0a11.jsonl", None)
     assert again.session_id == stored.session_id and not again.changed
+
+
+async def test_a_codex_ide_prompt_is_titled_by_the_request_after_the_editors_context(ledger):
+    # Codex's IDE extension sends the editor's context (the active file, the open tabs)
+    # before what the user typed, under "## My request for Codex:"; Codex titles the thread
+    # by the request, and so does the import: the context is the tool's, not the user's.
+    lines = [
+        {"type": "session_meta", "payload": {"id": "019f1b22-8d4f-7e31-9c52-6f3dab1e4e28",
+                                             "cwd": "/home/dev/orchard", "cli_version": "0.40.0"}},
+        {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "<environment_context>\n  <cwd>/home/dev/orchard</cwd>"
+                                           "\n</environment_context>"}]}},
+        {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "# Context from my IDE setup:\n\n## Active file: "
+                                           "src/picker.ts\n\n## Open tabs:\n- picker.ts: "
+                                           "src/picker.ts\n\n## My request for Codex:\nWhy are "
+                                           "pears picked before apples?\n"}]}},
+        {"type": "response_item", "payload": {"type": "message", "role": "assistant", "content": [
+            {"type": "output_text", "text": "The queue sorts by name."}]}},
+    ]
+    text = "".join(json.dumps({"timestamp": f"2026-07-02T10:00:0{i}.000Z", **line}) + "\n"
+                   for i, line in enumerate(lines))
+    stored = await import_text(ledger, text, "rollout-2026-07-02T10-00-00-019f1b22.jsonl", None)
+    session = await ledger.sessions.get(stored.session_id)
+    assert session.title == "Why are pears picked before apples?"
