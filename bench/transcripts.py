@@ -6,7 +6,7 @@ of text, a tool call), each answered by a tool_result record of about 1,200 char
 every eighth round the assistant reports and the user asks the next thing. Measured:
 entries per second of the first import (parsing, the backup document, the one-statement
 import) and of its parse alone; re-imports as importTranscript makes them
-(transcripts.import_text): of the unchanged file (recognised by its fingerprint, unparsed)
+(transcripts.batch.import_text): of the unchanged file (recognised by its fingerprint, unparsed)
 and two of the file grown by 1% (the first plans the extension statement, the second
 finds its plan cached); and the store's
 bytes per imported message (a restart before and after, as workload 7 measures).
@@ -19,6 +19,7 @@ from typing import Any
 
 from service import transcripts
 from service.store.transcripts import store_transcript
+from service.transcripts.batch import import_text
 
 from .agent import _result_text
 from .content import assistant_text, user_text
@@ -86,7 +87,7 @@ async def transcript_import(b: Bench) -> None:
 
     async def reimport(body: str):
         """As importTranscript does: the unchanged text recognised before it is parsed."""
-        return await transcripts.import_text(ledger, body, file, None)
+        return await import_text(ledger, body, file, None)
 
     statements = _statement_times(ledger.db)
 
@@ -246,10 +247,12 @@ async def follow_latency(b: Bench) -> None:
 
 async def grown_reimports(b: Bench) -> None:
     """`ctxdag import-transcript FILE` of a file of `transcript_entries` records grown by 1%
-    at a time, GROWTHS times: the first growth parses the file whole and keeps its reading
+    at a time, GROWTHS times: the file last written to two days before its first import
+    (which so keeps nothing), the first growth parses the file whole and keeps its reading
     (service/transcripts/kept.py), the next ones read on from the kept reading. The row is
     the median of the growths after the second (the first plans transcript_known)."""
     import io
+    import os
     import statistics
     import tempfile
     from pathlib import Path
@@ -267,6 +270,9 @@ async def grown_reimports(b: Bench) -> None:
         times, said = [], io.StringIO()
         for k in range(GROWTHS + 1):
             file.write_text("".join(claude_code_transcript(entries + k * step)))
+            if k == 0:
+                then = time.time() - 2 * 86_400
+                os.utime(file, (then, then))
             t0 = time.perf_counter()
             status = await import_paths(ledger, [str(file)], None, False, None, _read_text,
                                         said, said, shelf=shelf)

@@ -94,7 +94,6 @@ async def _import(runtime: Runtime, args: argparse.Namespace) -> int:
 async def _import_transcript(runtime: Runtime, args: argparse.Namespace) -> int:
     from . import transcripts
     from .transcripts.batch import import_paths
-    from .transcripts.kept import Shelf
     from .transcripts.walk import since
 
     ledger = runtime.ledger
@@ -103,11 +102,8 @@ async def _import_transcript(runtime: Runtime, args: argparse.Namespace) -> int:
     after = since(args.since) if args.since is not None else None
     if args.follow:
         return await _follow_transcript(ledger, args, after)
-    settings = runtime.settings
-    store = f"{settings.neo4j_uri or settings.local_neo4j_home} {settings.neo4j_database}"
-    shelf = Shelf(settings.cache_dir / "readings", store, ledger.tenant, ledger.limits)
     return await import_paths(ledger, args.files, args.format, args.strict, after, _read_text,
-                              shelf=shelf)
+                              shelf=runtime.readings(ledger))
 
 
 async def _follow_transcript(ledger: Any, args: argparse.Namespace,

@@ -29,6 +29,7 @@ from .turns.providers import ModelProvider, OfflineProvider
 from .turns import tool_sets
 from .turns.service import Turns
 from .turns.streaming import RunningTurns
+from .transcripts.kept import Shelf
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,15 @@ class Runtime:
     def carrier(self) -> Carrier:
         """Branch summaries of the settings' tenant (TenantServices.carrier)."""
         return self.for_tenant(self.ledger.tenant).carrier
+
+    def readings(self, ledger: Ledger, server: bool = False) -> Shelf:
+        """Where the imports of `ledger`'s tenant keep the readings of files likely to grow
+        (transcripts/kept.py): the cache folder's, apart for the server's importTranscript
+        (its files are named by clients, not paths of this machine)."""
+        settings = self.settings
+        store = f"{settings.neo4j_uri or settings.local_neo4j_home} {settings.neo4j_database}"
+        return Shelf(settings.cache_dir / "readings", f"server {store}" if server else store,
+                     ledger.tenant, ledger.limits, freeze=not server)
 
     async def drain(self) -> None:
         """Waits for the streamed turns still running (their subscribers may be gone), at

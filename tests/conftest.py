@@ -114,11 +114,13 @@ async def api(neo4j_driver):
     from service.config import Settings
     from tests.api_client import Client
     from tests.app_server import serve
+    from tests.integration.helpers import COMMANDS_CACHE
 
     run = uuid.uuid4().hex[:8]
     token_a, token_b = f"token-a-{run}", f"token-b-{run}"
     settings = Settings.from_env({
         "CTXDAG_API_TOKENS": f"{token_a}=tenant-a-{run},{token_b}=tenant-b-{run}",
+        "CTXDAG_CACHE": COMMANDS_CACHE,
     })
     database = Database(neo4j_driver)
     async with serve(settings, database) as url:

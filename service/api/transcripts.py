@@ -6,6 +6,7 @@ import strawberry
 from strawberry.types import Info
 
 from .. import transcripts
+from ..transcripts.batch import import_text
 from ..model.validate import file_name as checked_file_name
 from .types import Session, session_out
 
@@ -48,8 +49,8 @@ async def import_transcript(info: Info, content: str, format: Optional[transcrip
     ledger = info.context.services.ledger
     file = "" if file_name is None else checked_file_name(file_name, "fileName")
     mode = transcripts.Mode(strict)
-    stored = await transcripts.import_text(ledger, content, file,
-                                           format.value if format else None, mode)
+    stored = await import_text(ledger, content, file, format.value if format else None, mode,
+                               info.context.runtime.readings(ledger, server=True))
     outcome = (TranscriptImportOutcome.NEW if stored.created else
                TranscriptImportOutcome.EXTENDED if stored.changed else
                TranscriptImportOutcome.UNCHANGED)

@@ -326,6 +326,12 @@ async def _found_known(db: Database, tenant: str, document: dict[str, Any], know
             "live": live}
 
 
+def known_if_imported(document: dict[str, Any]) -> Known | None:
+    """What the session holds once a transcript's `document` is imported whole as new
+    (store_transcript's Stored.created), for an importer that goes on with the file."""
+    return _known_imported(_as_imported(document))
+
+
 def _known_imported(document: dict[str, Any]) -> Known | None:
     """What a session imported whole from `document` holds."""
     live = {row["properties"]["id"]: (row["properties"]["seq"], row["properties"].get(DIGEST))

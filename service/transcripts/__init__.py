@@ -8,13 +8,12 @@ the file instead.
 """
 from __future__ import annotations
 
-import asyncio
 import json
 from enum import Enum
 from typing import Any, Callable
 
 from ..store.ledger import Ledger
-from ..store.transcripts import CONTENT, Stored, fingerprint, store_transcript, stored_unchanged
+from ..store.transcripts import CONTENT, Stored, fingerprint, stored_unchanged
 from ..model.validate import Limits
 from . import claude_code, codex, origin, pi, subagents
 from .jsonl import objects
@@ -120,21 +119,3 @@ async def unchanged(ledger: Ledger, text: str, file: str, format: str | None,
         if tool == claude_code.TOOL and read_text is not None else []
     return await stored_unchanged(ledger.db, ledger.tenant,
                                   source_fingerprint(text, file, tool, agents))
-
-
-async def import_text(ledger: Ledger, text: str, file: str, format: str | None,
-                      mode: Mode | None = None) -> Stored:
-    """One transcript, given as text (no side files), stored in the ledger's tenant: a new
-    session, the entries it gained since it was imported, or nothing when it holds them
-    all. The file is read in a worker thread, so the event loop keeps serving meanwhile;
-    what it degraded is in `mode`. A text the session was last imported from (and read
-    whole, nothing degraded) is recognised by its fingerprint before it is parsed."""
-    mode = mode if mode is not None else Mode()
-    tool = format or detect(text, file, mode.strict)
-    held = await unchanged(ledger, text, file, tool)
-    if held is not None:
-        return held
-    shaped = await asyncio.to_thread(read, text, file, tool, ledger.tenant, ledger.limits,
-                                     mode=mode)
-    return await store_transcript(ledger.db, ledger.tenant, shaped, ledger.limits,
-                                  ledger.events)

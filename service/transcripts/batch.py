@@ -9,8 +9,8 @@ summary.
 The walk is a pipeline of two: while Neo4j writes one file, the next is read, parsed and
 (when its session is new) checked in a worker thread, so the two cores work at once.
 
-With a Shelf (kept.py), a file seen to grow keeps its reading for its next import, which
-then parses only the lines it gained.
+With a Shelf (kept.py), a file seen to grow, or written to in the last day, keeps its
+reading for its next import, which then parses only the lines it gained.
 """
 from __future__ import annotations
 
@@ -23,10 +23,10 @@ from typing import Any, Callable, TextIO
 from ..errors import CtxdagError
 from ..store.ledger import Ledger
 from ..store.backup import Checked
-from ..store.transcripts import (Stored, first_import_check, session_held,
-                                   store_known, store_transcript)
+from ..store.transcripts import (Stored, first_import_check, known_if_imported,
+                                   session_held, store_known, store_transcript)
 from . import document_of, reading_of, unchanged
-from .kept import KeptReading, Shelf, kept_of
+from .kept import KeptReading, Shelf, kept_of, packed, recent
 from .model import Degraded, Mode, NoTurns, NotATranscript
 from .progress import Progress
 from .reading import Reading
@@ -58,7 +58,7 @@ async def import_paths(ledger: Ledger, paths: list[str], format: str | None, str
                        out: TextIO | None = None, err: TextIO | None = None,
                        shelf: Shelf | None = None) -> int:
     """Imports the transcripts of `paths` (changed at `after` or later, when given); the exit
-    status: 1 when a file failed. `shelf`: where the readings of files seen to grow are
+    status: 1 when a file failed. `shelf`: where the readings of files likely to grow are
     kept (none kept without it)."""
     out, err = out or sys.stdout, err or sys.stderr
     found = transcript_files(paths, after)
@@ -98,16 +98,25 @@ class Ready:
     checked: Checked | None = None  # the document's first-import check, its session new
     reading: Reading | None = None  # what made the document
     kept: KeptReading | None = None  # the reading kept of the file, read on
+    packed: bytes | None = None  # a new session's reading, to keep once it is stored
     error: CtxdagError | None = None
 
 
 async def ready(ledger: Ledger, file: str, format: str | None, strict: bool,
-                read_text: Callable[[str], str], shelf: Shelf | None = None) -> Ready:
-    """The file read, recognised as held or parsed (and, for a new session, checked) in a
-    worker thread; an error is kept for the store's turn, so files are reported in order."""
-    prepared = Ready(file, Mode(strict))
+                read_text: Callable[[str], str] | None, shelf: Shelf | None = None,
+                given: str | None = None, mode: Mode | None = None) -> Ready:
+    """The file read (or its text `given`), recognised as held or parsed (and, for a new
+    session, checked) in a worker thread; an error is kept for the store's turn, so files
+    are reported in order. A new session's reading is kept when the file was written to
+    lately or its text was given (importTranscript: a client sending a session it goes on
+    with)."""
+    prepared = Ready(file, mode if mode is not None else Mode(strict))
     try:
-        prepared.text = await asyncio.to_thread(read_text, file)
+        if given is not None:
+            prepared.text = given
+        else:
+            assert read_text is not None
+            prepared.text = await asyncio.to_thread(read_text, file)
         prepared.held = await unchanged(ledger, prepared.text, file, format, read_text, strict)
         if prepared.held is not None:
             return prepared
@@ -115,7 +124,9 @@ async def ready(ledger: Ledger, file: str, format: str | None, strict: bool,
             _parsed, prepared, ledger, format, read_text, shelf)
         if prepared.kept is None and \
                 not await session_held(ledger.db, ledger.tenant, prepared.document):
-            prepared.reading = None  # a new session keeps nothing: its parse let go
+            if shelf is not None and (given is not None or recent(file)):  # likely to grow
+                prepared.packed = await asyncio.to_thread(_packed, prepared)
+            prepared.reading = None  # its parse let go before the store
             prepared.checked = await asyncio.to_thread(first_import_check, prepared.document,
                                                        ledger.limits)
     except CtxdagError as e:
@@ -123,8 +134,35 @@ async def ready(ledger: Ledger, file: str, format: str | None, strict: bool,
     return prepared
 
 
+async def import_text(ledger: Ledger, text: str, file: str, format: str | None,
+                      mode: Mode | None = None, shelf: Shelf | None = None) -> Stored:
+    """One transcript given as `text` (importTranscript; no side files) stored in the
+    ledger's tenant as the walk stores a file: a new session, the entries it gained since it
+    was imported, or nothing when it holds them all (a text its session was last imported
+    from, read whole and nothing degraded, recognised by its fingerprint unparsed). What it
+    degraded is in `mode`. With a shelf and a file name, its reading is kept under that
+    name, so the same name's next, grown text parses only the lines it gained."""
+    mode = mode if mode is not None else Mode()
+    prepared = await ready(ledger, file, format, mode.strict, None,
+                           shelf if file else None, given=text, mode=mode)
+    if prepared.error is not None:
+        raise prepared.error
+    if prepared.held is not None:
+        return prepared.held
+    return await _stored(ledger, prepared, shelf if file else None)
+
+
+def _packed(prepared: Ready) -> bytes | None:
+    """A new session's reading as the shelf keeps it, with what importing it whole stores."""
+    assert prepared.reading is not None and prepared.document is not None
+    if not prepared.text.endswith("\n"):
+        return None  # a last line being written: read whole next time
+    return packed(kept_of(prepared.reading, known_if_imported(prepared.document),
+                          prepared.text.encode("utf-8")))
+
+
 def _parsed(prepared: Ready, ledger: Ledger, format: str | None,
-            read_text: Callable[[str], str], shelf: Shelf | None) -> dict[str, Any]:
+            read_text: Callable[[str], str] | None, shelf: Shelf | None) -> dict[str, Any]:
     """The file's document: of the reading kept of it read on with the lines it gained, or
     of the text read whole."""
     file, text, strict = prepared.file, prepared.text, prepared.mode.strict
@@ -172,9 +210,13 @@ async def _stored(ledger: Ledger, prepared: Ready, shelf: Shelf | None) -> Store
     """The file's document stored; with a shelf, the reading of a file that grew kept."""
     document, kept = prepared.document, prepared.kept
     assert document is not None
-    if prepared.checked is not None:  # a new session: nothing kept of it
-        return await store_transcript(ledger.db, ledger.tenant, document, ledger.limits,
-                                      ledger.events, prepared.checked)
+    if prepared.checked is not None:  # a new session: its reading kept if it is recent
+        stored = await store_transcript(ledger.db, ledger.tenant, document, ledger.limits,
+                                        ledger.events, prepared.checked)
+        if shelf is not None and prepared.packed is not None and stored.created:
+            await asyncio.to_thread(shelf.put, prepared.file, prepared.mode.strict,
+                                    prepared.packed)
+        return stored
     result = None
     if kept is not None:
         result = await store_known(ledger.db, ledger.tenant, document, ledger.limits,

@@ -1,14 +1,15 @@
-"""What a one-shot import (`ctxdag import-transcript PATH…`, batch.py) keeps of a file it
-saw grow, so that its next import of that file reads on from where this one stopped, as
-a follower does (follow.py) within one process: the Reading (reading.py: the parse, the
+"""What an import (`ctxdag import-transcript PATH…` and importTranscript, batch.py) keeps of
+a file likely to grow, so that its next import of that file reads on from where this one
+stopped, as a follower does (follow.py) within one process: the Reading (reading.py: the parse, the
 rows its document built) and what the import stored (store.transcripts.Known), with how
 many bytes of the file were read and their sha256.
 
-A session file that grew once is one its tool is still writing to: it is likely to grow
-again. Its next import then parses only the lines it gained, and stores them without
-reading back which of the session's nodes are stored. A file imported whole for the first
-time keeps nothing: most of a machine's history is done with, and keeping it would cost
-the first import's pace.
+A session file that grew, or that its tool wrote to in the last day (RECENT_SECONDS), is
+one its tool is likely still writing to. Its next import then parses only the lines it
+gained, and stores them without reading back which of the session's nodes are stored. An
+older file imported for the first time keeps nothing: most of a machine's history is done
+with, and keeping its reading would cost the first import's pace. A text posted to the
+server (importTranscript, under its file name) is kept from its first import.
 
 Kept readings live in the cache folder (`CTXDAG_CACHE`, `~/.cache/ctxdag/readings`), one
 pickle per file, store, tenant, strictness and limits, written by this program for this
@@ -24,6 +25,7 @@ import hashlib
 import os
 import pickle
 import tempfile
+import time
 import zlib
 from dataclasses import dataclass
 from functools import lru_cache
@@ -36,6 +38,8 @@ from .reading import CONTINUED, Reading
 SHELF_BYTES = 1 << 30
 # A file below this is parsed whole faster than its reading is loaded.
 KEPT_FROM_BYTES = 256 * 1024
+# A file its tool wrote to this recently is kept at its first import too.
+RECENT_SECONDS = 24 * 3600
 
 
 @dataclass
@@ -50,8 +54,10 @@ class Shelf:
     """The kept readings of one store's tenant (`store` names the Neo4j)."""
 
     def __init__(self, folder: Path, store: str, tenant: str, limits: Limits,
-                 shelf_bytes: int = SHELF_BYTES) -> None:
-        self.folder, self.shelf_bytes = folder, shelf_bytes
+                 shelf_bytes: int = SHELF_BYTES, freeze: bool = True) -> None:
+        """`freeze`: a reading taken is left out of the garbage collector's walks for the
+        rest of the process (a one-shot import), not in a server, where it is let go."""
+        self.folder, self.shelf_bytes, self.freeze = folder, shelf_bytes, freeze
         self._owner = f"{_code()}\0{store}\0{tenant}\0{limits!r}"
 
     def take(self, file: str, strict: bool, text: str) -> tuple[KeptReading, str] | None:
@@ -67,7 +73,8 @@ class Shelf:
                 kept = pickle.loads(zlib.decompress(f.read()))
         except Exception:  # noqa: BLE001 - missing, or not loadable: read the file whole
             return None
-        gc.freeze()  # a long parse, not to be walked again by every full collection
+        if self.freeze:
+            gc.freeze()  # a long parse, not to be walked again by every full collection
         data = text.encode("utf-8")
         if not isinstance(kept, KeptReading) or len(data) < kept.read_to or \
                 hashlib.sha256(data[:kept.read_to]).hexdigest() != kept.sha256:
@@ -82,12 +89,15 @@ class Shelf:
     def keep(self, file: str, strict: bool, kept: KeptReading) -> None:
         """Keeps `kept` for the file's next import (silently not, when it cannot be
         written: it only saves time)."""
-        if kept.reading.tool not in CONTINUED or kept.read_to < KEPT_FROM_BYTES:
+        self.put(file, strict, packed(kept))
+
+    def put(self, file: str, strict: bool, body: bytes | None) -> None:
+        """Keeps a reading `packed` before (none: drops what was kept of the file)."""
+        if body is None:
             self.drop(file, strict)
             return
         try:
             self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            body = zlib.compress(pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL), 1)
             handle, temporary = tempfile.mkstemp(dir=self.folder, suffix=".part")
             with os.fdopen(handle, "wb") as f:
                 f.write(body)
@@ -121,6 +131,22 @@ class Shelf:
                 break
             path.unlink(missing_ok=True)
             total -= size
+
+
+def packed(kept: KeptReading) -> bytes | None:
+    """`kept` as the shelf holds it; None when it is not worth keeping (a format parsed
+    whole at each import, or a file parsed whole faster than its reading loads)."""
+    if kept.reading.tool not in CONTINUED or kept.read_to < KEPT_FROM_BYTES:
+        return None
+    return zlib.compress(pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def recent(file: str) -> bool:
+    """Whether the file's tool wrote to it in the last RECENT_SECONDS."""
+    try:
+        return os.stat(file).st_mtime >= time.time() - RECENT_SECONDS
+    except OSError:
+        return False
 
 
 def kept_of(reading: Reading, known: Known | None, data: bytes) -> KeptReading:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import tempfile
 
 from service.store import Call, Ledger, Node, Session
 
@@ -159,12 +160,18 @@ def make_compactor(ledger, *, summarizer=None, policy=None):
                      policy or BudgetPolicy(), HeuristicEstimator())
 
 
+# The cache folder of the commands tests run (a one-shot import keeps readings there),
+# not the user's.
+COMMANDS_CACHE = tempfile.mkdtemp(prefix="ctxdag-test-cache-")
+
+
 def runtime_for(db, tenant: str, **env: str):
     """The parts `ctxdag` builds from its Settings (CTXDAG_TENANT=`tenant`, plus `env`), on `db`."""
     from service.config import Settings
     from service.runtime import Runtime
 
-    return Runtime.assemble(Settings.from_env({"CTXDAG_TENANT": tenant, **env}), db)
+    return Runtime.assemble(Settings.from_env(
+        {"CTXDAG_TENANT": tenant, "CTXDAG_CACHE": COMMANDS_CACHE, **env}), db)
 
 
 async def run_command(runtime, *argv: str) -> int:

@@ -1,6 +1,7 @@
 """importTranscript over HTTP, through the real app: a transcript posted as text is a
-session, a grown one extends it, the same one again writes nothing; bad lines are
-BAD_INPUT naming the line; a subscribed viewer sees what an import adds."""
+session, a grown one extends it (read on from the reading the server kept of it under its
+file name), the same one again writes nothing; bad lines are BAD_INPUT naming the line; a
+subscribed viewer sees what an import adds."""
 import asyncio
 import threading
 import uuid
@@ -9,9 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-import service.transcripts
 from service.store import backup
-from service.transcripts import model
+from service.transcripts import batch, model
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"
 CODEX = FIXTURES / "codex" / "rollout-2025-09-14T08-00-00-0199a1b2-codex.jsonl"
@@ -43,6 +43,40 @@ async def test_import_extend_and_reimport_a_transcript(api):
     again = (await api.client(IMPORT, content="".join(lines)))["importTranscript"]
     assert (again["outcome"], again["written"]) == ("UNCHANGED", 0)
     assert again["session"] == grown["session"]
+
+
+async def test_a_grown_transcript_posted_again_is_read_on_from_the_reading_kept_of_it(
+        api, events, monkeypatch):
+    from service.store import Ledger, Limits
+    from service.transcripts import kept
+    from tests.integration.helpers import assert_sound
+    from tests.integration.test_follow_growth import (claude_code_lines, same_as_imported_whole,
+                                                      statements)
+    from tests.integration.test_import_kept_readings import fed
+
+    monkeypatch.setattr(kept, "KEPT_FROM_BYTES", 0)
+    lines = claude_code_lines(420, session=f"api-kept-{uuid.uuid4().hex[:6]}")
+    first = (await api.client(IMPORT, content="".join(lines[:300]),
+                              fileName="live.jsonl"))["importTranscript"]
+    assert first["outcome"] == "NEW"
+    gained, whole = fed(monkeypatch)
+    ran = statements(monkeypatch, api.db)
+    for end in (360, 420):
+        grown = (await api.client(IMPORT, content="".join(lines[:end]),
+                                  fileName="live.jsonl"))["importTranscript"]
+        assert grown["outcome"] == "EXTENDED" and grown["written"] > 0
+    assert (gained, whole) == ([60, 60], [])  # the lines each text gained, not the text
+    names = [name for name, _ in ran]
+    assert names.count("transcript_known") == 2 and "transcript_stored" not in names
+    monkeypatch.undo()
+    _, whole = fed(monkeypatch)
+    again = (await api.client(IMPORT, content="".join(lines),
+                              fileName="live.jsonl"))["importTranscript"]
+    assert again["outcome"] == "UNCHANGED" and whole == []  # recognised unparsed
+    ledger = Ledger.open(api.db, api.tenant, Limits(), None)
+    sid = first["session"]["id"]
+    await assert_sound(ledger, sid)
+    await same_as_imported_whole(api.db, events, ledger, sid, "".join(lines), "live.jsonl")
 
 
 async def test_a_transcript_cut_shorter_than_its_import_is_a_conflict(api):
@@ -89,7 +123,7 @@ async def test_a_file_name_off_one_line_is_bad_input_and_writes_nothing(api):
     assert [e["extensions"]["code"] for e in missing] == ["NOT_FOUND"]
 
 
-@pytest.mark.parametrize("stage", [(service.transcripts, "read"), (backup, "_parse")],
+@pytest.mark.parametrize("stage", [(batch, "reading_of"), (backup, "_parse")],
                          ids=["reading the file", "checking its document"])
 async def test_healthz_answers_while_an_import_is_read_and_checked(api, monkeypatch, stage):
     """Each stage of an import that takes long on a large file is held until /healthz has

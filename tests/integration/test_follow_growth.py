@@ -117,7 +117,7 @@ async def test_a_growth_of_a_long_followed_file_parses_and_stores_only_what_it_g
 
 async def test_a_session_someone_else_went_on_with_is_read_back_whole(
         db, events, ledger, tmp_path, monkeypatch):
-    from service.transcripts import import_text
+    from service.transcripts.batch import import_text
     lines = claude_code_lines(300)
     path = tmp_path / "long-session.jsonl"
     path.write_text("".join(lines[:200]))

@@ -11,7 +11,7 @@ import pytest
 
 from service.errors import BadInput
 from service.store.backup import export_session
-from service.transcripts import import_text
+from service.transcripts.batch import import_text
 from service.transcripts.model import DegradedKind, Mode
 from service.turns import tool_sets
 

@@ -5,6 +5,7 @@ that does not fit the file or the session is passed over, and the import is what
 the file whole makes of it. Counted, never timed; each session is compared with the whole
 file imported at once."""
 import os
+import time
 
 import pytest
 
@@ -54,12 +55,19 @@ def fed(monkeypatch) -> tuple[list[int], list[str]]:
     return lines, whole
 
 
+def written_long_ago(path) -> None:
+    """The file's tool last wrote to it two days ago."""
+    then = time.time() - 2 * kept.RECENT_SECONDS
+    os.utime(path, (then, then))
+
+
 async def grown_twice(ledger, cache, capsys, path, lines) -> str:
     """The file imported at 300 lines, then grown to 400 (its reading kept): the session."""
     path.write_text("".join(lines[:300]))
+    written_long_ago(path)
     status, out, err = await run(ledger, cache, capsys, str(path))
     assert status == 0 and "imported as session" in out, err
-    assert readings(cache) == []  # a file seen once keeps nothing
+    assert readings(cache) == []  # an old file seen once keeps nothing
     path.write_text("".join(lines[:400]))
     status, out, err = await run(ledger, cache, capsys, str(path))
     assert status == 0 and "gained" in out, err
@@ -67,12 +75,11 @@ async def grown_twice(ledger, cache, capsys, path, lines) -> str:
     return out.split("session ")[1].split()[0]
 
 
-async def test_a_file_seen_to_grow_is_read_on_at_its_next_import(
-        db, events, ledger, cache, capsys, tmp_path, monkeypatch):
-    lines = claude_code_lines(520)
-    path = tmp_path / "long-session.jsonl"
-    sid = await grown_twice(ledger, cache, capsys, path, lines)
-    for end in (460, 520):
+async def read_on(db, events, ledger, cache, capsys, monkeypatch, path, lines, sid, ends):
+    """The file grown to each of `ends` lines (60 more each time) and imported: each import
+    parses the lines gained alone and stores them from what the last one stored; the session
+    is then sound and what the whole file imported at once makes."""
+    for end in ends:
         path.write_text("".join(lines[:end]))
         gained, whole = fed(monkeypatch)
         ran = statements(monkeypatch, ledger.db)
@@ -85,14 +92,34 @@ async def test_a_file_seen_to_grow_is_read_on_at_its_next_import(
         monkeypatch.setattr(kept, "KEPT_FROM_BYTES", 0)
     await assert_sound(ledger, sid)
     await same_as_imported_whole(db, events, ledger, sid, path.read_text(), str(path))
+
+
+async def test_a_file_seen_to_grow_is_read_on_at_its_next_import(
+        db, events, ledger, cache, capsys, tmp_path, monkeypatch):
+    lines = claude_code_lines(520)
+    path = tmp_path / "long-session.jsonl"
+    sid = await grown_twice(ledger, cache, capsys, path, lines)
+    await read_on(db, events, ledger, cache, capsys, monkeypatch, path, lines, sid, (460, 520))
     # Unchanged since: recognised by its fingerprint, as without a reading kept.
     status, out, _ = await run(ledger, cache, capsys, str(path))
     assert status == 0 and "holds it already" in out
 
 
+async def test_a_file_written_to_today_is_read_on_from_its_first_import(
+        db, events, ledger, cache, capsys, tmp_path, monkeypatch):
+    lines = claude_code_lines(420)
+    path = tmp_path / "live-session.jsonl"
+    path.write_text("".join(lines[:300]))
+    status, out, err = await run(ledger, cache, capsys, str(path))
+    assert status == 0 and "imported as session" in out, err
+    sid = out.split("session ")[1].split()[0]
+    assert len(readings(cache)) == 1  # its tool is likely still writing to it
+    await read_on(db, events, ledger, cache, capsys, monkeypatch, path, lines, sid, (360, 420))
+
+
 async def test_a_reading_that_does_not_fit_the_file_or_the_session_is_passed_over(
         db, events, ledger, cache, capsys, tmp_path, monkeypatch):
-    from service.transcripts import import_text
+    from service.transcripts.batch import import_text
     lines = claude_code_lines(700)
     path = tmp_path / "long-session.jsonl"
     sid = await grown_twice(ledger, cache, capsys, path, lines)
@@ -129,7 +156,7 @@ async def test_a_reading_that_does_not_fit_the_file_or_the_session_is_passed_ove
     assert await ledger.sessions.get(sid) == before
 
 
-async def test_a_small_file_or_a_new_session_keeps_nothing(ledger, capsys, tmp_path):
+async def test_a_small_file_keeps_nothing(ledger, capsys, tmp_path):
     lines = claude_code_lines(200)
     path = tmp_path / "long-session.jsonl"
     cache = tmp_path / "cache"

@@ -4,7 +4,8 @@ answering one goes with it, so a render never holds a result without its tool us
 from pathlib import Path
 
 from service.store import Ledger, Limits
-from service.transcripts import import_text, model
+from service.transcripts import model
+from service.transcripts.batch import import_text
 from tests.integration.helpers import assert_sound, run_cypher
 from tests.provider_requests import assert_valid_anthropic, assert_valid_openai
 

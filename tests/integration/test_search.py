@@ -212,7 +212,7 @@ async def test_ctxdag_search_prints_hits_with_their_state(db, tenant, capsys):
 async def test_a_reply_no_render_reads_is_found_but_not_rendered(ledger, db):
     from pathlib import Path
 
-    from service.transcripts import import_text
+    from service.transcripts.batch import import_text
 
     fixture = Path(__file__).parent.parent / "fixtures" / "transcripts" / "pi" / "aborted.jsonl"
     await import_text(ledger, fixture.read_text(), fixture.name, "pi")

@@ -11,7 +11,7 @@ import pytest
 
 from service.errors import BadInput
 from service.model import listing
-from service.transcripts import import_text
+from service.transcripts.batch import import_text
 from tests.integration.helpers import run_command, run_cypher, runtime_for
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"

@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from service import telemetry
 from service.context.compaction import CompactionStatus
 from service.errors import BadInput
-from service.transcripts import import_text
+from service.transcripts.batch import import_text
 from service.turns.requests import Options, Tool
 from tests.integration.helpers import KEEP_FOUR, chat, turns
 from tests.phoenix import Phoenix

@@ -4,7 +4,7 @@ importing the cut file and then the whole one leaves the session exactly as impo
 the whole one does — its nodes and edges, branches, HEAD, summaries, labels and the tool
 set versions of the tools it names — on the real Neo4j.
 
-Each import goes through the store API (transcripts.import_text, as importTranscript
+Each import goes through the store API (transcripts.batch.import_text, as importTranscript
 does, without side files) in a tenant of its own; the sessions are compared as a
 canonical dump in which every id is replaced by the source entries it was named by.
 """
@@ -17,7 +17,7 @@ import pytest
 
 from service.store import Ledger, Limits
 from service.store.backup import export_session
-from service.transcripts import import_text
+from service.transcripts.batch import import_text
 from service.transcripts.model import NoTurns
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"

@@ -5,7 +5,8 @@ import json
 from pathlib import Path
 
 from service.context.render import render_context
-from service.transcripts import import_text, model
+from service.transcripts import model
+from service.transcripts.batch import import_text
 from service.transcripts.model import Mode
 from service.turns.requests import Options, anthropic_messages
 from tests.integration.helpers import assert_sound

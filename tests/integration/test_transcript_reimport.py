@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from service import transcripts
-from service.transcripts import Mode, import_text
+from service.transcripts import Mode
+from service.transcripts.batch import import_text
 from tests.integration.test_transcript_growth import _dump, _imported
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts" / "claude_code"
