@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
+import shutil
 import tempfile
 
 from service.store import Call, Ledger, Node, Session
@@ -163,6 +165,7 @@ def make_compactor(ledger, *, summarizer=None, policy=None):
 # The cache folder of the commands tests run (a one-shot import keeps readings there),
 # not the user's.
 COMMANDS_CACHE = tempfile.mkdtemp(prefix="ctxdag-test-cache-")
+atexit.register(shutil.rmtree, COMMANDS_CACHE, True)
 
 
 def runtime_for(db, tenant: str, **env: str):
