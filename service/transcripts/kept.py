@@ -96,6 +96,7 @@ class Shelf:
         if body is None:
             self.drop(file, strict)
             return
+        temporary = None
         try:
             self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=self.folder, suffix=".part")
@@ -104,7 +105,8 @@ class Shelf:
             os.replace(temporary, self._path(file, strict))
             self._trim()
         except OSError:
-            return
+            if temporary is not None:  # a disk full mid-write leaves no part behind
+                Path(temporary).unlink(missing_ok=True)
 
     def drop(self, file: str, strict: bool) -> None:
         try:

@@ -124,3 +124,16 @@ def test_a_reading_kept_on_disk_reads_on_as_the_one_kept(path, tmp_path, monkeyp
     # Another file's text, or this one's rewritten: nothing taken, and the reading let go.
     assert shelf.take(str(path), False, "{}\n" + "".join(lines)) is None
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_reading_that_cannot_be_kept_leaves_nothing_behind(tmp_path, monkeypatch):
+    """kept.py: a disk full while a reading is written leaves no part of it on the shelf."""
+    from service.transcripts import kept
+    shelf = kept.Shelf(tmp_path, "store", "t", Limits())
+
+    def full(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(kept.os, "replace", full)
+    shelf.put("session.jsonl", False, b"a reading")
+    assert list(tmp_path.iterdir()) == []
