@@ -166,3 +166,43 @@ async def test_a_small_file_keeps_nothing(ledger, capsys, tmp_path):
         assert status == 0, err
         assert readings(cache) == []
     assert os.path.getsize(path) < kept.KEPT_FROM_BYTES
+
+
+async def test_a_session_with_sub_agents_is_read_on_from_its_first_import(
+        db, ledger, cache, capsys, tmp_path, monkeypatch):
+    """Its sub-agents' files, read with it, are kept in its reading: a growth of the session
+    file feeds only the lines it gained, and the session ends as the whole folder imported
+    at once makes it."""
+    import shutil
+    import uuid
+    from pathlib import Path
+
+    from service.store import Ledger, Limits
+    from tests.integration.test_transcript_growth import _dump
+
+    agents = Path(__file__).parent.parent / "fixtures" / "transcripts" / "claude_code" / "agents"
+    stem = "5c1d9e20-agents"
+    shutil.copytree(agents / stem, tmp_path / stem)
+    path = tmp_path / f"{stem}.jsonl"
+    lines = (agents / f"{stem}.jsonl").read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:3]))  # the calls spawning the sub-agents, no results yet
+    status, out, err = await run(ledger, cache, capsys, str(path))
+    assert status == 0 and "imported as session" in out, err
+    sid = out.split("session ")[1].split()[0]
+    assert len(readings(cache)) == 1
+    for end in (5, 6):
+        path.write_text("".join(lines[:end]))
+        gained, whole = fed(monkeypatch)
+        ran = statements(monkeypatch, ledger.db)
+        status, out, err = await run(ledger, cache, capsys, str(path))
+        assert status == 0 and f"session {sid} gained" in out, err
+        assert whole == [] and sum(gained) == (2 if end == 5 else 1), gained
+        assert "transcript_stored" not in [name for name, _ in ran]
+        monkeypatch.undo()
+        monkeypatch.setattr(kept, "KEPT_FROM_BYTES", 0)
+    await assert_sound(ledger, sid)
+    other = Ledger.open(db, f"{ledger.tenant}-whole-{uuid.uuid4().hex[:6]}", Limits(), None)
+    written_long_ago(path)
+    status, out, err = await run(other, tmp_path / "other-cache", capsys, str(path))
+    assert status == 0 and "imported as session" in out, err
+    assert await _dump(ledger, sid) == await _dump(other, out.split("session ")[1].split()[0])
