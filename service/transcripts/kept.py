@@ -1,8 +1,8 @@
 """What an import (`ctxdag import-transcript PATH…` and importTranscript, batch.py) keeps of
 a file likely to grow, so that its next import of that file reads on from where this one
-stopped, as a follower does (follow.py) within one process: the Reading (reading.py: the parse, the
-rows its document built) and what the import stored (store.transcripts.Known), with how
-many bytes of the file were read and their sha256.
+stopped, as a follower does (follow.py) within one process: the Reading (reading.py: the
+parse, the rows its document built) and what the import stored (store.transcripts.Known),
+with how many bytes of the file were read and their sha256.
 
 A session file that grew, or that its tool wrote to in the last day (RECENT_SECONDS), is
 one its tool is likely still writing to. Its next import then parses only the lines it
