@@ -143,13 +143,14 @@ async def import_text(ledger: Ledger, text: str, file: str, format: str | None,
     degraded is in `mode`. With a shelf and a file name, its reading is kept under that
     name, so the same name's next, grown text parses only the lines it gained."""
     mode = mode if mode is not None else Mode()
-    prepared = await ready(ledger, file, format, mode.strict, None,
-                           shelf if file else None, given=text, mode=mode)
+    shelf = shelf if file else None  # a reading is kept under a name
+    prepared = await ready(ledger, file, format, mode.strict, None, shelf, given=text,
+                           mode=mode)
     if prepared.error is not None:
         raise prepared.error
     if prepared.held is not None:
         return prepared.held
-    return await _stored(ledger, prepared, shelf if file else None)
+    return await _stored(ledger, prepared, shelf)
 
 
 def _packed(prepared: Ready) -> bytes | None:
