@@ -233,12 +233,28 @@ def _message(message: Any, key: str, parent: int, turns: list[_Building],
         if message.get("excludeFromContext"):
             node_of[key] = parent
             return
-        add("user", [{"type": "text", "text": f"Ran `{message.get('command')}`\n```\n"
-                      f"{message.get('output') or '(no output)'}\n```"}], {"bash": True})
+        add("user", [{"type": "text", "text": _shell_text(message)}], {"bash": True})
     elif role in ("custom", "hookMessage"):
         add("user", _content(message.get("content"), file, line), {"custom": message.get("customType")})
     else:
         raise bad_line(file, line, f"unknown message role {role!r}")
+
+
+def _shell_text(message: dict[str, Any]) -> str:
+    """A command the user ran in Pi (`!cmd`) as the user message Pi's model reads: the
+    command, its output fenced (or "(no output)"), then whether it was cancelled or failed,
+    and where a truncated output was kept in full."""
+    output = message.get("output")
+    parts = [f"Ran `{message.get('command')}`\n"
+             + (f"```\n{output}\n```" if output else "(no output)")]
+    code = message.get("exitCode")
+    if message.get("cancelled"):
+        parts.append("(command cancelled)")
+    elif isinstance(code, int) and code != 0:
+        parts.append(f"Command exited with code {code}")
+    if message.get("truncated") and message.get("fullOutputPath"):
+        parts.append(f"[Output truncated. Full output: {message['fullOutputPath']}]")
+    return "\n\n".join(parts)
 
 
 def _content(content: Any, file: str, line: int) -> list[dict[str, Any]]:
