@@ -32,6 +32,7 @@ class Building:
     # the turn holding the tool use it ran for (Turn.caller, Turn.side_branch).
     caller: int | None = None
     side_branch: bool = False
+    out_of_context: bool = False  # Turn.out_of_context
     # Changed since turns_of last made its Turn: whoever changes blocks, entries or meta
     # of a turn after adding it sets this.
     changed: bool = True
@@ -75,7 +76,7 @@ def _turn(keys: list[str], i: int, b: Building) -> Turn:
     return Turn(keys[i], key_of(keys, b.parent), b.role, tuple(b.blocks), b.at, b.line,
                 tuple(b.entries), b.meta,
                 caller=None if b.caller is None else key_of(keys, b.caller),
-                side_branch=b.side_branch)
+                side_branch=b.side_branch, out_of_context=b.out_of_context)
 
 
 def opener(turns: list[Building], parent: int) -> int | None:

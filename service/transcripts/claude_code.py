@@ -14,6 +14,9 @@ How the entries map (docs/guides/importing-sessions.md):
   entries from a root whose prompt is a Task/Agent tool use's `prompt`) is a spawned
   side branch of the message holding that tool use, as a `subagents/` file is
   (subagents.py): never HEAD, a branch tip or the user's conversation;
+- an API error Claude Code wrote in its model's place (`isApiErrorMessage`, model
+  `<synthetic>`) is a reply kept out of the context (Turn.out_of_context), as the tool
+  leaves it out of what it sends;
 - system, attachment and progress records, and bookkeeping lines, are not turns: a
   record's children hang from the turn it hangs from, so they make no branches; a
   second user-typed child is a real branch (a rewind or an edit);
@@ -41,8 +44,16 @@ from .model import Compaction, DegradedKind, Mode, Transcript, Turn, bad_line, n
 TOOL = "claude-code"
 SPAWNING = {"Task", "Agent"}  # the tools whose use runs a sub-agent on its `prompt`
 CHAIN = {"user", "assistant", "system", "attachment", "progress"}
+SYNTHETIC = "<synthetic>"  # the model an entry Claude Code wrote itself names
 BOOKKEEPING = {"queue-operation", "file-history-snapshot", "last-prompt", "ai-title",
                "custom-title", "agent-name", "mode", "permission-mode", "pr-link", "summary"}
+
+
+def _api_error(entry: dict[str, Any], message: dict[str, Any]) -> bool:
+    """Whether an assistant entry is the API error Claude Code wrote in its model's place,
+    which it leaves out of every request it sends (its messages-for-the-API filter: these
+    two marks, both)."""
+    return entry.get("isApiErrorMessage") is True and message.get("model") == SYNTHETIC
 
 
 def looks_like(first: dict[str, Any]) -> bool:
@@ -280,8 +291,8 @@ class _Reader:
         for key in ("model", "stop_reason", "usage"):
             if message.get(key) is not None:
                 meta[key] = message[key]
-        self._add(_Building("assistant", parent, line, self.at, message_id, blocks, [], meta),
-                  uuid)
+        self._add(_Building("assistant", parent, line, self.at, message_id, blocks, [], meta,
+                            out_of_context=_api_error(entry, message)), uuid)
         self.request_of[len(self.turns) - 1] = entry.get("requestId")
         self._spawning(len(self.turns) - 1, blocks)
 

@@ -51,6 +51,9 @@ CONTEXTUAL = ("# AGENTS.md instructions for", "<user_instructions>", "<environme
               "<skill>", "<user_shell_command>", "<turn_aborted>", "<subagent_notification>")
 CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
 OUTPUTS = {"function_call_output", "custom_tool_call_output"}
+# What Codex sends in place of the output of a call its rollout holds none of (its history's
+# normalization, right after the call).
+UNANSWERED = "aborted"
 COMPACTION_ITEMS = {"compaction", "compaction_summary"}
 # Where a dynamic tool's JSON Schema is: `inputSchema` as Codex writes it (camelCase), the
 # other spellings as other writers of the shape do.
@@ -381,7 +384,7 @@ class _Reader:
             for line, covered, kept, text, when, meta in self.compactions)
         return Transcript(TOOL, self.file, self.session_key, turns_of(self.turns), compactions,
                           key_of(keys, self.current), None, self.meta, tools=self.tools,
-                          system=self.system)
+                          system=self.system, unanswered=UNANSWERED)
 
 
 def _system_prompt(instructions: Any, line: int) -> SystemPrompt | None:

@@ -102,7 +102,7 @@ def document(transcript: Transcript, tenant: str, limits: Limits,
     tools = _tools(t.tools, t.file, mode)
     if tools is not None:
         source_of = {**source_of, TOOLS_SHA256: tools[1]}
-    turns, head = _paired(t.turns, t.head)
+    turns, head = _paired(t.turns, t.head, t.unanswered)
     named = memo.ids if memo is not None else {}
     ids = {x.key: named.get(x.key) or node_id(tenant, t.tool, t.session_key, x.key)
            for x in (*turns, *t.compactions)}
@@ -225,9 +225,10 @@ def _turn_row(sid: str, ids: dict[str, str], t: Transcript, turn: Turn,
     return row, written.params["media"]
 
 
-def _paired(turns: tuple[Turn, ...], head: str) -> tuple[list[Turn], str]:
-    """The turns with every tool use answered: a cancelled result stored where the source
-    has none, so the ledger's tool-pair rule holds on every branch."""
+def _paired(turns: tuple[Turn, ...], head: str, unanswered: str) -> tuple[list[Turn], str]:
+    """The turns with every tool use answered: a cancelled result (its text `unanswered`)
+    stored where the source has none, so the ledger's tool-pair rule holds on every
+    branch."""
     children: dict[str, list[Turn]] = {}
     for turn in turns:
         children.setdefault(turn.parent, []).append(turn)
@@ -248,11 +249,12 @@ def _paired(turns: tuple[Turn, ...], head: str) -> tuple[list[Turn], str]:
         for tool in (c for c in after if c.role == "tool"):
             missing = [u for u in uses if u not in _answered(tool)]
             if missing:
-                topped[tool.key] = _topped(tool, missing)
+                topped[tool.key] = _topped(tool, missing, unanswered)
         others = [c for c in after if c.role != "tool"]
         if others or not after:
             synthetic = Turn(SYNTHETIC_PREFIX + turn.key, turn.key, "tool",
-                             tuple(cancelled_result(u) for u in uses), turn.at, turn.line, (),
+                             tuple(cancelled_result(u, unanswered) for u in uses), turn.at,
+                             turn.line, (),
                              {"synthetic": True, "reason": "the source has no result for "
                               "these tool uses"}, turn.caller, turn.side_branch, turn.file)
             paired.append(synthetic)
@@ -276,9 +278,9 @@ def _answered(turn: Turn) -> list[str]:
     return [b["tool_use_id"] for b in turn.blocks if b["type"] == "tool_result"]
 
 
-def _topped(tool: Turn, missing: list[str]) -> Turn:
+def _topped(tool: Turn, missing: list[str], unanswered: str) -> Turn:
     done = len(_answered(tool))
-    added = tuple(cancelled_result(u) for u in missing)
+    added = tuple(cancelled_result(u, unanswered) for u in missing)
     return replace(tool, blocks=tool.blocks[:done] + added + tool.blocks[done:],
                    meta={**tool.meta, "synthetic_results": missing})
 

@@ -44,7 +44,8 @@ class Turn:
     caller: str | None = None
     side_branch: bool = False
     file: str | None = None  # None: the transcript's own file
-    # A reply the tool keeps out of what its model reads (Pi: an aborted or errored one).
+    # A reply the tool keeps out of what its model reads (Pi: an aborted or errored one;
+    # Claude Code: the API error it wrote in its model's place).
     out_of_context: bool = False
 
 
@@ -99,6 +100,9 @@ class NamedTools:
     definitions: tuple[Any, ...]
 
 
+CANCELLED = "Cancelled: the transcript ends (or goes on) without a result for this tool use."
+
+
 @dataclass(frozen=True)
 class Transcript:
     tool: str  # claude-code | pi | codex
@@ -112,6 +116,9 @@ class Transcript:
     labels: tuple[Label, ...] = ()  # each node the source labeled, once
     tools: NamedTools | None = None  # None: the file names no tools (Claude Code, Pi)
     system: SystemPrompt | None = None  # None: the file records none (Claude Code, Pi)
+    # The result stored for a tool use the file holds none of: what the tool itself sends
+    # its model in its place, where it says (codex.py, pi.py).
+    unanswered: str = CANCELLED
 
 
 def digest(*parts: str) -> str:
@@ -213,10 +220,9 @@ def tool_name(raw: str) -> str:
     return (_TOOL_NAME_OTHER.sub("_", raw) or "tool")[:64]
 
 
-CANCELLED = "Cancelled: the transcript ends (or goes on) without a result for this tool use."
 
 
-def cancelled_result(use_id: str) -> dict[str, Any]:
+def cancelled_result(use_id: str, text: str = CANCELLED) -> dict[str, Any]:
     """The stored result of a tool use the source left unanswered (a crash, an interrupt)."""
     return {"type": "tool_result", "tool_use_id": use_id,
-            "content": [{"type": "text", "text": CANCELLED}], "is_error": True}
+            "content": [{"type": "text", "text": text}], "is_error": True}

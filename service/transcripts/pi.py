@@ -19,7 +19,6 @@ none: each entry follows the one before it, keyed by its line). How they map (RE
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -36,6 +35,9 @@ BOOKKEEPING = {"label", "model_change", "thinking_level_change", "session_info",
 KINDS = {"message", "compaction", "branch_summary", "custom_message", *BOOKKEEPING}
 # Replies Pi leaves out of its model's context (its transform of messages skips them).
 UNSENT_STOPS = {"aborted", "error"}
+# What Pi sends in place of the result of a tool call its session holds none of (its
+# transform of messages, before the next message).
+UNANSWERED = "No result provided"
 BRANCH_SUMMARY = ("The following is a summary of a branch that this conversation came back "
                   "from:\n\n<summary>\n{}\n</summary>")
 
@@ -106,7 +108,10 @@ class Parsing:
         parent = _ROOT if parent_key is None else node_of[parent_key]
 
         def add(role: str, blocks: list[dict], meta: dict | None = None) -> None:
-            turns.append(_Building(role, parent, line, at, None, blocks, [key], meta or {}))
+            meta = meta or {}
+            unsent = role == "assistant" and meta.get("stopReason") in UNSENT_STOPS
+            turns.append(_Building(role, parent, line, at, None, blocks, [key], meta,
+                                   out_of_context=unsent))
             node_of[key] = len(turns) - 1
             self.starts.add(key)
 
@@ -158,18 +163,12 @@ class Parsing:
         previous = self.previous
         head = self.node_of[previous] if previous is not None else len(turns) - 1
         return Transcript(
-            TOOL, self.file, self.header["id"], _marked_unsent(turns_of(turns, self.made)),
+            TOOL, self.file, self.header["id"], turns_of(turns, self.made),
             tuple(Compaction(c.key, named(c.last_covered), named(c.compacted_head), c.text,
                              c.at, c.line, c.entries, c.meta) for c in self.compactions),
             named(head if head != _ROOT else len(turns) - 1), self.title,
             labels=tuple(Label(named(t) if isinstance(t, int) else t, label.text, label.at)
-                         for t, label in self.labels.items()))
-
-
-def _marked_unsent(turns: tuple[Turn, ...]) -> tuple[Turn, ...]:
-    return tuple(replace(t, out_of_context=True)
-                 if t.role == "assistant" and t.meta.get("stopReason") in UNSENT_STOPS else t
-                 for t in turns)
+                         for t, label in self.labels.items()), unanswered=UNANSWERED)
 
 
 def _labeled(target: Any, turns: list[_Building], node_of: dict[str, int],

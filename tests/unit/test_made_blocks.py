@@ -18,6 +18,7 @@ FILES = sorted(p for p in FIXTURES.rglob("*.jsonl") if "subagents" not in p.part
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_noted_blocks_are_what_parsing_their_stored_text_gives(path):
     limits = Limits()
+    records.forget_checked_blocks()  # what reads before this test noted and never checked
     document = transcripts.read(path.read_text(), str(path), None, "t", limits)
     noted = dict(records._made)
     try:
@@ -41,6 +42,7 @@ def test_noted_blocks_are_what_parsing_their_stored_text_gives(path):
 def test_blocks_noted_as_made_are_not_parsed_again(monkeypatch):
     path = FIXTURES / "claude_code" / "session.jsonl"
     limits = Limits()
+    records.forget_checked_blocks()  # what reads before this test noted and never checked
     document = transcripts.read(path.read_text(), str(path), None, "t", limits)
     assert records._made
     parsed = []
@@ -60,6 +62,7 @@ def test_noted_metadata_is_what_the_rule_for_stored_objects_takes(path):
     """Every node's metadata a reader noted as made passes the stored-object rule it then
     skips, and the check forgets them after."""
     limits = Limits()
+    records.forget_checked_blocks()  # what reads before this test noted and never checked
     document = transcripts.read(path.read_text(), str(path), None, "t", limits)
     try:
         noted = set(records._made_objects)
