@@ -34,5 +34,5 @@ def tool_homes(root: Path) -> dict[str, Path]:
     return {"claude-code": claude.parent, "pi": pi.parent, "codex": codex}
 
 
-SESSIONS = 8 + 4 + 6  # the Claude Code, Pi and Codex sessions tool_homes lays out
+SESSIONS = 9 + 4 + 6  # the Claude Code, Pi and Codex sessions tool_homes lays out
 SIDE_FILES = 4  # two sub-agents, a compaction helper, the older layout's sub-agent

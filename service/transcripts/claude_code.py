@@ -17,9 +17,15 @@ How the entries map (docs/guides/importing-sessions.md):
 - an API error Claude Code wrote in its model's place (`isApiErrorMessage`, model
   `<synthetic>`) is a reply kept out of the context (Turn.out_of_context), as the tool
   leaves it out of what it sends;
-- system, attachment and progress records, and bookkeeping lines, are not turns: a
-  record's children hang from the turn it hangs from, so they make no branches; a
-  second user-typed child is a real branch (a rewind or an edit);
+- system and progress records, and bookkeeping lines, are not turns: a record's children
+  hang from the turn it hangs from, so they make no branches; a second user-typed child is
+  a real branch (a rewind or an edit);
+- what the tool sent its model for an attachment record (the copy it keeps, `rendered`;
+  before it kept one, a queued prompt's text) is read on the user's side, where the tool
+  puts it: in the tool message the record follows, as a user turn of its own (`is_meta`)
+  after a user turn, and after a reply with the message that follows (before a prompt,
+  after a tool message's results, or as a user turn of its own before a reply); the
+  record's children hang from the turn it hangs from;
 - a compaction (a `compact_boundary` system record, then the `isCompactSummary` user
   entry) is a summary of the chain up to the boundary's logical parent (the last entry
   before the boundary when the file lacks it), or up to the head of its
@@ -37,6 +43,7 @@ from typing import Any
 
 from .building import ROOT as _ROOT, Building as _Building, key_of, keys_of, \
     merge_meta, opener, text_block, tool_use, turns_of
+from ..errors import BadInput
 from .jsonl import objects
 from .model import Compaction, DegradedKind, Mode, Transcript, Turn, bad_line, no_turns, \
     timestamp, tool_use_id
@@ -57,8 +64,10 @@ def _api_error(entry: dict[str, Any], message: dict[str, Any]) -> bool:
 
 
 def looks_like(first: dict[str, Any]) -> bool:
-    return first.get("type") in CHAIN | BOOKKEEPING and (
-        "uuid" in first or "sessionId" in first or first.get("type") in BOOKKEEPING)
+    """A first line of a kind a newer Claude Code writes (bookkeeping it names its session
+    in) counts too."""
+    return first.get("type") in BOOKKEEPING or (
+        isinstance(first.get("type"), str) and ("uuid" in first or "sessionId" in first))
 
 
 def parse(text: str, file: str, mode: Mode | None = None) -> Transcript:
@@ -107,6 +116,9 @@ class _Reader:
         # spawning turn, what its first turn's metadata says of the agent).
         self.spawns: dict[str, tuple[int, str]] = {}
         self.inline: tuple[int, dict[str, Any]] | None = None
+        # What attachments after a reply (or before the first message) gave the model to
+        # read, waiting for the message that follows: turn index -> [(uuid, blocks, meta)].
+        self.attached: dict[int, list[tuple[str, list[dict[str, Any]], dict[str, Any]]]] = {}
 
     def take(self, line: int, entry: dict[str, Any]) -> None:
         kind = entry["type"]
@@ -117,6 +129,8 @@ class _Reader:
                 if isinstance(entry.get(key), str) and entry[key].strip():
                     self.title = entry[key].strip()[:200]
             return
+        if kind not in CHAIN and "uuid" not in entry:
+            return  # bookkeeping of a kind not read: every chain record carries a uuid
         if kind not in CHAIN:
             self.mode.degrade(self.file, line, DegradedKind.UNKNOWN_ENTRY,
                               f"unknown entry type {kind!r} (known: "
@@ -145,6 +159,8 @@ class _Reader:
             self._user(line, uuid, entry, parent)
         elif kind == "assistant":
             self._assistant(line, uuid, entry, parent)
+        elif kind == "attachment":
+            self._attachment(line, uuid, entry, parent)
         else:
             self.node_of[uuid] = parent  # not a turn: its children hang from its parent
         self.latest[bool(entry.get("isSidechain"))] = uuid
@@ -318,7 +334,48 @@ class _Reader:
 
     # --- helpers ----------------------------------------------------------------------
 
+    def _attachment(self, line: int, uuid: str, entry: dict[str, Any], parent: int) -> None:
+        """An attachment record: what the tool sent its model for it is read where the tool
+        puts it, on the user's side of the conversation: in the tool message it follows,
+        as a user turn of its own after a user turn, and after a reply (or before the first
+        message) with the message that follows (attached). Its children hang from the
+        turn it hangs from."""
+        self.node_of[uuid] = parent
+        blocks, meta = _read_by_model(entry, self.mode, self.file, line)
+        if not blocks:
+            return
+        kind = entry["attachment"].get("type") if isinstance(entry.get("attachment"), dict) \
+            else None
+        meta = {**meta, "attachments": [{"uuid": uuid, "type": kind}]}
+        turn = self.turns[parent] if parent != _ROOT else None
+        if turn is not None and turn.role == "tool":
+            turn.blocks += blocks
+            merge_meta(turn.meta, meta)
+            turn.changed = True
+        elif turn is not None and turn.role == "user":
+            self._add(_Building("user", parent, line, self.at, None, blocks, [],
+                                {**meta, "is_meta": True}), uuid)
+        else:
+            self.attached.setdefault(parent, []).append((uuid, blocks, meta))
+
     def _add(self, building: _Building, uuid: str) -> None:
+        attached = self.attached.pop(building.parent, None) \
+            if not building.meta.get("compact_summary") else None
+        if attached and building.role == "assistant":
+            # Read by the model before this reply: a user turn of its own before it.
+            read = [b for _, blocks, _ in attached for b in blocks]
+            self._add(_Building("user", building.parent, building.line, building.at, None,
+                                read, [a for a, _, _ in attached[:-1]],
+                                {**_attachments_meta(attached), "is_meta": True}),
+                      attached[-1][0])
+            building.parent = len(self.turns) - 1
+            self.node_of.update({a: building.parent for a, _, _ in attached})
+        elif attached:
+            read = [b for _, blocks, _ in attached for b in blocks]
+            # Before a prompt, after the results of a tool message, as the tool sends them.
+            building.blocks = building.blocks + read if building.role == "tool" \
+                else read + building.blocks
+            merge_meta(building.meta, _attachments_meta(attached))
         if self.inline is not None:
             building.caller, building.side_branch = self.inline[0], True
             building.meta.update(self.inline[1])
@@ -422,6 +479,43 @@ def _block(item: Any, meta: dict[str, Any], file: str, line: int) -> dict[str, A
         return shaped
     meta.setdefault("unmapped_blocks", []).append(str(kind))
     return None
+
+
+def _read_by_model(entry: dict[str, Any], mode: Mode, file: str,
+                   line: int) -> tuple[list[dict], dict[str, Any]]:
+    """What the model read for an attachment record: the copy Claude Code keeps of what
+    it sent (`rendered`, each part's `content`); in a file written before it kept one, a
+    queued prompt's own text (without the words the tool put around it), else nothing."""
+    rendered = entry.get("rendered")
+    attachment = entry.get("attachment") if isinstance(entry.get("attachment"), dict) else {}
+    if isinstance(rendered, list):
+        parts = [part.get("content") for part in rendered if isinstance(part, dict)]
+    elif attachment.get("type") == "queued_command":
+        parts = [attachment.get("prompt")]
+    else:
+        return [], {}
+    blocks: list[dict] = []
+    meta: dict[str, Any] = {}
+    for content in parts:
+        if content is None:
+            continue
+        try:
+            read, more = blocks_of(content, file, line)
+        except BadInput as e:
+            mode.degrade(file, line, DegradedKind.INVALID_BLOCK,
+                         f"an attachment's content left out: {e.message}")
+            continue
+        blocks += [b for b in read if b["type"] in ("text", "image", "document")]
+        merge_meta(meta, more)
+    return blocks, meta
+
+
+def _attachments_meta(attached: list[tuple[str, list[dict], dict[str, Any]]]
+                      ) -> dict[str, Any]:
+    meta: dict[str, Any] = {}
+    for _, _, more in attached:
+        merge_meta(meta, more)
+    return meta
 
 
 def _text_of(content: Any) -> str:

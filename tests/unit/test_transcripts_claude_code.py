@@ -1,9 +1,13 @@
-"""Claude Code transcripts read without a database: what following a live file holds back."""
+"""Claude Code transcripts read without a database: what following a live file holds back,
+and the bookkeeping lines newer versions write, of kinds the reader does not list."""
 import json
 from pathlib import Path
 
+from service import transcripts
+from service.model.validate import Limits
 from service.transcripts import claude_code
 from service.transcripts.follow import without_open_tail
+from service.transcripts.model import DegradedKind, Mode
 
 STREAMED = Path(__file__).parent.parent / "fixtures" / "transcripts" / "claude_code" / \
     "streamed.jsonl"
@@ -64,3 +68,45 @@ def test_another_response_after_a_tool_result_is_a_message_of_its_own():
     ]), "s.jsonl")
     assert [(x.key, x.parent) for x in t.turns] == [
         ("u1", "root"), ("a1", "u1"), ("r1", "a1"), ("a2", "r1")]
+
+
+SESSION = "2cc1c994-bookkeeping"
+
+
+def jsonl(*entries) -> str:
+    return "".join(json.dumps(entry) + "\n" for entry in entries)
+
+
+def chain(uuid, parent, kind, content):
+    return {"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": SESSION,
+            "timestamp": "2026-09-30T12:10:38.000Z", "isSidechain": False,
+            "message": {"role": kind, "content": content,
+                        **({"id": f"msg_{uuid}", "model": "claude-opus-5-5"}
+                           if kind == "assistant" else {})}}
+
+
+BRIDGE = {"type": "bridge-session", "sessionId": SESSION, "bridgeSessionId": "cse_1",
+          "lastSequenceNum": 53874}
+LATCH = {"type": "atis-latch", "atis": "", "sessionId": SESSION}
+
+
+def test_bookkeeping_of_kinds_not_listed_is_passed_over_and_nothing_degrades():
+    text = jsonl(BRIDGE, chain("u1", None, "user", "Test the speakers."), LATCH,
+                 chain("a1", "u1", "assistant", [{"type": "text", "text": "Done."}]), BRIDGE)
+    assert transcripts.detect(text, "s.jsonl") == claude_code.TOOL
+    mode = Mode()
+    document = transcripts.read(text, "s.jsonl", None, "t", Limits(), mode=mode)
+    assert mode.degraded == []
+    assert len(document["nodes"]) == 3  # ROOT, the prompt, the reply
+    # Nothing degraded: the same text is recognised unparsed next time.
+    assert "source_prefix_sha256" in document["session"]["properties"]
+
+
+def test_an_entry_of_an_unknown_kind_in_the_chain_is_listed():
+    text = jsonl(chain("u1", None, "user", "Hi."),
+                 {"type": "teleport", "uuid": "x", "parentUuid": "u1", "sessionId": SESSION},
+                 chain("a1", "x", "assistant", [{"type": "text", "text": "Hello."}]))
+    mode = Mode()
+    transcript = claude_code.parse(text, "s.jsonl", mode)
+    assert [(d.line, d.kind) for d in mode.degraded] == [(2, DegradedKind.UNKNOWN_ENTRY)]
+    assert [(t.key, t.parent) for t in transcript.turns] == [("u1", "root"), ("a1", "u1")]
