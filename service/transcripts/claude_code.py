@@ -25,7 +25,7 @@ How the entries map (docs/guides/importing-sessions.md):
   puts it: in the tool message the record follows, as a user turn of its own (`is_meta`)
   after a user turn, and after a reply with the message that follows (before a prompt,
   after a tool message's results, or as a user turn of its own before a reply); the
-  record's children hang from the turn it hangs from;
+  record's children hang from the turn holding what it gave;
 - a compaction (a `compact_boundary` system record, then the `isCompactSummary` user
   entry) is a summary of the chain up to the boundary's logical parent (the last entry
   before the boundary when the file lacks it), or up to the head of its
@@ -117,8 +117,8 @@ class _Reader:
         self.spawns: dict[str, tuple[int, str]] = {}
         self.inline: tuple[int, dict[str, Any]] | None = None
         # What attachments after a reply (or before the first message) gave the model to
-        # read, waiting for the message that follows: turn index -> [(uuid, blocks, meta)].
-        self.attached: dict[int, list[tuple[str, list[dict[str, Any]], dict[str, Any]]]] = {}
+        # read, waiting for the message that follows: turn index -> what each gave.
+        self.attached: dict[int, list[_Attached]] = {}
 
     def take(self, line: int, entry: dict[str, Any]) -> None:
         kind = entry["type"]
@@ -339,7 +339,7 @@ class _Reader:
         puts it, on the user's side of the conversation: in the tool message it follows,
         as a user turn of its own after a user turn, and after a reply (or before the first
         message) with the message that follows (attached). Its children hang from the
-        turn it hangs from."""
+        turn holding what it gave (while that waits, from the turn it hangs from)."""
         self.node_of[uuid] = parent
         blocks, meta = _read_by_model(entry, self.mode, self.file, line)
         if not blocks:
@@ -356,22 +356,23 @@ class _Reader:
             self._add(_Building("user", parent, line, self.at, None, blocks, [],
                                 {**meta, "is_meta": True}), uuid)
         else:
-            self.attached.setdefault(parent, []).append((uuid, blocks, meta))
+            self.attached.setdefault(parent, []).append(
+                _Attached(uuid, line, self.at, blocks, meta))
 
     def _add(self, building: _Building, uuid: str) -> None:
         attached = self.attached.pop(building.parent, None) \
             if not building.meta.get("compact_summary") else None
+        read = [b for a in attached or () for b in a.blocks]
         if attached and building.role == "assistant":
             # Read by the model before this reply: a user turn of its own before it.
-            read = [b for _, blocks, _ in attached for b in blocks]
-            self._add(_Building("user", building.parent, building.line, building.at, None,
-                                read, [a for a, _, _ in attached[:-1]],
+            first = attached[0]
+            self._add(_Building("user", building.parent, first.line, first.at, None, read,
+                                [a.uuid for a in attached[:-1]],
                                 {**_attachments_meta(attached), "is_meta": True}),
-                      attached[-1][0])
+                      attached[-1].uuid)
             building.parent = len(self.turns) - 1
-            self.node_of.update({a: building.parent for a, _, _ in attached})
+            self.node_of.update({a.uuid: building.parent for a in attached})
         elif attached:
-            read = [b for _, blocks, _ in attached for b in blocks]
             # Before a prompt, after the results of a tool message, as the tool sends them.
             building.blocks = building.blocks + read if building.role == "tool" \
                 else read + building.blocks
@@ -411,6 +412,17 @@ class _Reader:
         return Transcript(TOOL, self.file, session_key, turns_of(self.turns, made), compactions,
                           key_of(keys, head if head != _ROOT else len(self.turns) - 1),
                           self.title, {"agent_tool_uses": self.agent_uses})
+
+
+@dataclass(frozen=True)
+class _Attached:
+    """What an attachment record gave the model, waiting for the message it joins."""
+
+    uuid: str
+    line: int
+    at: datetime
+    blocks: list[dict[str, Any]]
+    meta: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -510,11 +522,10 @@ def _read_by_model(entry: dict[str, Any], mode: Mode, file: str,
     return blocks, meta
 
 
-def _attachments_meta(attached: list[tuple[str, list[dict], dict[str, Any]]]
-                      ) -> dict[str, Any]:
+def _attachments_meta(attached: list[_Attached]) -> dict[str, Any]:
     meta: dict[str, Any] = {}
-    for _, _, more in attached:
-        merge_meta(meta, more)
+    for a in attached:
+        merge_meta(meta, a.meta)
     return meta
 
 
