@@ -220,8 +220,6 @@ def tool_name(raw: str) -> str:
     return (_TOOL_NAME_OTHER.sub("_", raw) or "tool")[:64]
 
 
-
-
 def cancelled_result(use_id: str, text: str = CANCELLED) -> dict[str, Any]:
     """The stored result of a tool use the source left unanswered (a crash, an interrupt)."""
     return {"type": "tool_result", "tool_use_id": use_id,
