@@ -162,6 +162,15 @@ def make_compactor(ledger, *, summarizer=None, policy=None):
                      policy or BudgetPolicy(), HeuristicEstimator())
 
 
+# A session's render of HEAD with both providers' requests, and which nodes no render
+# reads (an imported reply its tool kept out of its model's context).
+RENDERED_VIEW = """query ($s: ID!) { session(id: $s) {
+  render { nodeIds anthropic: request(format: ANTHROPIC_MESSAGES)
+           openai: request(format: OPENAI_CHAT) }
+  graph { nodes { id outOfContext } }
+} }"""
+
+
 # The cache folder of the commands tests run (a one-shot import keeps readings there),
 # not the user's.
 COMMANDS_CACHE = tempfile.mkdtemp(prefix="ctxdag-test-cache-")

@@ -10,7 +10,7 @@ from pathlib import Path
 from service.store import Ledger, Limits
 from service.transcripts import claude_code, model
 from service.transcripts.batch import import_text
-from tests.integration.helpers import assert_sound
+from tests.integration.helpers import RENDERED_VIEW as VIEW, assert_sound
 from tests.provider_requests import assert_valid_anthropic, assert_valid_openai
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"
@@ -23,11 +23,6 @@ mutation ($content: String!, $name: String!) {
     session { id head { id } }
   }
 }"""
-VIEW = """query ($s: ID!) { session(id: $s) {
-  render { nodeIds anthropic: request(format: ANTHROPIC_MESSAGES)
-           openai: request(format: OPENAI_CHAT) }
-  graph { nodes { id outOfContext } }
-} }"""
 APPEND = """mutation ($s: ID!) {
   appendMessage(sessionId: $s, role: USER, content: "Try again.") { id } }"""
 

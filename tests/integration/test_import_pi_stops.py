@@ -6,7 +6,7 @@ from pathlib import Path
 from service.store import Ledger, Limits
 from service.transcripts import model
 from service.transcripts.batch import import_text
-from tests.integration.helpers import assert_sound, run_cypher
+from tests.integration.helpers import RENDERED_VIEW as VIEW, assert_sound, run_cypher
 from tests.provider_requests import assert_valid_anthropic, assert_valid_openai
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"
@@ -17,11 +17,6 @@ IMPORT = """
 mutation ($content: String!) {
   importTranscript(content: $content, format: PI) { session { id } }
 }"""
-VIEW = """query ($s: ID!) { session(id: $s) {
-  render { nodeIds anthropic: request(format: ANTHROPIC_MESSAGES)
-           openai: request(format: OPENAI_CHAT) }
-  graph { nodes { id outOfContext } }
-} }"""
 
 
 def ids(tenant: str, *keys: str) -> list[str]:
