@@ -10,7 +10,8 @@ from pathlib import Path
 from service.store import Ledger, Limits
 from service.transcripts import claude_code, model
 from service.transcripts.batch import import_text
-from tests.integration.helpers import RENDERED_VIEW as VIEW, assert_sound
+from service.transcripts.document import SYNTHETIC_PREFIX
+from tests.integration.helpers import RENDERED_VIEW as VIEW, assert_sound, run_cypher
 from tests.provider_requests import assert_valid_anthropic, assert_valid_openai
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"
@@ -138,3 +139,40 @@ def test_a_queued_prompt_of_a_file_without_rendered_copies_is_read_as_typed():
     first, = [turn for turn in t.turns if turn.key == "u1"]
     assert [b["text"] for b in first.blocks] == ["Add a port setting."]
     assert [turn.key for turn in t.turns] == ["u1", "a3", "r1", "a4", "u2", "a5"]
+
+
+SESSION = FIXTURES / "claude_code" / "session.jsonl"
+
+
+async def test_what_a_compaction_restores_joins_the_prompt_below_its_summary(ledger, db):
+    """Claude Code writes attachments after a compaction's summary (a file it read
+    before, restored): they join the next prompt below the summary, which still covers
+    exactly the chain it stood for."""
+    lines = [json.loads(line) for line in SESSION.read_text().splitlines()]
+    at = next(n for n, line in enumerate(lines) if line.get("uuid") == "s1") + 1
+    assert lines[at]["uuid"] == "u4" and lines[at]["parentUuid"] == "s1"
+    lines[at]["parentUuid"] = "pc1"
+    lines.insert(at, {
+        "type": "attachment", "uuid": "pc1", "parentUuid": "s1", "isSidechain": False,
+        "sessionId": "0b5e7c1e-session", "timestamp": "2025-06-01T10:00:18.500Z",
+        "attachment": {"type": "file", "filename": "/work/app/a.txt"},
+        "rendered": [{"content": "<system-reminder>\nRead /work/app/a.txt:\nalpha\n"
+                                 "</system-reminder>"}]})
+    text = "".join(json.dumps(line) + "\n" for line in lines)
+    stored = await import_text(ledger, text, SESSION.name, None)
+    await assert_sound(ledger, stored.session_id)
+
+    def node(*keys):
+        return ids(ledger.tenant, *keys, file=SESSION)
+
+    rendered = await ledger.views.render(stored.session_id)
+    assert [n.id for n in rendered.nodes] == node(
+        model.ROOT_KEY, "s1", "u4", "a9", "u5", "a10", SYNTHETIC_PREFIX + "a10")
+    prompt = rendered.nodes[2]
+    assert [b.text for b in prompt.blocks] == [
+        "<system-reminder>\nRead /work/app/a.txt:\nalpha\n</system-reminder>",
+        "What was the note?"]
+    covered = await run_cypher(db, "MATCH (:Node {id: $id})-[:COVERS]->(n) RETURN n.id AS id",
+                               id=node("s1")[0])
+    assert sorted(row["id"] for row in covered) == sorted(
+        node("u1", "a4", "r2", "a5", "u2b", "a7", "u3", "a8"))
