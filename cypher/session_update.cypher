@@ -1,7 +1,7 @@
 // name: session_update
-// returns: zero or one row {problem, session, strategy_changed, events}; problem 'meta_changed' when meta_version moved since the caller read it (nothing is set then)
-// purpose: sets title, the user's extra_meta and the summary strategy; optimistic on meta_version so merges never lose a key
-// params: session_id, tenant, title, set_title, extra_meta, expected_meta_version, summary_strategy, recall, now
+// returns: zero or one row {problem, session, strategy_changed, events}; problem 'meta_changed' when meta_version, or the extra_meta a new one was merged into, moved since the caller read them (session_meta_get; nothing is set then)
+// purpose: sets title, the user's extra_meta and the summary strategy; optimistic on meta_version and the merged-into text so merges never lose a key
+// params: session_id, tenant, title, set_title, extra_meta, expected_meta_version, expected_extra_meta, summary_strategy, recall, now
 // $recall null leaves the session's recall setting (docs/guides/recall.md) as it is; a change
 // bumps summary_version too: the summary stand-ins' text says whether they can be expanded.
 // $summary_strategy null leaves it as it is; a change bumps summary_version, so a
@@ -16,7 +16,9 @@ MATCH (s:Session {id: $session_id, tenant: $tenant})
 WITH s
 MATCH (fresh:Session {id: s.id, tenant: $tenant})
 WITH fresh AS s,
-  CASE WHEN coalesce(fresh.meta_version, 0) <> $expected_meta_version THEN 'meta_changed' END AS problem
+  CASE WHEN coalesce(fresh.meta_version, 0) <> $expected_meta_version
+    OR ($extra_meta IS NOT NULL AND coalesce(fresh.extra_meta, '{}') <> $expected_extra_meta)
+    THEN 'meta_changed' END AS problem
 WITH s, problem, problem IS NULL AND $summary_strategy IS NOT NULL
   AND coalesce(s.summary_strategy, 'rolling') <> $summary_strategy AS strategy_changed,
   problem IS NULL AND $recall IS NOT NULL AND coalesce(s.recall, false) <> $recall AS recall_changed

@@ -1,6 +1,7 @@
 """Sessions: create (with ROOT), get, list in pages, title and the user's extra_meta."""
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping, Sequence
 
 from ..errors import Conflict
@@ -93,10 +94,11 @@ class Sessions:
         if extra_meta is not None:
             validate.extra_meta(extra_meta, self._limits)
         for _ in range(_META_RETRIES):
-            current = await self.get(session_id)
+            current = the_one(await self._db.read_on_leader(
+                "session_meta_get", session_id=session_id, tenant=self._tenant), "session", session_id)
             merged = None
             if extra_meta is not None:
-                updated = {**current.user_meta, **extra_meta}
+                updated = {**json.loads(current["extra_meta"]), **extra_meta}
                 merged = validate.json_object(
                     {k: v for k, v in updated.items() if v is not None}, self._limits, "extra_meta")
             try:
@@ -104,8 +106,9 @@ class Sessions:
                     "session_update", single_row(session_id, {"session_id": session_id}),
                     session_id=session_id, tenant=self._tenant, title=title,
                     set_title=set_title, extra_meta=merged,
-                    expected_meta_version=current.meta_version, summary_strategy=strategy, recall=recall,
-                    now=utcnow(),
+                    expected_meta_version=current["meta_version"],
+                    expected_extra_meta=current["extra_meta"], summary_strategy=strategy,
+                    recall=recall, now=utcnow(),
                 )
             except Stale:  # another save landed between our read and our write
                 continue

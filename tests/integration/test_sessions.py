@@ -85,6 +85,27 @@ async def test_concurrent_meta_saves_lose_no_key(ledger):
         assert stored.extra_meta == {f"k{i}": i for i in range(5)}
 
 
+async def test_a_save_never_merges_into_a_torn_read(ledger, db, monkeypatch):
+    """A read beside a committing save can pair its new meta_version with the extra_meta
+    before it; a merge into that would drop the key the save added, so it is refused
+    and read again."""
+    session = await ledger.sessions.create(extra_meta={"a": 1})
+    await ledger.sessions.update(session.id, extra_meta={"b": 2})
+    read_on_leader, reads = db.read_on_leader, []
+
+    async def torn_once(query_name, /, **params):
+        rows = await read_on_leader(query_name, **params)
+        if query_name == "session_meta_get" and not reads:
+            rows = [{**rows[0], "extra_meta": '{"a": 1}'}]
+        reads.append(rows)
+        return rows
+
+    monkeypatch.setattr(db, "read_on_leader", torn_once)
+    updated = await ledger.sessions.update(session.id, extra_meta={"c": 3})
+    assert updated.extra_meta == {"a": 1, "b": 2, "c": 3}
+    assert len(reads) == 2
+
+
 async def test_reserved_meta_keys_are_refused(ledger):
     session = await ledger.sessions.create()
     with pytest.raises(BadInput, match="reserved"):
