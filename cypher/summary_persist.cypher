@@ -12,7 +12,8 @@
 // null, so a summary compacted without them has no such property.
 // summary_version is read after session_lock, so two compactions (or a compaction and an
 // uncompact or a strategy change) that raced are serialized there and the later one sees
-// that what its render chose may have changed.
+// that what its render chose may have changed. The strategy is compared too: a render read
+// beside a strategy change's commit can pair the new version with the old strategy.
 MATCH (s:Session {id: $session_id, tenant: $tenant})
 // include: session_lock
 OPTIONAL MATCH (s)-[:ACTIVE_SUMMARY]->(active:Node)
@@ -43,7 +44,8 @@ CALL (s) {
 // include: call_reads_check
 WITH s, seq, active, absorbed, new_turns, retained, nested, call_reads, invalid_reads,
   CASE
-    WHEN coalesce(s.summary_version, 0) <> $expected_version THEN 'summary_changed'
+    WHEN coalesce(s.summary_version, 0) <> $expected_version
+      OR coalesce(s.summary_strategy, 'rolling') <> $strategy THEN 'summary_changed'
     WHEN size(new_turns) = 0 THEN 'nothing_covered'
     WHEN any(e IN new_turns WHERE NOT e.ok) THEN 'covered_invalid'
     WHEN any(i IN range(1, size(new_turns) - 1) WHERE new_turns[i].pred_id <> $new_ids[i - 1])

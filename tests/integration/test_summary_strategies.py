@@ -131,4 +131,11 @@ async def test_a_strategy_change_is_announced_and_refuses_a_raced_compaction(led
             session.id, [t[0].id], "A summary.", absorbed_id=None,
             compacted_head_id=t[-1].id, retained_ids=[n.id for n in t[1:]],
             expected_version=view.summary_version, strategy=view.strategy)
+    # A render torn beside the change's commit (its new version, the old strategy) is
+    # refused too.
+    with pytest.raises(Conflict):
+        await ledger.summaries.persist(
+            session.id, [t[0].id], "A summary.", absorbed_id=None,
+            compacted_head_id=t[-1].id, retained_ids=[n.id for n in t[1:]],
+            expected_version=view.summary_version + 1, strategy=view.strategy)
     await assert_sound(ledger, session.id)
