@@ -48,8 +48,8 @@ class Sizes:
     persist_covered: int = 5_000
     persist_samples: int = 3
     storage_points: tuple[int, ...] = (1_000, 5_000, 10_000)
-    # 20,000: where LangGraph's SqliteSaver has written ~7 GB of checkpoints (the turns
-    # between the timed windows are bulk loaded on ctxdag's side, run in full on LangGraph's).
+    # 20,000: where LangGraph's SqliteSaver has written ~7 GB of checkpoints (every turn
+    # runs on both sides; the windows before the points are timed).
     peer_turns: int = 20_000
     peer_points: tuple[int, ...] = (100, 1_000, 5_000, 20_000)
     peer_window: int = 50  # turns timed before each point

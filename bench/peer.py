@@ -9,9 +9,8 @@ The same job on both: "a conversation with forks that I can resume".
   `Turns.send_message`, with a model (`PeerReplies`) that answers with the same
   deterministic reply: the user message, the prompt's render (what the model reads, as
   the LangGraph node reads its state; extended from the previous turn's render when it
-  can be), the reply with its call and READ edges. On ctxdag the turns outside the
-  measured windows are bulk loaded (the same nodes; see run_ctxdag), to fit the time
-  budget.
+  can be), the reply with its call and READ edges. Every turn runs on both sides; the
+  windows before the points are timed (see run_ctxdag).
 - Summarize every `peer_every` turns, keeping the last `peer_keep` messages verbatim.
   LangGraph, as its docs show: a `summarize` node behind a conditional edge returns
   the new summary and a `RemoveMessage` for every older message. ctxdag:
@@ -288,55 +287,38 @@ def rolling_fork_point(n: int, every: int) -> int:
 
 async def run_ctxdag(b: Bench, n: int, every: int, keep: int, points: tuple[int, ...],
                      window: int, read_samples: int) -> dict[str, Any]:
-    """The turns inside the measured windows run through the service one by one; the
-    turns between them are bulk loaded (bench/loader.py: the very nodes and edges
-    append_message writes), so 5,000 turns fit the time budget. Every compaction
-    runs through Compactor.compact."""
+    """Every turn runs through the service, as LangGraph's do, and the windows before the
+    points are timed: so the store grows by what N real turns write (each with its call and
+    READ edges), and the timed turns run on a JVM as warm as a running service's (the store
+    is measured across a restart before the first turn). Every compaction runs through
+    Compactor.compact."""
     ledger, compactor = b.ledger, b.runtime.compactor
     replies = PeerReplies()
     turns = Turns(ledger, compactor, replies)
     persisted = time_persists(ledger)  # (turns newly covered, seconds) of every persist
     start = await checkpoint(b)
     # The restarted JVM is cold: a few turns on a throw-away session first (planning the
-    # turn's statements took the first measured turn past the step limit under load);
-    # their ~12 nodes count in the store's growth (~0.05% of it at N = 5,000).
+    # turn's statements took the first turn past the step limit under load); their ~12
+    # nodes count in the store's growth (~0.01% of it at N = 5,000).
     warm = await b.loader.chain("bench peer turn warm-up", 2)
     for i in range(5):
         replies.next_text = reply_msg(i + 1)
         await turns.send_message(warm.session_id, user_msg(i + 1))
-    chain = await b.loader.new_chain("bench peer")
-    sid = chain.session_id
+    sid = (await b.loader.new_chain("bench peer")).session_id
     measured = {t for p in points for t in range(max(1, p - window + 1), p + 1)}
     times: dict[int, float] = {}
     compactions: list[float] = []
     covered: list[int] = []  # turns the active summary covers after each compaction
     user_ids: dict[int, str] = {}
     tokens: list[int] = []  # token estimates of every message, in order
-    pending: int | None = None  # first turn waiting to be bulk loaded
-    stale = False  # HEAD / next_seq moved through the service since the loader last wrote
-
-    async def flush(upto: int) -> None:
-        nonlocal pending, stale
-        if pending is None:
-            return
-        if stale:
-            await b.loader.sync(chain)
-            stale = False
-        if chain.messages != 2 * (pending - 1):
-            raise RuntimeError("the bulk loader is out of step with the turns")
-        first = len(chain.ids)
-        await b.loader.extend(chain, 2 * (upto - pending + 1))
-        for i, turn in enumerate(range(pending, upto + 1)):
-            user_ids[turn] = chain.ids[first + 2 * i]
-        pending = None
 
     def stop_if_slow(what: str, turn: int, seconds: float) -> None:
-        """5,000 turns cannot finish when one step takes minutes: stop, say where, and
-        hand back what was measured until then."""
+        """N turns cannot finish when one step takes minutes: stop, say where, and hand
+        back what was measured until then."""
         if seconds > b.sizes.peer_step_limit_s:
             raise Stopped(
                 f"{what} at turn {turn:,} took {seconds:.1f} s (more than "
-                f"{b.sizes.peer_step_limit_s:.0f} s) with {chain.messages:,} messages in the "
+                f"{b.sizes.peer_step_limit_s:.0f} s) with {len(tokens):,} messages in the "
                 "session; the ctxdag side stopped there",
                 {"turn": windows(times, points, window),
                  "compactions_ms": [round(c * 1000, 1) for c in compactions],
@@ -354,31 +336,24 @@ async def run_ctxdag(b: Bench, n: int, every: int, keep: int, points: tuple[int,
     for t in range(1, n + 1):
         u, a = user_msg(t), reply_msg(t)
         tokens += [estimate_tokens(u), estimate_tokens(a)]
+        replies.next_text = a
+        t0 = time.perf_counter()
+        turn = await turns.send_message(sid, u)
+        elapsed = time.perf_counter() - t0
+        if turn.reply is None:
+            raise RuntimeError(f"turn {t} produced no reply: {turn.error}")
         if t in measured:
-            await flush(t - 1)
-            replies.next_text = a
-            t0 = time.perf_counter()
-            turn = await turns.send_message(sid, u)
-            times[t] = time.perf_counter() - t0
-            if turn.reply is None:
-                raise RuntimeError(f"turn {t} produced no reply: {turn.error}")
-            stop_if_slow("a turn (Turns.send_message)", t, times[t])
-            user_ids[t] = turn.user_node.id
-            chain.messages += 2
-            stale = True
-        elif pending is None:
-            pending = t
+            times[t] = elapsed
+        stop_if_slow("a turn (Turns.send_message)", t, elapsed)
+        user_ids[t] = turn.user_node.id
         if t % every == 0:
-            await flush(t)
             t0 = time.perf_counter()
             result = await compact()
             compactions.append(time.perf_counter() - t0)
             stop_if_slow("Compactor.compact (render + summarize + persist)", t, compactions[-1])
             covered.append(result.covered_count)
-            stale = True
         if t % 1000 == 0:
             b.log(f"{S8}: ctxdag at {t} turns")
-    await flush(n)
     main_head = (await ledger.sessions.get(sid)).head_id
     counts = await b.loader.db.read("bench_session_counts", session_id=sid)
     now = await checkpoint(b)  # a restart: caches are cold after it
