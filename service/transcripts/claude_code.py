@@ -22,8 +22,9 @@ How the entries map (docs/guides/importing-sessions.md):
   a real branch (a rewind or an edit);
 - what the tool sent its model for an attachment record (the copy it keeps, `rendered`;
   before it kept one, a queued prompt's text) is read on the user's side, where the tool
-  puts it: in the tool message the record follows, as a user turn of its own (`is_meta`)
-  after a user turn, and after a reply with the message that follows (before a prompt,
+  puts it: in the tool message the record follows; in the prompt it follows, before the
+  prompt's text (the tool moves it above); as a user turn of its own (`is_meta`) after a
+  compaction's summary; and after a reply with the message that follows (before a prompt,
   after a tool message's results, or as a user turn of its own before a reply); the
   record's children hang from the turn holding what it gave;
 - a compaction (a `compact_boundary` system record, then the `isCompactSummary` user
@@ -119,6 +120,8 @@ class _Reader:
         # What attachments after a reply (or before the first message) gave the model to
         # read, waiting for the message that follows: turn index -> what each gave.
         self.attached: dict[int, list[_Attached]] = {}
+        # A user turn -> how many of its first blocks attachments gave (the prompt's follow).
+        self.leading: dict[int, int] = {}
 
     def take(self, line: int, entry: dict[str, Any]) -> None:
         kind = entry["type"]
@@ -337,8 +340,10 @@ class _Reader:
     def _attachment(self, line: int, uuid: str, entry: dict[str, Any], parent: int) -> None:
         """An attachment record: what the tool sent its model for it is read where the tool
         puts it, on the user's side of the conversation: in the tool message it follows,
-        as a user turn of its own after a user turn, and after a reply (or before the first
-        message) with the message that follows (attached). Its children hang from the
+        in the prompt it follows before the prompt's text (Claude Code moves attachments
+        above the user messages before them, up to the last reply or tool message), as a
+        user turn of its own after a compaction's summary, and after a reply (or before the
+        first message) with the message that follows (attached). Its children hang from the
         turn holding what it gave (while that waits, from the turn it hangs from)."""
         self.node_of[uuid] = parent
         blocks, meta = _read_by_model(entry, self.mode, self.file, line)
@@ -350,6 +355,13 @@ class _Reader:
         turn = self.turns[parent] if parent != _ROOT else None
         if turn is not None and turn.role == "tool":
             turn.blocks += blocks
+            merge_meta(turn.meta, meta)
+            turn.changed = True
+        elif turn is not None and turn.role == "user" and not turn.meta.get("compact_summary"):
+            # The tool moves it above the prompt, after what attachments before gave.
+            at = self.leading.get(parent, 0)
+            turn.blocks = turn.blocks[:at] + blocks + turn.blocks[at:]
+            self.leading[parent] = at + len(blocks)
             merge_meta(turn.meta, meta)
             turn.changed = True
         elif turn is not None and turn.role == "user":
@@ -374,8 +386,11 @@ class _Reader:
             self.node_of.update({a.uuid: building.parent for a in attached})
         elif attached:
             # Before a prompt, after the results of a tool message, as the tool sends them.
-            building.blocks = building.blocks + read if building.role == "tool" \
-                else read + building.blocks
+            if building.role == "tool":
+                building.blocks = building.blocks + read
+            else:
+                building.blocks = read + building.blocks
+                self.leading[len(self.turns)] = len(read)
             merge_meta(building.meta, _attachments_meta(attached))
         if self.inline is not None:
             building.caller, building.side_branch = self.inline[0], True

@@ -96,11 +96,11 @@ async def test_a_synthetic_reply_that_is_no_api_error_is_read(ledger):
 async def test_what_attachments_gave_the_model_is_read_where_the_tool_puts_it(api):
     imported, ledger = await imported_sound(api, ATTACHMENTS)
     sid = imported["id"]
-    root, u1, t1, a3, r1, a4, u2, a5 = ids(
-        api.tenant, model.ROOT_KEY, "u1", "t1", "a3", "r1", "a4", "u2", "a5", file=ATTACHMENTS)
+    root, u1, a3, r1, a4, u2, a5 = ids(
+        api.tenant, model.ROOT_KEY, "u1", "a3", "r1", "a4", "u2", "a5", file=ATTACHMENTS)
     assert imported["head"]["id"] == a5  # the Stop hook's context waits for a next message
     view = (await api.client(VIEW, s=sid))["session"]
-    assert view["render"]["nodeIds"] == [root, u1, t1, a3, r1, a4, u2, a5]
+    assert view["render"]["nodeIds"] == [root, u1, a3, r1, a4, u2, a5]
     request = view["render"]["anthropic"]
     assert_valid_anthropic(request)
     assert_valid_openai(view["render"]["openai"])
@@ -109,8 +109,9 @@ async def test_what_attachments_gave_the_model_is_read_where_the_tool_puts_it(ap
         return [f"<system-reminder>\n{w}" for w in words]
 
     expected = [
-        # SessionStart's context before the prompt, UserPromptSubmit's after it: one message
-        ("user", read("SessionStart") + ["Add a port setting."] + read("UserPromptSubmit")),
+        # SessionStart's context, then UserPromptSubmit's, written after the prompt and
+        # moved above it by the tool: one message
+        ("user", read("SessionStart", "UserPromptSubmit") + ["Add a port setting."]),
         # one response, split around its tool's result in the file
         ("assistant", ["Reading the config.", '<tool_use id="toolu_t1"', "It sets port 8080."]),
         # the result, then a PreToolUse context, an edited file and a prompt queued meanwhile
