@@ -120,7 +120,8 @@ class _Reader:
         # What attachments after a reply (or before the first message) gave the model to
         # read, waiting for the message that follows: turn index -> what each gave.
         self.attached: dict[int, list[_Attached]] = {}
-        # A user turn -> how many of its first blocks attachments gave (the prompt's follow).
+        # A user turn -> how many of its first blocks attachments gave (what the user typed
+        # follows them; a later attachment joins after them, in file order).
         self.leading: dict[int, int] = {}
 
     def take(self, line: int, entry: dict[str, Any]) -> None:
@@ -367,6 +368,7 @@ class _Reader:
         elif turn is not None and turn.role == "user":
             self._add(_Building("user", parent, line, self.at, None, blocks, [],
                                 {**meta, "is_meta": True}), uuid)
+            self.leading[len(self.turns) - 1] = len(blocks)
         else:
             self.attached.setdefault(parent, []).append(
                 _Attached(uuid, line, self.at, blocks, meta))
@@ -383,6 +385,7 @@ class _Reader:
                                 {**_attachments_meta(attached), "is_meta": True}),
                       attached[-1].uuid)
             building.parent = len(self.turns) - 1
+            self.leading[building.parent] = len(read)
             self.node_of.update({a.uuid: building.parent for a in attached})
         elif attached:
             # Before a prompt, after the results of a tool message, as the tool sends them.

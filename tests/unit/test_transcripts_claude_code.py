@@ -110,3 +110,38 @@ def test_an_entry_of_an_unknown_kind_in_the_chain_is_listed():
     transcript = claude_code.parse(text, "s.jsonl", mode)
     assert [(d.line, d.kind) for d in mode.degraded] == [(2, DegradedKind.UNKNOWN_ENTRY)]
     assert [(t.key, t.parent) for t in transcript.turns] == [("u1", "root"), ("a1", "u1")]
+
+
+def attachment(uuid, parent, text):
+    return json.dumps({"type": "attachment", "uuid": uuid, "parentUuid": parent,
+                       "sessionId": "s", "timestamp": "2025-06-02T09:00:00Z",
+                       "attachment": {"type": "hook_additional_context"},
+                       "rendered": [{"content": text}]}) + "\n"
+
+
+def texts(turn):
+    return [b["text"] for b in turn.blocks]
+
+
+def test_attachments_keep_their_file_order_above_the_prompt_the_tool_moves_them_over():
+    t = claude_code.parse("".join([
+        attachment("t0", None, "start"),
+        entry("user", "u1", "t0", "go"),
+        attachment("t1", "u1", "submit"),
+        attachment("t2", "t1", "memory"),
+        entry("assistant", "a1", "t2", [{"type": "text", "text": "ok"}], "msg_1"),
+        attachment("t3", "a1", "stop"),
+        attachment("t4", "t3", "later"),
+        entry("assistant", "a2", "t4", [{"type": "text", "text": "more"}], "msg_2"),
+        attachment("t7", "t4", "late"),  # naming an attachment already read: after it
+        attachment("t5", "a2", "after"),
+        entry("user", "u2", "t5", "next"),
+        attachment("t6", "u2", "submit again"),
+    ]), "s.jsonl")
+    assert [(x.key, x.role, texts(x)) for x in t.turns] == [
+        ("u1", "user", ["start", "submit", "memory", "go"]),
+        ("a1", "assistant", ["ok"]),
+        ("t4", "user", ["stop", "later", "late"]),  # read before the next reply: its own turn
+        ("a2", "assistant", ["more"]),
+        ("u2", "user", ["after", "submit again", "next"])]
+    assert [a["uuid"] for a in t.turns[0].meta["attachments"]] == ["t0", "t1", "t2"]
