@@ -94,7 +94,7 @@ class Sessions:
         if extra_meta is not None:
             validate.extra_meta(extra_meta, self._limits)
         for _ in range(_META_RETRIES):
-            current = the_one(await self._db.read_on_leader(
+            current = the_one(await self._db.read(
                 "session_meta_get", session_id=session_id, tenant=self._tenant), "session", session_id)
             merged = None
             if extra_meta is not None:

@@ -91,16 +91,16 @@ async def test_a_save_never_merges_into_a_torn_read(ledger, db, monkeypatch):
     and read again."""
     session = await ledger.sessions.create(extra_meta={"a": 1})
     await ledger.sessions.update(session.id, extra_meta={"b": 2})
-    read_on_leader, reads = db.read_on_leader, []
+    read, reads = db.read, []
 
     async def torn_once(query_name, /, **params):
-        rows = await read_on_leader(query_name, **params)
+        rows = await read(query_name, **params)
         if query_name == "session_meta_get" and not reads:
             rows = [{**rows[0], "extra_meta": '{"a": 1}'}]
         reads.append(rows)
         return rows
 
-    monkeypatch.setattr(db, "read_on_leader", torn_once)
+    monkeypatch.setattr(db, "read", torn_once)
     updated = await ledger.sessions.update(session.id, extra_meta={"c": 3})
     assert updated.extra_meta == {"a": 1, "b": 2, "c": 3}
     assert len(reads) == 2
