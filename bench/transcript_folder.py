@@ -15,7 +15,7 @@ each file read, checked and written before the next is read) into another tenant
 same run, and of a third first import into a third tenant once Neo4j has warmed up; the
 process's peak resident memory (ru_maxrss, which never falls, so it bounds what the import
 held); the unchanged re-import's time; and the peak memory of `ctxdag import-transcript`
-importing single files of two sizes, each in a process of its own.
+importing single files of three sizes, each in a process of its own.
 """
 from __future__ import annotations
 
@@ -204,7 +204,8 @@ async def _into_another_tenant(b: Bench, folder: str) -> float:
 async def memory_by_file_size(b: Bench) -> None:
     """Peak RSS of `ctxdag import-transcript FILE` for one Claude Code file at each size,
     each in a process of its own (so one size's peak does not hide another's)."""
-    sizes = (b.sizes.transcript_entries // 2, b.sizes.transcript_entries * 2)
+    sizes = (b.sizes.transcript_entries // 2, b.sizes.transcript_entries * 2,
+             b.sizes.transcript_entries * 4)
     peaks = []
     with tempfile.TemporaryDirectory(prefix="ctxdag-bench-13-") as folder:
         for entries in sizes:
@@ -216,8 +217,8 @@ async def memory_by_file_size(b: Bench) -> None:
                   value=round(peak), unit="MB",
                   note=f"{file.stat().st_size / 1e6:.1f} MB file, {entries / seconds:,.0f} "
                        "entries/s, `ctxdag import-transcript FILE` in a process of its own")
-    b.log(f"13: peak memory by file size: {sizes[0]:,} entries {peaks[0]:.0f} MB, "
-          f"{sizes[1]:,} entries {peaks[1]:.0f} MB")
+    b.log("13: peak memory by file size: " + ", ".join(
+        f"{entries:,} entries {peak:.0f} MB" for entries, peak in zip(sizes, peaks)))
 
 
 _MEASURE = ("import resource, subprocess, sys; done = subprocess.run(sys.argv[1:]); "

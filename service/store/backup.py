@@ -243,7 +243,7 @@ async def import_session(db: Database, tenant: str, document: Any, limits: Limit
     """
     parsed = checked if checked is not None else await asyncio.to_thread(check, document, limits)
     session_id = parsed.params["session"]["properties"]["id"]
-    await db.write("backup_import", _import_check(session_id, parsed), tenant=tenant,
+    await db.write("backup_import", import_check(session_id, parsed), tenant=tenant,
                    media_stored=sorted(parsed.named_not_carried), **parsed.params)
     return session_id
 
@@ -274,13 +274,16 @@ class Checked:
     named_not_carried: dict[str, str]  # hashes the nodes name outside `media`: the first namer
 
 
-def check(document: Any, limits: Limits) -> Checked:
+def check(document: Any, limits: Limits,
+          outside: Mapping[str, str] | None = None) -> Checked:
     """The document checked by import_session's rules (BadInput when it breaks one); pure
-    and CPU-bound: run it in a worker thread."""
-    return _parse(document, limits)
+    and CPU-bound: run it in a worker thread. `outside`: the session's nodes (id -> role)
+    that this document, a part of the session's (an import in parts: transcript_parts.py),
+    does not hold, which its rows may name; each part is checked with the others outside."""
+    return _parse(document, limits, outside)
 
 
-def _import_check(session_id: str, parsed: Checked) -> Callable[[Rows], None]:
+def import_check(session_id: str, parsed: Checked) -> Callable[[Rows], None]:
     """Runs inside the import's transaction: raising rolls the whole import back.
 
     The ids already taken and media not stored are problem codes
@@ -309,16 +312,17 @@ def _listed(problems: list[str]) -> str:
     return "; ".join(problems[:PROBLEMS_NAMED]) + (f"; and {rest} more" if rest > 0 else "")
 
 
-def _parse(document: Any, limits: Limits) -> Checked:
+def _parse(document: Any, limits: Limits,
+           outside: Mapping[str, str] | None = None) -> Checked:
     """The import statement's parameters, what it must create and the media it must find
     stored; BadInput if malformed."""
     try:
-        return _checked(document, limits)
+        return _checked(document, limits, outside or {})
     finally:
         records.forget_checked_blocks()
 
 
-def _checked(document: Any, limits: Limits) -> Checked:
+def _checked(document: Any, limits: Limits, outside: Mapping[str, str]) -> Checked:
     if not isinstance(document, dict):
         raise BadInput("the document must be an object")
     version = document.get("version")
@@ -342,9 +346,9 @@ def _checked(document: Any, limits: Limits) -> Checked:
     media = [_medium(row, i) for i, row in enumerate(_list(doc, _MEDIA_KEY))] \
         if _MEDIA_KEY in doc else []
     found = records.problems(session["properties"], [n["properties"] for n in nodes],
-                             [c["properties"] for c in calls], limits)
+                             [c["properties"] for c in calls], limits, outside)
     found += [p for medium in media for p in records.medium_problems(medium, limits)]
-    node_ids = {n["properties"].get("id") for n in nodes}
+    node_ids = {n["properties"].get("id") for n in nodes} | set(outside)
     labels, branch_names, pins = (_held(doc, key) for key in (_LABELS_KEY, _BRANCH_NAMES_KEY,
                                                                _PINS_KEY))
     found += records.label_problems(labels, node_ids, limits)
@@ -353,14 +357,15 @@ def _checked(document: Any, limits: Limits) -> Checked:
                                          for n in nodes}, limits)
     if found:
         raise BadInput(_listed(found))
-    _check_references(session, nodes, calls)
+    _check_references(session, nodes, calls, outside)
     for call in calls:
         _check_reads(call, limits)
     nodes = _released([{**node, **_implied(node, limits)} for node in nodes])
     named_not_carried = _check_media(nodes, media)
     nodes = [_with_datetimes_as_text(node) for node in nodes]
-    versions = _tool_set_versions(doc.get(_TOOL_SET_VERSIONS_KEY, []),
-                                  {n["properties"].get("id"): n["properties"] for n in nodes})
+    versions = _tool_set_versions(doc.get(_TOOL_SET_VERSIONS_KEY, []), {
+        **{node_id: {"role": role} for node_id, role in outside.items()},
+        **{n["properties"].get("id"): n["properties"] for n in nodes}})
     tool_sets = _tool_sets(doc.get(_TOOL_SETS_KEY, []), calls, versions)
     expected = {
         "nodes": len(nodes), "calls": len(calls),
@@ -616,11 +621,16 @@ def _is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _check_references(session: dict, nodes: list[dict], calls: list[dict]) -> None:
+def _check_references(session: dict, nodes: list[dict], calls: list[dict],
+                      outside: Mapping[str, str]) -> None:
     """Ids are unique, every record belongs to the session, and every edge ends at a node
-    of the document, never outside it."""
+    of the document (or of the session's nodes `outside` a part), never elsewhere."""
     session_id = session["properties"]["id"]
     node_ids = _unique([n["properties"]["id"] for n in nodes], "node id")
+    if node_ids & outside.keys():
+        raise BadInput(f"node id {validate.shown(min(node_ids & outside.keys()))} is held "
+                       "twice")
+    node_ids |= outside.keys()
     _unique([c["properties"]["id"] for c in calls], "call id")
 
     def known(node_id: Any, where: str, required: bool = False) -> None:

@@ -520,10 +520,13 @@ def node_problems(node: Record, limits: Limits) -> list[str]:
     return record_problems("node", node, fields, limits)
 
 
-def reference_problems(nodes: Sequence[Record], calls: Sequence[Record]) -> list[str]:
-    node_ids = {n["id"] for n in nodes if isinstance(n.get("id"), str)}
+def reference_problems(nodes: Sequence[Record], calls: Sequence[Record],
+                       outside: Mapping[str, str] | None = None) -> list[str]:
+    outside = outside or {}
+    node_ids = {n["id"] for n in nodes if isinstance(n.get("id"), str)} | outside.keys()
     summary_ids = {n["id"] for n in nodes
                    if isinstance(n.get("id"), str) and n.get("role") == Role.SUMMARY.value}
+    summary_ids |= {node_id for node_id, role in outside.items() if role == Role.SUMMARY.value}
     found = []
     for kind, records, keys in (("node", nodes, NODE_REFERENCES), ("call", calls, CALL_REFERENCES)):
         for record in records:
@@ -558,14 +561,15 @@ def _ids(ids: Sequence[str]) -> str:
 
 
 def problems(session: Record, nodes: Sequence[Record], calls: Sequence[Record],
-             limits: Limits) -> list[str]:
-    """Every value of the session's records the API could not have written; [] when none."""
+             limits: Limits, outside: Mapping[str, str] | None = None) -> list[str]:
+    """Every value of the session's records the API could not have written; [] when none.
+    `outside`: the session's nodes (id -> role) that `nodes`, a part of them, may name."""
     found = record_problems("session", session, SESSION, limits)
     for node in nodes:
         found += node_problems(node, limits)
     for call in calls:
         found += record_problems("call", call, CALL, limits)
-    return found + reference_problems(nodes, calls)
+    return found + reference_problems(nodes, calls, outside)
 
 
 # --- what a node's blocks imply beyond its properties ------------------------------------

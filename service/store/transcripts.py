@@ -24,11 +24,12 @@ from what it held, so it is never merged into the stored session.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any, AsyncIterator, Callable
 
 from .. import telemetry
 from ..errors import BadInput, Conflict, CtxdagError
@@ -106,7 +107,8 @@ async def store_transcript(db: Database, tenant: str, document: dict[str, Any],
     session's document is checked there too, unless `checked` is first_import_check's
     of it, which says the caller found the session new (session_held): it is then
     imported without reading back what the session holds, unless it exists by then.
-    Every import (CLI or API) passes here, and is exported as a span (service/telemetry)."""
+    Every import (CLI or API) passes here, or through transcript_parts.py for a large new
+    file, and is exported as a span (service/telemetry)."""
     stored = await _exported(db, tenant, document, limits, events, None, checked)
     assert stored is not None  # only an import from what is known can be refused
     return stored[0]
@@ -128,16 +130,27 @@ async def store_known(db: Database, tenant: str, document: dict[str, Any], limit
 async def _exported(db: Database, tenant: str, document: dict[str, Any], limits: Limits,
                     events: Events, known: Known | None, checked: Checked | None = None
                     ) -> tuple[Stored, Known | None] | None:
-    started, stored, error = utcnow(), None, None
-    try:
+    async with import_span(tenant, lambda: document) as done:
         stored = await _store_transcript(db, tenant, document, limits, events, known, checked)
+        if stored is not None:
+            done.append(stored[0])
         return stored
+
+
+@contextlib.asynccontextmanager
+async def import_span(tenant: str, document: Callable[[], dict[str, Any]]
+                      ) -> AsyncIterator[list[Stored]]:
+    """Exports the import its block runs as a span (service/telemetry) when it ends, of
+    `document()` and what the block appends to the list it is given."""
+    started, done, error = utcnow(), [], None
+    try:
+        yield done
     except CtxdagError as e:
         error = e
         raise
     finally:
         if telemetry.enabled():
-            _export(tenant, document, started, stored[0] if stored else None, error)
+            _export_span(tenant, document(), started, done[0] if done else None, error)
 
 
 @dataclass(frozen=True)
@@ -155,7 +168,7 @@ class Known:
     live: dict[str, tuple[int, str]]  # of those live: id -> (seq, mapping digest)
 
 
-def _export(tenant: str, document: dict[str, Any], started: datetime, stored: Stored | None,
+def _export_span(tenant: str, document: dict[str, Any], started: datetime, stored: Stored | None,
             error: CtxdagError | None) -> None:
     properties = document.get("session", {}).get("properties", {})
     source = _source(properties.get("source"))
@@ -168,7 +181,7 @@ def _export(tenant: str, document: dict[str, Any], started: datetime, stored: St
 def first_import_check(document: dict[str, Any], limits: Limits) -> Checked:
     """A transcript's document checked as its first import checks it (BadInput when it
     breaks a rule): CPU-bound, for a worker thread, while the store writes another file."""
-    return check(_as_imported(document), limits)
+    return check(as_imported(document), limits)
 
 
 async def session_held(db: Database, tenant: str, document: dict[str, Any]) -> bool:
@@ -184,7 +197,7 @@ def _imported_of(document: dict[str, Any]) -> dict[str, Any] | None:
     return _imported(content) if content is not None else document.get(IMPORTED)
 
 
-def _as_imported(document: dict[str, Any]) -> dict[str, Any]:
+def as_imported(document: dict[str, Any]) -> dict[str, Any]:
     """A transcript's document as a backup document, its session's source noting the text
     it was read from."""
     imported = _imported_of(document)
@@ -199,7 +212,7 @@ async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
     unlabeled = document.get(UNLABELED, [])
     content = document.get(CONTENT)
     imported = _imported_of(document)
-    document = _as_imported(document)
+    document = as_imported(document)
     session = document["session"]
     session_id = session["properties"]["id"]
     ids = [row["properties"]["id"] for row in document["nodes"]]
@@ -329,7 +342,7 @@ async def _found_known(db: Database, tenant: str, document: dict[str, Any], know
 def known_if_imported(document: dict[str, Any]) -> Known | None:
     """What the session holds once a transcript's `document` is imported whole as new
     (store_transcript's Stored.created), for an importer that goes on with the file."""
-    return _known_imported(_as_imported(document))
+    return _known_imported(as_imported(document))
 
 
 def _known_imported(document: dict[str, Any]) -> Known | None:

@@ -103,9 +103,14 @@ def source_fingerprint(text: str, file: str, tool: str,
                        agents: list[subagents.SubAgent]) -> dict[str, Any]:
     """The fingerprint (store.transcripts.fingerprint) of a session file's text and the
     sub-agent files read with it: another side file, or one grown, is other text."""
-    side = "".join(f"\0{agent.file}\0{json.dumps(agent.sidecar, sort_keys=True)}\0{agent.text}"
+    return fingerprint(text + side_text(agents), file, tool)
+
+
+def side_text(agents: list[subagents.SubAgent]) -> str:
+    """What a session file's fingerprint hashes of the sub-agent files read with it, after
+    its own text."""
+    return "".join(f"\0{agent.file}\0{json.dumps(agent.sidecar, sort_keys=True)}\0{agent.text}"
                    for agent in agents)
-    return fingerprint(text + side, file, tool)
 
 
 async def unchanged(ledger: Ledger, text: str, file: str, format: str | None,

@@ -23,13 +23,16 @@ from typing import Any, Callable, TextIO
 from ..errors import CtxdagError
 from ..store.ledger import Ledger
 from ..store.backup import Checked
+from ..store.transcript_parts import import_in_parts
 from ..store.transcripts import (Stored, first_import_check, known_if_imported,
-                                   session_held, store_known, store_transcript)
-from . import document_of, reading_of, unchanged
+                                   session_held, store_known, store_transcript,
+                                   stored_unchanged)
+from . import document_of, reading_of, streamed, unchanged
 from .kept import KeptReading, Shelf, kept_of, packed, recent
 from .model import Degraded, Mode, NoTurns, NotATranscript
 from .progress import Progress
 from .reading import Reading
+from .streamed import Streamed, streams
 from .walk import Found, transcript_files
 
 DEGRADED_SHOWN = 10  # entries listed one by one; the rest are counted
@@ -99,7 +102,13 @@ class Ready:
     reading: Reading | None = None  # what made the document
     kept: KeptReading | None = None  # the reading kept of the file, read on
     packed: bytes | None = None  # a new session's reading, to keep once it is stored
+    streamed: Streamed | None = None  # a large file's, its session new: stored in parts
+    lines_read: int | None = None  # of a file read a part at a time (its text not held)
     error: CtxdagError | None = None
+
+    @property
+    def lines(self) -> int:
+        return self.lines_read if self.lines_read is not None else self.text.count("\n")
 
 
 async def ready(ledger: Ledger, file: str, format: str | None, strict: bool,
@@ -112,6 +121,10 @@ async def ready(ledger: Ledger, file: str, format: str | None, strict: bool,
     with)."""
     prepared = Ready(file, mode if mode is not None else Mode(strict))
     try:
+        if given is None and read_text is not None and streams(file) and \
+                (shelf is None or not shelf.holds(file, strict)) and \
+                await _ready_streamed(ledger, prepared, format, read_text):
+            return prepared
         if given is not None:
             prepared.text = given
         else:
@@ -132,6 +145,31 @@ async def ready(ledger: Ledger, file: str, format: str | None, strict: bool,
     except CtxdagError as e:
         prepared.error = e
     return prepared
+
+
+async def _ready_streamed(ledger: Ledger, prepared: Ready, format: str | None,
+                          read_text: Callable[[str], str]) -> bool:
+    """A large file made ready as streamed.py reads it: recognised as held by its
+    fingerprint, else read a part at a time and planned. False when it is to be read whole
+    instead: its session exists (grown since its import), or its first part does not tell
+    its format."""
+    file, mode = prepared.file, prepared.mode
+    found = await asyncio.to_thread(streamed.read_as, file, format, mode.strict, read_text)
+    if found is None:
+        return False
+    tool, read_as, prepared.lines_read = found
+    prepared.held = await stored_unchanged(ledger.db, ledger.tenant, read_as)
+    if prepared.held is not None:
+        return True
+    planned = await asyncio.to_thread(streamed.read, file, tool, ledger.tenant, ledger.limits,
+                                      mode, read_text)
+    if await session_held(ledger.db, ledger.tenant, {"session": {"properties": {
+            "id": planned.session_id}}}):
+        mode.degraded.clear()  # read again whole
+        prepared.lines_read = None
+        return False
+    prepared.streamed = planned
+    return True
 
 
 async def import_text(ledger: Ledger, text: str, file: str, format: str | None,
@@ -185,7 +223,7 @@ def _parsed(prepared: Ready, ledger: Ledger, format: str | None,
 async def _import_one(ledger: Ledger, prepared: Ready, named: bool, tally: Tally,
                       shelf: Shelf | None = None) -> tuple[list[tuple[str, bool]], int]:
     """What to say of one file ((line, on stderr) each) and how many lines it held."""
-    file, mode, text = prepared.file, prepared.mode, prepared.text
+    file, mode = prepared.file, prepared.mode
     try:
         if prepared.error is not None:
             raise prepared.error
@@ -195,20 +233,22 @@ async def _import_one(ledger: Ledger, prepared: Ready, named: bool, tally: Tally
     except (NoTurns, NotATranscript) as e:
         if named:
             tally.failed += 1
-            return [(f"error: {e}", True)], text.count("\n")
+            return [(f"error: {e}", True)], prepared.lines
         tally.passed_over += 1
-        return [(f"{file}: passed over: {_reason(e.message, file)}", False)], text.count("\n")
+        return [(f"{file}: passed over: {_reason(e.message, file)}", False)], prepared.lines
     except CtxdagError as e:
         tally.failed += 1
-        return [(f"error: {e}", True)], text.count("\n")
+        return [(f"error: {e}", True)], prepared.lines
     tally.stored(stored)
     tally.degraded += len(mode.degraded)
     return ([(imported(file, stored), False)]
-            + [(line, False) for line in degraded(file, mode.degraded)]), text.count("\n")
+            + [(line, False) for line in degraded(file, mode.degraded)]), prepared.lines
 
 
 async def _stored(ledger: Ledger, prepared: Ready, shelf: Shelf | None) -> Stored:
     """The file's document stored; with a shelf, the reading of a file that grew kept."""
+    if prepared.streamed is not None:
+        return await _stored_in_parts(ledger, prepared, shelf)
     document, kept = prepared.document, prepared.kept
     assert document is not None
     if prepared.checked is not None:  # a new session: its reading kept if it is recent
@@ -236,6 +276,19 @@ async def _stored(ledger: Ledger, prepared: Ready, shelf: Shelf | None) -> Store
                                            or stored.changed):
         await asyncio.to_thread(shelf.keep, prepared.file, prepared.mode.strict,
                                 kept_of(prepared.reading, known, data))
+    return stored
+
+
+async def _stored_in_parts(ledger: Ledger, prepared: Ready, shelf: Shelf | None) -> Stored:
+    """A large file's new session stored in parts; its reading (not its rows) kept when
+    the file is recent and ends at a line's end."""
+    planned = prepared.streamed
+    assert planned is not None
+    stored, known = await import_in_parts(ledger.db, ledger.tenant, planned, ledger.limits)
+    prepared.mode.degraded.sort(key=lambda d: (d.file != prepared.file, d.file, d.line))
+    if shelf is not None and planned.complete and recent(prepared.file):
+        await asyncio.to_thread(shelf.keep, prepared.file, prepared.mode.strict, KeptReading(
+            planned.reading, known, planned.imported["bytes"], planned.imported["sha256"]))
     return stored
 
 

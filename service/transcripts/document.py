@@ -96,83 +96,123 @@ def document(transcript: Transcript, tenant: str, limits: Limits,
     """`source`: where the session came from (origin.py; what the transcript alone says
     when None); `memo`: the rows an earlier document of the same file built."""
     mode = mode if mode is not None else Mode(strict=True)
-    t = transcript
-    source_of = source or origin.describe(t, ())
-    sid = session_id(tenant, t.tool, t.session_key)
-    tools = _tools(t.tools, t.file, mode)
-    if tools is not None:
-        source_of = {**source_of, TOOLS_SHA256: tools[1]}
-    turns, head = _paired(t.turns, t.head, t.unanswered)
-    named = memo.ids if memo is not None else {}
-    ids = {x.key: named.get(x.key) or node_id(tenant, t.tool, t.session_key, x.key)
-           for x in (*turns, *t.compactions)}
-    ids[ROOT_KEY] = named.get(ROOT_KEY) or node_id(tenant, t.tool, t.session_key, ROOT_KEY)
-    if memo is not None:
-        memo.ids = ids
-    parent = {turn.key: turn.parent for turn in turns}
-    depth = {ROOT_KEY: 0}
-    for turn in turns:
-        depth[turn.key] = depth[turn.parent] + 1
-    started = min(turn.at for turn in turns)
-    unread = _out_of_context(turns)
-    media: dict[str, dict[str, Any]] = {}
+    planned = plan(transcript, tenant, limits, source, mode, memo)
+    nodes, media = planned.rows(0, planned.size, mode)
+    return {**planned.header, "nodes": nodes,
+            "media": sorted(media.values(), key=lambda m: m["sha256"])}
 
-    def source(line: int, entries: tuple[str, ...], file: str | None = None) -> dict[str, Any]:
-        return {"tool": t.tool, "file": file or t.file, "line": line, "entries": list(entries)}
 
-    # File order, the transcript's own file first, then each sub-agent's.
-    ordered = sorted([(turn.file or "", turn.line, 0, i) for i, turn in enumerate(turns)]
-                     + [("", c.line, 1, i) for i, c in enumerate(t.compactions)])
-    nodes = [_root(sid, ids[ROOT_KEY], t, limits, started)]
-    summaries: list[tuple[str, list[str]]] = []  # (id, whole segment)
-    for seq, (_, _, is_summary, index) in enumerate(ordered, start=1):
-        if is_summary:
-            compaction = t.compactions[index]
-            nodes.append(_summary(sid, ids, parent, compaction, summaries, seq,
-                                  is_last=index == len(t.compactions) - 1,
-                                  meta={"source": source(compaction.line, compaction.entries)},
-                                  file=t.file))
-            continue
-        turn = turns[index]
-        place = (seq, depth[turn.key], turn.key in unread)
-        taken = memo.take(turn, place, mode) if memo is not None else None
-        if taken is None:
-            built = Mode(mode.strict)
-            taken = _turn_row(sid, ids, t, turn, place, limits, built)
-            mode.degraded.extend(built.degraded)
-            if memo is not None:
-                memo.rows[turn.key] = (turn, place, taken[0], taken[1], built.degraded)
-                memo.built += 1
-        nodes.append(taken[0])
-        for medium in taken[1]:
-            media.setdefault(medium["sha256"], medium)
-    for node in nodes:
-        if DIGEST not in node["properties"]:
-            node["properties"][DIGEST] = mapping_digest(node)
-    stamps = [turn.at for turn in turns] + [c.at for c in t.compactions]
-    properties = {
-        "id": sid, "extra_meta": "{}", "source": origin.dumps(source_of),
-        "created_at": _stamp(started), "updated_at": _stamp(max(stamps)),
-        "next_seq": len(nodes), "summary_strategy": "rolling",
-        "summary_version": len(t.compactions), "meta_version": 0,
-        **{key: _stamp(value) if isinstance(value, datetime) else value
-           for key, value in listing.from_source(source_of).items()},
-    }
-    if source_of["title"]:
-        properties["title"] = source_of["title"]
-    offered = {} if tools is None else {
-        "tool_sets": [{"sha256": tools[1], "tools": tools[0]}],
-        "tool_set_versions": [{"properties": {"version": 1, "tools_sha256": tools[1],
-                                              "created_at": _stamp(t.tools.at)}}]}
-    return {"format": FORMAT, "version": VERSION, **offered,
-            "session": {"properties": properties, "root_id": ids[ROOT_KEY], "head_id": ids[head],
+class Plan:
+    """A transcript's document but its node rows, which `rows` builds a part at a time (in
+    file order, ROOT first): an importer of a large file holds one part's rows at once
+    (service/transcripts/streamed.py). `header` is the document without `nodes` and
+    `media`; `size` the number of node rows; `roles` each node's role by id."""
+
+    def __init__(self, transcript: Transcript, tenant: str, limits: Limits,
+                 source: dict[str, Any] | None, mode: Mode, memo: Memo | None) -> None:
+        t = transcript
+        self.transcript, self.limits, self.memo = t, limits, memo
+        source_of = source or origin.describe(t, ())
+        self.sid = sid = session_id(tenant, t.tool, t.session_key)
+        tools = _tools(t.tools, t.file, mode)
+        if tools is not None:
+            source_of = {**source_of, TOOLS_SHA256: tools[1]}
+        turns, head = _paired(t.turns, t.head, t.unanswered)
+        named = memo.ids if memo is not None else {}
+        ids = {x.key: named.get(x.key) or node_id(tenant, t.tool, t.session_key, x.key)
+               for x in (*turns, *t.compactions)}
+        ids[ROOT_KEY] = named.get(ROOT_KEY) or node_id(tenant, t.tool, t.session_key, ROOT_KEY)
+        if memo is not None:
+            memo.ids = ids
+        self.turns, self.ids = turns, ids
+        parent = {turn.key: turn.parent for turn in turns}
+        self.depth = depth = {ROOT_KEY: 0}
+        for turn in turns:
+            depth[turn.key] = depth[turn.parent] + 1
+        started = min(turn.at for turn in turns)
+        self.unread = _out_of_context(turns)
+        # File order, the transcript's own file first, then each sub-agent's.
+        self.ordered = sorted([(turn.file or "", turn.line, 0, i) for i, turn in enumerate(turns)]
+                              + [("", c.line, 1, i) for i, c in enumerate(t.compactions)])
+        self.root = _root(sid, ids[ROOT_KEY], t, limits, started)
+        self.root["properties"][DIGEST] = mapping_digest(self.root)
+        summaries: list[tuple[str, list[str]]] = []  # (id, whole segment)
+        self.summaries: dict[int, dict[str, Any]] = {}  # seq -> a compaction's summary row
+        for seq, (_, _, is_summary, index) in enumerate(self.ordered, start=1):
+            if is_summary:
+                compaction = t.compactions[index]
+                row = _summary(sid, ids, parent, compaction, summaries, seq,
+                               is_last=index == len(t.compactions) - 1,
+                               meta={"source": {"tool": t.tool, "file": t.file,
+                                                "line": compaction.line,
+                                                "entries": list(compaction.entries)}},
+                               file=t.file)
+                row["properties"][DIGEST] = mapping_digest(row)
+                self.summaries[seq] = row
+        self.size = 1 + len(self.ordered)
+        self.roles = {ids[ROOT_KEY]: "system", **{ids[turn.key]: turn.role for turn in turns},
+                      **{row["properties"]["id"]: "summary" for row in self.summaries.values()}}
+        stamps = [turn.at for turn in turns] + [c.at for c in t.compactions]
+        properties = {
+            "id": sid, "extra_meta": "{}", "source": origin.dumps(source_of),
+            "created_at": _stamp(started), "updated_at": _stamp(max(stamps)),
+            "next_seq": self.size, "summary_strategy": "rolling",
+            "summary_version": len(t.compactions), "meta_version": 0,
+            **{key: _stamp(value) if isinstance(value, datetime) else value
+               for key, value in listing.from_source(source_of).items()},
+        }
+        if source_of["title"]:
+            properties["title"] = source_of["title"]
+        offered = {} if tools is None else {
+            "tool_sets": [{"sha256": tools[1], "tools": tools[0]}],
+            "tool_set_versions": [{"properties": {"version": 1, "tools_sha256": tools[1],
+                                                  "created_at": _stamp(t.tools.at)}}]}
+        self.header = {
+            "format": FORMAT, "version": VERSION, **offered,
+            "session": {"properties": properties, "root_id": ids[ROOT_KEY],
+                        "head_id": ids[head],
                         "active_summary_id": summaries[-1][0] if summaries else None},
-            "nodes": nodes, "calls": [], "branch_names": [], "pins": [],
+            "calls": [], "branch_names": [], "pins": [],
             "labels": sorted(({"node_id": ids[label.key], "properties": {
                 "text": label.text, "labeled_at": _stamp(label.at)}}
                 for label in t.labels if label.text is not None), key=lambda l: l["node_id"]),
-            UNLABELED: sorted(ids[label.key] for label in t.labels if label.text is None),
-            "media": sorted(media.values(), key=lambda m: m["sha256"])}
+            UNLABELED: sorted(ids[label.key] for label in t.labels if label.text is None)}
+
+    def rows(self, start: int, stop: int, mode: Mode
+             ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+        """The node rows at positions [start, stop) (seq order: ROOT at 0) and the media
+        they carry by sha256; what building them degraded is added to `mode`."""
+        nodes: list[dict[str, Any]] = []
+        media: dict[str, dict[str, Any]] = {}
+        if start == 0:
+            nodes.append(self.root)
+        t, memo = self.transcript, self.memo
+        for seq in range(max(start, 1), min(stop, self.size)):
+            if seq in self.summaries:
+                nodes.append(self.summaries[seq])
+                continue
+            turn = self.turns[self.ordered[seq - 1][3]]
+            place = (seq, self.depth[turn.key], turn.key in self.unread)
+            taken = memo.take(turn, place, mode) if memo is not None else None
+            if taken is None:
+                built = Mode(mode.strict)
+                taken = _turn_row(self.sid, self.ids, t, turn, place, self.limits, built)
+                mode.degraded.extend(built.degraded)
+                if memo is not None:
+                    memo.rows[turn.key] = (turn, place, taken[0], taken[1], built.degraded)
+                    memo.built += 1
+            nodes.append(taken[0])
+            for medium in taken[1]:
+                media.setdefault(medium["sha256"], medium)
+        return nodes, media
+
+
+def plan(transcript: Transcript, tenant: str, limits: Limits,
+         source: dict[str, Any] | None = None, mode: Mode | None = None,
+         memo: Memo | None = None) -> Plan:
+    """`document`'s Plan: all of the document but its node rows."""
+    return Plan(transcript, tenant, limits, source,
+                mode if mode is not None else Mode(strict=True), memo)
 
 
 def _tools(named: NamedTools | None, file: str, mode: Mode) -> tuple[str, str] | None:

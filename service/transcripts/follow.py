@@ -34,6 +34,7 @@ from ..store.ledger import Ledger
 from ..store.transcripts import CONTENT, IMPORTED, Known, Stored, store_known
 from . import claude_code, reading_of, side_files, subagents, unchanged
 from .model import ROOT_KEY, Mode, NotATranscript, NoTurns, Transcript, Turn
+from .jsonl import utf8
 from .reading import Reading
 from .walk import transcript_files
 
@@ -158,7 +159,7 @@ class Follower:
         else:
             self.settled = True
         try:
-            text = _text(complete, self.file, self.read_to if appended else 0)
+            text = utf8(complete, self.file, self.read_to if appended else 0)
             if not appended:
                 self.reading, self.known = None, None
                 if not text.strip():
@@ -250,7 +251,7 @@ class Follower:
         if hashlib.sha256(data).hexdigest() != self.read_hash.hexdigest():
             raise Conflict(f"{self.file}: the file changed while it was read; it is read "
                            "again whole")
-        return _text(data, self.file)
+        return utf8(data, self.file)
 
 
 async def follow(ledger: Ledger, file: str, format: str | None, stop: asyncio.Event,
@@ -322,19 +323,10 @@ def _read_from(path: Path, offset: int) -> bytes:
         return f.read()
 
 
-def _text(complete: bytes, file: str, offset: int = 0) -> str:
-    """`complete` (bytes of the file from `offset`) as text."""
-    try:
-        return complete.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise BadInput(f"{file} is not UTF-8 text (invalid byte at offset "
-                       f"{offset + e.start})") from None
-
-
 def _complete_text(file: str) -> str:
     """A side file's complete lines (a sidecar whole): a line still being written waits."""
     try:
         data = Path(file).read_bytes()
     except OSError as e:
         raise BadInput(f"cannot read {file}: {e.strerror or e}") from e
-    return _text(data if file.endswith(".json") else data[:data.rfind(b"\n") + 1], file)
+    return utf8(data if file.endswith(".json") else data[:data.rfind(b"\n") + 1], file)

@@ -8,6 +8,16 @@ from ..model import validate
 from .model import DegradedKind, Mode
 
 
+def utf8(data: bytes, file: str, offset: int = 0) -> str:
+    """`data` (bytes of `file` from `offset`) as text; BadInput naming the first byte that
+    is not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BadInput(f"{file} is not UTF-8 text (invalid byte at offset "
+                       f"{offset + e.start})") from None
+
+
 def objects(text: str, file: str, mode: Mode,
             start: int = 1) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) per non-blank line, numbered from `start` (the lines a file

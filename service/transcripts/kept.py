@@ -30,6 +30,7 @@ import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import BinaryIO, Callable
 
 from ..model.validate import Limits
 from ..store.transcripts import Known
@@ -86,22 +87,33 @@ class Shelf:
             self.drop(file, strict)
             return None
 
+    def holds(self, file: str, strict: bool) -> bool:
+        """Whether a reading of `file` is kept (not yet checked against the file)."""
+        return self._path(file, strict).exists()
+
     def keep(self, file: str, strict: bool, kept: KeptReading) -> None:
         """Keeps `kept` for the file's next import (silently not, when it cannot be
-        written: it only saves time)."""
-        self.put(file, strict, packed(kept))
+        written: it only saves time), packed as it is written: a large reading is never
+        held packed whole."""
+        if not worth_keeping(kept):
+            self.drop(file, strict)
+            return
+        self._write(file, strict, lambda f: _pack_into(kept, f))
 
     def put(self, file: str, strict: bool, body: bytes | None) -> None:
         """Keeps a reading `packed` before (none: drops what was kept of the file)."""
         if body is None:
             self.drop(file, strict)
             return
+        self._write(file, strict, lambda f: f.write(body))
+
+    def _write(self, file: str, strict: bool, write: Callable[[BinaryIO], object]) -> None:
         temporary = None
         try:
             self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=self.folder, suffix=".part")
             with os.fdopen(handle, "wb") as f:
-                f.write(body)
+                write(f)
             os.replace(temporary, self._path(file, strict))
             self._trim()
         except OSError:
@@ -136,11 +148,29 @@ class Shelf:
 
 
 def packed(kept: KeptReading) -> bytes | None:
-    """`kept` as the shelf holds it; None when it is not worth keeping (a format parsed
-    whole at each import, or a file parsed whole faster than its reading loads)."""
-    if kept.reading.tool not in CONTINUED or kept.read_to < KEPT_FROM_BYTES:
+    """`kept` as the shelf holds it; None when it is not worth keeping."""
+    if not worth_keeping(kept):
         return None
     return zlib.compress(pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def worth_keeping(kept: KeptReading) -> bool:
+    """Not a format parsed whole at each import, nor a file parsed whole faster than its
+    reading loads."""
+    return kept.reading.tool in CONTINUED and kept.read_to >= KEPT_FROM_BYTES
+
+
+def _pack_into(kept: KeptReading, f: BinaryIO) -> None:
+    """`packed(kept)`, written to `f` a frame at a time."""
+    squeeze = zlib.compressobj(1)
+
+    class Squeezed:
+        def write(self, data: bytes) -> int:
+            f.write(squeeze.compress(data))
+            return len(data)
+
+    pickle.dump(kept, Squeezed(), protocol=pickle.HIGHEST_PROTOCOL)
+    f.write(squeeze.flush())
 
 
 def recent(file: str) -> bool:

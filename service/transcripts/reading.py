@@ -22,7 +22,7 @@ from typing import Any, Callable, Protocol
 
 from ..model.validate import Limits
 from . import claude_code, codex, origin, pi, subagents
-from .document import Memo, document
+from .document import Memo, Plan, document, plan
 from .jsonl import line_count, objects
 from .model import Degraded, Mode, Transcript, no_turns
 
@@ -103,6 +103,18 @@ class Reading:
         beside a Claude Code session, read whole: each is parsed on from where its last
         read stopped when it only grew); `settle` cuts what may still grow (follow.py);
         what the read degrades is added to `mode`."""
+        transcript = self._settled(mode, agents, settle)
+        return document(transcript, self.tenant, self.limits, self._source(transcript), mode,
+                        self.memo)
+
+    def plan(self, mode: Mode, agents: list[subagents.SubAgent] | None = None) -> Plan:
+        """`document`'s Plan (document.py), its rows built a part at a time and not kept
+        (a large file's first import: streamed.py)."""
+        transcript = self._settled(mode, agents, None)
+        return plan(transcript, self.tenant, self.limits, self._source(transcript), mode)
+
+    def _settled(self, mode: Mode, agents: list[subagents.SubAgent] | None,
+                 settle: Callable[[Transcript], Transcript] | None) -> Transcript:
         transcript = self.transcript(mode)
         if agents:
             transcript = subagents.with_parsed(
@@ -112,8 +124,10 @@ class Reading:
             transcript = settle(transcript)
             if not transcript.turns:
                 raise no_turns(self.file)
-        return document(transcript, self.tenant, self.limits,
-                        origin.describe(transcript, (), self.facts), mode, self.memo)
+        return transcript
+
+    def _source(self, transcript: Transcript) -> dict[str, Any]:
+        return origin.describe(transcript, (), self.facts)
 
     def _side(self, agent: subagents.SubAgent, mode: Mode) -> Transcript:
         side = self._sides.get(agent.file)

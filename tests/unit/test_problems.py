@@ -81,7 +81,7 @@ def test_the_writes_that_validate_report_problems():
             "backup_import", "event_append", "transcript_extend", "label_set",
             "label_clear", "branch_name_set", "branch_name_clear", "pin_set", "pin_clear",
             "carry_segment", "carry_write", "node_redact", "tool_set_put", "draft_reply",
-            "draft_failure"} == {
+            "draft_failure", "transcript_import_part", "transcript_import_session"} == {
         name for name, found in codes.items() if found}
     assert "read_invalid" in codes["append_message"] & codes["fork_sibling"] & \
         codes["draft_reply"] & codes["draft_failure"]

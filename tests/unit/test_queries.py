@@ -123,7 +123,9 @@ def test_only_known_statements_write_head():
     (append_message, fork_sibling and draft_reply through the node_write fragment).
 
     backup_import restores a session exactly as exported (HEAD included); it moves nothing.
-    transcript_extend restates the HEAD of the transcript file a session was imported from.
+    transcript_extend restates the HEAD of the transcript file a session was imported from;
+    transcript_import_session, the last statement of a large transcript's import in parts,
+    writes its session's first HEAD as backup_import does.
     """
     head_writers = {
         name for name, query in load_queries().items()
@@ -131,7 +133,7 @@ def test_only_known_statements_write_head():
     }
     assert head_writers == {"session_create", "append_message", "fork_sibling", "set_head",
                             "delete_branch", "backup_import", "transcript_extend",
-                            "carry_write", "draft_reply"}
+                            "carry_write", "draft_reply", "transcript_import_session"}
 
 
 def test_head_moving_statements_are_run_only_from_the_head_module():

@@ -1,0 +1,125 @@
+"""A large transcript's first import, written in parts within one transaction, so that the
+importer holds one part's node rows at a time (service/transcripts/streamed.py), never
+the whole document's.
+
+Each part is a run of the session's node rows in seq order (ROOT first), checked by the
+import's rules with the session's other nodes outside it (backup.check) and written by
+transcript_import_part; the next part is built and checked in a worker thread while
+Neo4j writes the last. transcript_import_session then creates the session, with its
+labels, tool set and ROOT, HEAD and active summary, and checks what all the parts wrote
+as backup_import checks a session imported at once. The session is what importing the
+whole document at once makes of it (service/store/transcripts.py): the same nodes, edges,
+seqs and properties. A part or check that fails, a kill, or an outage rolls all of it back.
+"""
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from dataclasses import replace
+from typing import Any, Mapping, Protocol
+
+from ..model.validate import Limits
+from .backup import FORMAT, VERSION, Checked, check, import_check
+from .db import Database, Rows, RowCheck
+from .problems import raise_for_problem
+from .transcripts import DIGEST, Known, Stored, as_imported, import_span
+
+# Node rows per part: a part's rows, checked and packed for the driver, take some tens of
+# MB at most (a turn's row is a few KB); each part costs one statement.
+PART_NODES = 1_000
+
+# What `expected` counts of a part's own rows (the rest is the session's: its last statement).
+_OF_ROWS = ("nodes", "predecessor", "caller", "covers", "carries_over", "absorbed",
+            "replaced", "tool_uses", "uses", "carries")
+
+
+class InParts(Protocol):
+    """A transcript's document, its node rows built a part at a time."""
+
+    session_id: str
+    size: int  # node rows
+    roles: Mapping[str, str]  # every node's role, by id
+
+    def rows(self, start: int, stop: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The node rows at positions [start, stop) in seq order, and the media they carry."""
+
+    def header(self) -> dict[str, Any]:
+        """The document without nodes and media, as it stands once every row is built."""
+
+
+async def import_in_parts(db: Database, tenant: str, document: InParts, limits: Limits,
+                          part_nodes: int | None = None) -> tuple[Stored, Known | None]:
+    """Imports a new session part by part in one transaction (BadInput, Conflict or
+    Unavailable as import_session raises them, nothing written); what it stored."""
+    async with import_span(tenant, document.header) as done:
+        stored = await _import(db, tenant, document, limits, part_nodes or PART_NODES)
+        done.append(stored[0])
+        return stored
+
+
+async def _import(db: Database, tenant: str, document: InParts, limits: Limits,
+                  part_nodes: int) -> tuple[Stored, Known | None]:
+    session_id = document.session_id
+    expected: Counter[str] = Counter()
+    live: dict[str, tuple[int, str | None]] = {}
+    bounds = [(start, min(start + part_nodes, document.size))
+              for start in range(0, document.size, part_nodes)]
+
+    def checked_part(start: int, stop: int) -> Checked:
+        rows, media = document.rows(start, stop)
+        own = {row["properties"]["id"] for row in rows}
+        outside = {node_id: role for node_id, role in document.roles.items()
+                   if node_id not in own}
+        for row in rows:
+            properties = row["properties"]
+            live[properties["id"]] = (properties["seq"], properties.get(DIGEST))
+        return check({"format": FORMAT, "version": VERSION,
+                      "session": _backup_session(document.header()), "nodes": rows,
+                      "media": media, "calls": [], "labels": [], "branch_names": [],
+                      "pins": []}, limits, outside)
+
+    async with db.transaction() as writes:
+        building = asyncio.create_task(asyncio.to_thread(checked_part, *bounds[0]))
+        try:
+            for index in range(len(bounds)):
+                part = await building
+                if index + 1 < len(bounds):  # built while Neo4j writes this one
+                    building = asyncio.create_task(
+                        asyncio.to_thread(checked_part, *bounds[index + 1]))
+                params = part.params
+                await writes.run(
+                    "transcript_import_part", _part_check(session_id, part), tenant=tenant,
+                    session_id=session_id, nodes=params["nodes"], referred=params["referred"],
+                    media=params["media"], media_stored=sorted(part.named_not_carried))
+                expected.update({key: part.expected[key] for key in _OF_ROWS})
+        finally:
+            # A write that failed leaves the next part being built: let it end first.
+            await asyncio.gather(building, return_exceptions=True)
+        header = as_imported(document.header())
+        last = await asyncio.to_thread(check, {**header, "nodes": [], "media": []}, limits,
+                                       dict(document.roles))
+        expected.update({key: value for key, value in last.expected.items()
+                         if key not in _OF_ROWS})
+        params = last.params
+        await writes.run(
+            "transcript_import_session", import_check(session_id, replace(
+                last, expected=dict(expected))), tenant=tenant, session=params["session"],
+            calls=params["calls"], tool_sets=params["tool_sets"],
+            tool_set_versions=params["tool_set_versions"], labels=params["labels"],
+            branch_names=params["branch_names"], pins=params["pins"])
+    properties = header["session"]["properties"]
+    known = None if any(digest is None for _, digest in live.values()) else Known(
+        session_id, properties["next_seq"], properties.get("source"), frozenset(live), live)
+    return Stored(session_id, True, document.size, document.size), known
+
+
+def _backup_session(header: dict[str, Any]) -> dict[str, Any]:
+    return as_imported(header)["session"]
+
+
+def _part_check(session_id: str, part: Checked) -> RowCheck:
+    def check_rows(rows: Rows) -> None:
+        raise_for_problem(rows[0]["problem"], {**rows[0], "session_id": session_id,
+                                               "media_named_by": part.named_not_carried})
+    return check_rows
+

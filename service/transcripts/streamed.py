@@ -1,0 +1,161 @@
+"""A large transcript file's first import without holding the file or its document: the
+file is read a part at a time into its Reading (reading.py), its bytes hashed as they
+pass (the fingerprint an unchanged file is recognised by, and IMPORTED: what the session
+notes of the lines it was read from), and its document's node rows are built a part at a
+time while the store writes them (store/transcript_parts.py). The session is the one the
+file read whole makes; only the memory differs, which follows a part's rows and the parse
+(the turns' blocks), not the file's text and every row.
+
+A file is read so when it holds STREAM_FROM_BYTES or more and its session is new; a file
+whose session exists (grown since its import) is read whole, as the store compares what
+it gained with what it holds.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, Callable, Iterator, Mapping
+
+from ..errors import BadInput
+from ..model.validate import Limits
+from ..store.transcripts import IMPORTED
+from . import FORMATS, detect, side_files, side_text
+from .document import Plan
+from .jsonl import utf8
+from .model import Mode, NotATranscript
+from .reading import Reading
+from .subagents import SubAgent
+
+STREAM_FROM_BYTES = 4 << 20
+_READ_BYTES = 1 << 20
+
+
+@dataclass
+class Streamed:
+    """A file read a part at a time, its document planned (store/transcript_parts.InParts)."""
+
+    reading: Reading
+    plan: Plan
+    mode: Mode
+    imported: dict[str, Any]  # IMPORTED: {bytes, sha256} of its complete lines
+    read_as: dict[str, Any]  # its fingerprint, with its sub-agents' files
+    complete: bool  # it ends at a line's end
+    session_id: str = ""
+    size: int = 0
+    roles: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.session_id = self.plan.sid
+        self.size = self.plan.size
+        self.roles = self.plan.roles
+
+    def rows(self, start: int, stop: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        rows, media = self.plan.rows(start, stop, self.mode)
+        return rows, sorted(media.values(), key=lambda m: m["sha256"])
+
+    def header(self) -> dict[str, Any]:
+        header = {**self.plan.header, IMPORTED: self.imported}
+        if not self.mode.degraded:  # as document_of: all the text holds, and only it
+            session = header["session"]
+            header["session"] = {**session, "properties": {**session["properties"],
+                                                           **self.read_as}}
+        return header
+
+
+def streams(file: str) -> bool:
+    """Whether a file is large enough to be read a part at a time."""
+    try:
+        return file != "-" and Path(file).stat().st_size >= STREAM_FROM_BYTES
+    except OSError:
+        return False
+
+
+def read_as(file: str, format: str | None, strict: bool, read_text: Callable[[str], str]
+            ) -> tuple[str, dict[str, Any], int] | None:
+    """The file's format, fingerprint (what `unchanged` compares) and lines, its bytes
+    hashed a part at a time; None when its first part holds no line its format is told by
+    (the file is read whole, which says why or reads further)."""
+    with _opened(file) as f:
+        head = next(_lines(f), b"")
+        if format is not None and format not in FORMATS:
+            return None  # the whole read names the formats
+        if format is None:
+            try:
+                format = detect(utf8(head, file), file, strict)
+            except NotATranscript:
+                return None
+        f.seek(0)
+        digest, size, lines = _digest(file, format), 0, 0
+        for block in iter(lambda: f.read(_READ_BYTES), b""):
+            digest.update(block)
+            size += len(block)
+            lines += block.count(b"\n")
+    return format, _fingerprint(digest, size, side_files_of(file, format, read_text)), lines
+
+
+def read(file: str, tool: str, tenant: str, limits: Limits, mode: Mode,
+         read_text: Callable[[str], str]) -> Streamed:
+    """The file of format `tool` read a part at a time (and the sub-agents beside it),
+    planned."""
+    reading = Reading(file, tool, tenant, limits, mode.strict)
+    whole, complete = _digest(file, tool), hashlib.sha256()
+    read_to = offset = 0
+    with _opened(file) as f:
+        for data in _lines(f):
+            reading.feed(utf8(data, file, offset))
+            offset += len(data)
+            whole.update(data)
+            if data.endswith(b"\n"):
+                complete.update(data)
+                read_to += len(data)
+    agents = side_files(reading, read_text)
+    planned = reading.plan(mode, agents)
+    return Streamed(reading, planned, mode, {"bytes": read_to, "sha256": complete.hexdigest()},
+                    _fingerprint(whole, offset, agents), read_to == offset)
+
+
+def side_files_of(file: str, tool: str, read_text: Callable[[str], str]) -> list[SubAgent]:
+    return side_files(Reading(file, tool, "", Limits()), read_text)
+
+
+def _digest(file: str, tool: str) -> Any:
+    """fingerprint's hash, before the file's bytes."""
+    return hashlib.sha256(f"{file}\0{tool}\0".encode("utf-8"))
+
+
+def _fingerprint(digest: Any, size: int, agents: list[SubAgent]) -> dict[str, Any]:
+    """source_fingerprint's of a file hashed into `digest` (`size` bytes) and the sub-agent
+    files read with it."""
+    side = side_text(agents).encode("utf-8")
+    digest.update(side)
+    return {"source_bytes": size + len(side), "source_prefix_sha256": digest.hexdigest()}
+
+
+def _lines(f: BinaryIO) -> Iterator[bytes]:
+    """The file's bytes in parts of about _READ_BYTES, each ending at a line's end (the
+    last, at the file's end)."""
+    carry = b""
+    for block in iter(lambda: f.read(_READ_BYTES), b""):
+        data = carry + block
+        cut = data.rfind(b"\n") + 1
+        carry = data[cut:]
+        if cut:
+            yield data[:cut]
+    if carry:
+        yield carry
+
+
+class _opened:
+    def __init__(self, file: str) -> None:
+        self.file = file
+
+    def __enter__(self) -> BinaryIO:
+        try:
+            self.f = open(self.file, "rb")
+        except OSError as e:
+            raise BadInput(f"cannot read {self.file}: {e.strerror or e}") from e
+        return self.f
+
+    def __exit__(self, *exc: object) -> None:
+        self.f.close()

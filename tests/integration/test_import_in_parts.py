@@ -1,0 +1,221 @@
+"""A large transcript's first import, read a part at a time and written in parts within one
+transaction (service/transcripts/streamed.py, service/store/transcript_parts.py), stores
+the session that reading the file whole and importing it at once stores: every node,
+edge, seq and property the same, for every format and shape this suite has (compactions,
+sub-agents, labels, tools, media, degraded entries). A part that fails leaves nothing
+behind; the file's next import knows it unchanged, or reads on from its kept reading."""
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from service.errors import Conflict
+from service.model.validate import Limits
+from service.store.backup import export_session
+from service.store.ledger import Ledger
+from service.store import transcript_parts
+from service.transcripts import batch, kept, streamed
+from service.transcripts.walk import transcript_files
+from tests.integration.helpers import assert_sound, run_cypher
+from tests.integration.test_follow_growth import claude_code_lines, same_as_imported_whole
+from tests.transcript_trees import tool_homes
+
+
+def _read_text(file: str) -> str:
+    return Path(file).read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def in_parts(monkeypatch):
+    """Every file read a part at a time and written three nodes a part."""
+    monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", 0)
+    monkeypatch.setattr(transcript_parts, "PART_NODES", 3)
+
+
+def fresh(db, events, name: str) -> Ledger:
+    return Ledger.open(db, f"test-parts-{name}-{uuid.uuid4().hex[:8]}", Limits(),
+                       events.committed)
+
+
+async def imported(ledger: Ledger, paths: list[str], shelf=None) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = await batch.import_paths(ledger, paths, None, False, None, _read_text, out=out,
+                                      err=err, shelf=shelf)
+    return status, out.getvalue(), err.getvalue()
+
+
+async def normalized(ledger: Ledger) -> dict[str, str]:
+    """Each session's export, by its source file, with every id the tenant names it by
+    replaced by its node's seq (and the session's by SESSION), and without what hashes
+    them."""
+    found = {}
+    for session in (await ledger.sessions.list(first=100)).items:
+        document = await export_session(ledger.db, ledger.tenant, session.id, ledger.limits)
+        names = {session.id: "SESSION"}
+        names.update({row["properties"]["id"]: f"NODE{row['properties']['seq']}"
+                      for row in document["nodes"]})
+        document.pop("exported_at")
+        for row in document["nodes"]:  # a hash of the row, its ids the tenant's: present
+            assert row["properties"].pop("source_digest")
+        text = json.dumps(document, sort_keys=True)
+        for old, new in sorted(names.items(), key=lambda item: -len(item[0])):
+            text = text.replace(old, new)
+        text = text.replace(ledger.tenant, "TENANT")
+        renamed = json.loads(text)
+        for key in ("labels", "branch_names", "pins", "media"):  # in the order of their ids
+            renamed[key] = sorted(renamed[key], key=lambda item: json.dumps(item, sort_keys=True))
+        text = json.dumps(renamed, sort_keys=True)
+        source = json.loads(document["session"]["properties"]["source"])
+        found[source["file"].split("/tool-homes/")[1]] = text
+    return found
+
+
+async def test_every_fixture_imported_in_parts_is_the_session_imported_at_once(
+        db, events, tmp_path, monkeypatch):
+    homes = [str(path) for path in tool_homes(tmp_path / "tool-homes").values()]
+    whole = fresh(db, events, "whole")
+    status, out, err = await imported(whole, homes)
+    assert status == 0, err
+    expected = await normalized(whole)
+
+    ran = []
+    run = transcript_parts.Database.transaction
+
+    def counted(self):
+        ran.append(True)
+        return run(self)
+
+    monkeypatch.setattr(transcript_parts.Database, "transaction", counted)
+    monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", 0)
+    monkeypatch.setattr(transcript_parts, "PART_NODES", 3)
+    parts = fresh(db, events, "parts")
+    status, out_parts, err_parts = await imported(parts, homes)
+    assert status == 0, err_parts
+    assert len(ran) == len(expected)  # every session was imported in parts
+    assert out_parts.splitlines()[-1] == out.splitlines()[-1]
+    got = await normalized(parts)
+    assert got.keys() == expected.keys()
+    for file in expected:
+        got_nodes = json.loads(got[file])["nodes"]
+        expected_nodes = json.loads(expected[file])["nodes"]
+        for a, b in zip(got_nodes, expected_nodes):
+            assert a["properties"].keys() == b["properties"].keys(), file
+            for key in a["properties"]:
+                assert a["properties"][key] == b["properties"][key], (file, key)
+            assert a == b, file
+        assert json.loads(got[file]) == json.loads(expected[file]), file
+    for session in (await parts.sessions.list(first=100)).items:
+        await assert_sound(parts, session.id)
+    # Each is recognised unchanged without parsing it, as a file read whole is.
+    ran.clear()
+    status, out, err = await imported(parts, homes)
+    assert status == 0 and out.splitlines()[-1].startswith(
+        f"{len(expected)} files: 0 new, 0 grown, {len(expected)} unchanged"), out
+    assert ran == []
+
+
+async def test_a_part_that_fails_leaves_nothing_behind(db, events, tmp_path, in_parts,
+                                                       monkeypatch):
+    path = tmp_path / "long-session.jsonl"
+    path.write_text("".join(claude_code_lines(200)))
+    ledger = fresh(db, events, "fails")
+    written = []
+    rows = streamed.Streamed.rows
+
+    def failing(self, start, stop):
+        if start >= 30:  # after some parts were written in the transaction
+            raise Conflict("a part that cannot be written")
+        written.append(start)
+        return rows(self, start, stop)
+
+    monkeypatch.setattr(streamed.Streamed, "rows", failing)
+    status, out, err = await imported(ledger, [str(path)])
+    assert status == 1 and "a part that cannot be written" in err
+    assert len(written) >= 5
+    assert await ledger.sessions.count() == 0
+    assert await tenant_nodes(db, ledger.tenant) == 0
+    monkeypatch.setattr(streamed.Streamed, "rows", rows)
+    status, out, err = await imported(ledger, [str(path)])
+    assert status == 0 and "imported as session" in out, err
+    (session,) = (await ledger.sessions.list(first=10)).items
+    await assert_sound(ledger, session.id)
+
+
+async def test_a_recent_file_imported_in_parts_keeps_its_reading_and_reads_on(
+        db, events, tmp_path, in_parts, monkeypatch):
+    monkeypatch.setattr(kept, "KEPT_FROM_BYTES", 0)
+    lines = claude_code_lines(400)
+    path = tmp_path / "long-session.jsonl"
+    path.write_text("".join(lines[:300]))
+    ledger = fresh(db, events, "kept")
+    shelf = kept.Shelf(tmp_path / "cache", "store", ledger.tenant, ledger.limits)
+    status, out, err = await imported(ledger, [str(path)], shelf)
+    assert status == 0 and "imported as session" in out, err
+    assert shelf.holds(str(path), False)
+    path.write_text("".join(lines))
+    fed = []
+    feed = batch.Reading.feed
+    monkeypatch.setattr(batch.Reading, "feed",
+                        lambda self, text: fed.append(text.count("\n")) or feed(self, text))
+    status, out, err = await imported(ledger, [str(path)], shelf)
+    assert status == 0 and "gained" in out, err
+    assert fed == [100]  # the lines gained, read on from the kept reading
+    (session,) = (await ledger.sessions.list(first=10)).items
+    await assert_sound(ledger, session.id)
+    await same_as_imported_whole(db, events, ledger, session.id, path.read_text(), str(path))
+
+
+async def test_a_large_file_killed_mid_import_leaves_nothing_and_imports_whole_next(
+        neo4j_server, db, tmp_path):
+    """Killed at any point of its import in parts (at several points of the time a clean
+    import takes), the file's session is all there or not there at all."""
+    path = tmp_path / "large-session.jsonl"
+    path.write_text("".join(claude_code_lines(10_000)))
+    assert streamed.streams(str(path))
+    tenant = f"test-parts-kill-{uuid.uuid4().hex[:8]}"
+
+    def command(tenant: str) -> subprocess.Popen:
+        env = {**os.environ, "NEO4J_URI": neo4j_server.uri, "NEO4J_USER": neo4j_server.user,
+               "NEO4J_PASSWORD": neo4j_server.password, "CTXDAG_TENANT": tenant,
+               "CTXDAG_CACHE": str(tmp_path / "cache")}
+        return subprocess.Popen([sys.executable, "-m", "service.cli", "import-transcript",
+                                 str(path)], env=env, text=True, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+
+    started = time.monotonic()
+    clean = command(f"{tenant}-clean")
+    out, err = clean.communicate(timeout=300)
+    took = time.monotonic() - started
+    assert clean.returncode == 0 and "imported as session" in out, err
+    whole = await tenant_nodes(db, f"{tenant}-clean")
+    for fraction in (0.35, 0.6, 0.85):
+        killed = command(tenant)
+        time.sleep(took * fraction)
+        killed.send_signal(signal.SIGKILL)
+        killed.communicate(timeout=60)
+        assert await tenant_nodes(db, tenant) in (0, whole)
+    again = command(tenant)
+    out, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err
+    assert await tenant_nodes(db, tenant) == whole
+
+
+async def tenant_nodes(db, tenant: str) -> int:
+    (row,) = await run_cypher(db, "MATCH (x:Node {tenant: $tenant}) RETURN count(x) AS n",
+                              tenant=tenant)
+    return row["n"]
+
+
+def test_files_under_the_threshold_are_read_whole(tmp_path):
+    small = tmp_path / "small.jsonl"
+    small.write_text("{}\n")
+    assert not streamed.streams(str(small))
+    assert not streamed.streams("-")
+    assert transcript_files([str(tmp_path)], None).files == [str(small)]
