@@ -4,7 +4,7 @@ file gained.
 A transcript's document (service/transcripts/document.py) names its session and nodes by
 ids derived from the source. When the tenant holds no session of that id, the document is
 imported as a backup is (backup.import_session: one transaction, validated, invariants
-checked). When it does, the nodes it holds already are left as they are and the others
+checked), or, for a large file, in parts within one transaction (transcript_parts.py). When it does, the nodes it holds already are left as they are and the others
 are added after them by one statement (cypher/transcript_extend.cypher), numbered after
 the stored ones, HEAD moved to the transcript's head and its newest compaction made the
 active summary; that statement checks the invariants the new nodes can break
