@@ -13,7 +13,7 @@ it gained with what it holds.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
@@ -41,14 +41,18 @@ class Streamed:
     imported: dict[str, Any]  # IMPORTED: {bytes, sha256} of its complete lines
     read_as: dict[str, Any]  # its fingerprint, with its sub-agents' files
     complete: bool  # it ends at a line's end
-    session_id: str = ""
-    size: int = 0
-    roles: Mapping[str, str] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        self.session_id = self.plan.sid
-        self.size = self.plan.size
-        self.roles = self.plan.roles
+    @property
+    def session_id(self) -> str:
+        return self.plan.sid
+
+    @property
+    def size(self) -> int:
+        return self.plan.size
+
+    @property
+    def roles(self) -> Mapping[str, str]:
+        return self.plan.roles
 
     def rows(self, start: int, stop: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         rows, media = self.plan.rows(start, stop, self.mode)
