@@ -29,7 +29,7 @@ from ..store.transcripts import (Stored, first_import_check, known_if_imported,
                                    stored_unchanged)
 from . import document_of, reading_of, streamed, unchanged
 from .kept import KeptReading, Shelf, kept_of, packed, recent
-from .model import Degraded, Mode, NoTurns, NotATranscript
+from .model import Degraded, Mode, NoTurns, NotATranscript, session_id
 from .progress import Progress
 from .reading import Reading
 from .streamed import Streamed, streams
@@ -161,15 +161,23 @@ async def _ready_streamed(ledger: Ledger, prepared: Ready, format: str | None,
     prepared.held = await stored_unchanged(ledger.db, ledger.tenant, read_as)
     if prepared.held is not None:
         return True
+    key = await asyncio.to_thread(streamed.session_key_of, file, tool)
+    if key is not None and await _held(ledger, session_id(ledger.tenant, tool, key)):
+        prepared.lines_read = None
+        return False  # grown since its import: read whole
     planned = await asyncio.to_thread(streamed.read, file, tool, ledger.tenant, ledger.limits,
                                       mode, read_text)
-    if await session_held(ledger.db, ledger.tenant, {"session": {"properties": {
-            "id": planned.session_id}}}):
+    if await _held(ledger, planned.session_id):
         mode.degraded.clear()  # read again whole
         prepared.lines_read = None
         return False
     prepared.streamed = planned
     return True
+
+
+async def _held(ledger: Ledger, session: str) -> bool:
+    return await session_held(ledger.db, ledger.tenant, {"session": {"properties": {
+        "id": session}}})
 
 
 async def import_text(ledger: Ledger, text: str, file: str, format: str | None,

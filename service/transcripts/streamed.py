@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
-from ..errors import BadInput
+from ..errors import BadInput, CtxdagError
 from ..model.validate import Limits
 from ..store.transcripts import IMPORTED
-from . import FORMATS, detect, side_files, side_text
+from . import FORMATS, claude_code, detect, side_files, side_text
 from .document import Plan
 from .jsonl import utf8
 from .model import Mode, NotATranscript
@@ -29,6 +29,7 @@ from .subagents import SubAgent
 
 STREAM_FROM_BYTES = 4 << 20
 _READ_BYTES = 1 << 20
+_HEAD_BYTES = 64 << 10
 
 
 @dataclass
@@ -96,6 +97,22 @@ def read_as(file: str, format: str | None, strict: bool, read_text: Callable[[st
             size += len(block)
             lines += block.count(b"\n")
     return format, _fingerprint(digest, size, side_files_of(file, format, read_text)), lines
+
+
+def session_key_of(file: str, tool: str) -> str | None:
+    """The session key the file's first lines name (a Claude Code session is named by its
+    file), so that a file whose session is stored is read whole without a first parse;
+    None when they do not tell. A guess only: the whole read names the session."""
+    if tool == claude_code.TOOL:
+        return PurePath(file).stem or None
+    with _opened(file) as f:
+        head = f.read(_HEAD_BYTES)
+    reading = Reading(file, tool, "", Limits())
+    try:
+        reading.feed(utf8(head[:head.rfind(b"\n") + 1], file))
+        return reading.transcript(Mode()).session_key
+    except CtxdagError:
+        return None
 
 
 def read(file: str, tool: str, tenant: str, limits: Limits, mode: Mode,

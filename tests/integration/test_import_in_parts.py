@@ -21,11 +21,12 @@ from service.model.validate import Limits
 from service.store.backup import export_session
 from service.store.ledger import Ledger
 from service.store import transcript_parts
-from service.transcripts import batch, kept, streamed
+from service.transcripts import batch, detect, kept, reading_of, streamed
+from service.transcripts.model import Mode
 from service.transcripts.walk import transcript_files
 from tests.integration.helpers import assert_sound, run_cypher
 from tests.integration.test_follow_growth import claude_code_lines, same_as_imported_whole
-from tests.transcript_trees import tool_homes
+from tests.transcript_trees import FIXTURES, tool_homes
 
 
 def _read_text(file: str) -> str:
@@ -211,6 +212,41 @@ async def tenant_nodes(db, tenant: str) -> int:
     (row,) = await run_cypher(db, "MATCH (x:Node {tenant: $tenant}) RETURN count(x) AS n",
                               tenant=tenant)
     return row["n"]
+
+
+async def test_a_large_file_grown_since_its_import_is_read_whole_once(
+        db, events, tmp_path, in_parts, monkeypatch):
+    lines = claude_code_lines(400)
+    path = tmp_path / "long-session.jsonl"
+    path.write_text("".join(lines[:300]))
+    ledger = fresh(db, events, "grown")
+    status, out, err = await imported(ledger, [str(path)])  # no shelf: nothing kept
+    assert status == 0 and "imported as session" in out, err
+    path.write_text("".join(lines))
+    read = []
+    monkeypatch.setattr(streamed, "read", lambda *args: read.append(args))
+    fed = []
+    feed = batch.Reading.feed
+    monkeypatch.setattr(batch.Reading, "feed",
+                        lambda self, text: fed.append(text.count("\n")) or feed(self, text))
+    status, out, err = await imported(ledger, [str(path)])
+    assert status == 0 and "gained" in out, err
+    assert read == [] and fed == [400]  # parsed once, whole
+    (session,) = (await ledger.sessions.list(first=10)).items
+    await assert_sound(ledger, session.id)
+    await same_as_imported_whole(db, events, ledger, session.id, path.read_text(), str(path))
+
+
+def test_the_session_key_told_by_a_files_first_lines_is_the_one_its_read_names():
+    for file in sorted(Path(FIXTURES).rglob("*.jsonl")):
+        tool = detect(file.read_text(), str(file))
+        transcript = read_transcript(file.read_text(), str(file), tool, "t", Limits())
+        key = streamed.session_key_of(str(file), tool)
+        assert key == transcript.session_key, file
+
+
+def read_transcript(text, file, tool, tenant, limits):
+    return reading_of(text, file, tool, tenant, limits).transcript(Mode())
 
 
 def test_files_under_the_threshold_are_read_whole(tmp_path):
