@@ -4,6 +4,7 @@ spans: once to the SDK's in-memory exporter, once over OTLP/HTTP to a real Phoen
 started on loopback, whose own API then shows the spans, grouped per conversation."""
 from __future__ import annotations
 
+import io
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -205,3 +206,25 @@ def arrived(phoenix: Phoenix, tenant: str, expected: int) -> list[dict]:
         if len(spans) >= expected or time.monotonic() > deadline:
             return spans
         time.sleep(0.5)
+
+
+async def test_a_large_file_imported_in_parts_is_exported_as_one_import(
+        ledger, in_memory, tmp_path, monkeypatch):
+    from service.store import transcript_parts
+    from service.transcripts import batch, streamed
+
+    monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", 0)
+    monkeypatch.setattr(transcript_parts, "PART_NODES", 2)
+    provider, exporter = in_memory
+    telemetry.use(provider)
+    file = tmp_path / TRANSCRIPT.name
+    file.write_text(TRANSCRIPT.read_text())
+    status = await batch.import_paths(ledger, [str(file)], None, False, None,
+                                      lambda f: Path(f).read_text(), out=io.StringIO(),
+                                      err=io.StringIO())
+    assert status == 0
+    (span,) = [s for s in exporter.get_finished_spans() if s.name == "import_transcript"]
+    (session,) = (await ledger.sessions.list(first=10)).items
+    assert span.attributes["gen_ai.conversation.id"] == session.id
+    assert span.attributes["ctxdag.import.format"] == "claude-code"
+    assert span.attributes["ctxdag.import.written"] == session.node_count
