@@ -104,6 +104,7 @@ class Ready:
     packed: bytes | None = None  # a new session's reading, to keep once it is stored
     streamed: Streamed | None = None  # a large file's, its session new: stored in parts
     lines_read: int | None = None  # of a file read a part at a time (its text not held)
+    given: bool = False  # its text was given (importTranscript): its reading is kept
     error: CtxdagError | None = None
 
     @property
@@ -127,6 +128,10 @@ async def ready(ledger: Ledger, file: str, format: str | None, strict: bool,
             return prepared
         if given is not None:
             prepared.text = given
+            if len(given) >= streamed.STREAM_FROM_BYTES and \
+                    (shelf is None or not shelf.holds(file, strict)) and \
+                    await _ready_given(ledger, prepared, format):
+                return prepared
         else:
             assert read_text is not None
             prepared.text = await asyncio.to_thread(read_text, file)
@@ -172,6 +177,24 @@ async def _ready_streamed(ledger: Ledger, prepared: Ready, format: str | None,
         prepared.lines_read = None
         return False
     prepared.streamed = planned
+    return True
+
+
+async def _ready_given(ledger: Ledger, prepared: Ready, format: str | None) -> bool:
+    """A large text given whole made ready to be stored in parts, as a large file is (its
+    size counted in characters, each at least a byte): recognised as held by its
+    fingerprint, else planned. False when its session exists: it is read as a growth."""
+    mode = prepared.mode
+    prepared.held = await unchanged(ledger, prepared.text, prepared.file, format, None,
+                                    mode.strict)
+    if prepared.held is not None:
+        return True
+    planned = await asyncio.to_thread(streamed.read_given, prepared.text, prepared.file,
+                                      format, ledger.tenant, ledger.limits, mode)
+    if await _held(ledger, planned.session_id):
+        mode.degraded.clear()  # read again as a growth
+        return False
+    prepared.streamed, prepared.given = planned, True
     return True
 
 
@@ -294,7 +317,7 @@ async def _stored_in_parts(ledger: Ledger, prepared: Ready, shelf: Shelf | None)
     assert planned is not None
     stored, known = await import_in_parts(ledger.db, ledger.tenant, planned, ledger.limits)
     prepared.mode.degraded.sort(key=lambda d: (d.file != prepared.file, d.file, d.line))
-    if shelf is not None and planned.complete and recent(prepared.file):
+    if shelf is not None and planned.complete and (prepared.given or recent(prepared.file)):
         await asyncio.to_thread(shelf.keep, prepared.file, prepared.mode.strict, KeptReading(
             planned.reading, known, planned.imported["bytes"], planned.imported["sha256"]))
     return stored

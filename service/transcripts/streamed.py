@@ -19,8 +19,9 @@ from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
 from ..errors import BadInput, CtxdagError
 from ..model.validate import Limits
-from ..store.transcripts import IMPORTED
-from . import FORMATS, claude_code, detect, side_files, side_text
+from ..store.transcripts import IMPORTED, imported_of
+from . import (FORMATS, claude_code, detect, reading_of, side_files, side_text,
+               source_fingerprint)
 from .document import Plan
 from .jsonl import utf8
 from .model import Mode, NotATranscript
@@ -134,6 +135,15 @@ def read(file: str, tool: str, tenant: str, limits: Limits, mode: Mode,
     planned = reading.plan(mode, agents)
     return Streamed(reading, planned, mode, {"bytes": read_to, "sha256": complete.hexdigest()},
                     _fingerprint(whole, offset, agents), read_to == offset)
+
+
+def read_given(text: str, file: str, format: str | None, tenant: str, limits: Limits,
+               mode: Mode) -> Streamed:
+    """A text given whole (importTranscript), planned as `read` plans a file: its rows are
+    built a part at a time all the same (it has no side files)."""
+    reading = reading_of(text, file, format, tenant, limits, mode.strict)
+    return Streamed(reading, reading.plan(mode), mode, imported_of(text),
+                    source_fingerprint(text, file, reading.tool, []), text.endswith("\n"))
 
 
 def side_files_of(file: str, tool: str, read_text: Callable[[str], str]) -> list[SubAgent]:

@@ -170,6 +170,7 @@ async def test_a_recent_file_imported_in_parts_keeps_its_reading_and_reads_on(
     assert fed == [100]  # the lines gained, read on from the kept reading
     (session,) = (await ledger.sessions.list(first=10)).items
     await assert_sound(ledger, session.id)
+    monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", 1 << 40)  # the reference: at once
     await same_as_imported_whole(db, events, ledger, session.id, path.read_text(), str(path))
 
 
@@ -234,7 +235,35 @@ async def test_a_large_file_grown_since_its_import_is_read_whole_once(
     assert read == [] and fed == [400]  # parsed once, whole
     (session,) = (await ledger.sessions.list(first=10)).items
     await assert_sound(ledger, session.id)
+    monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", 1 << 40)  # the reference: at once
     await same_as_imported_whole(db, events, ledger, session.id, path.read_text(), str(path))
+
+
+async def test_a_large_text_given_whole_is_imported_in_parts_and_its_reading_kept(
+        db, events, tmp_path, in_parts, monkeypatch):
+    """importTranscript's path: the text is in the request, its rows are built in parts."""
+    monkeypatch.setattr(kept, "KEPT_FROM_BYTES", 0)
+    lines, name = claude_code_lines(400), "long-session.jsonl"
+    ledger = fresh(db, events, "given")
+    shelf = kept.Shelf(tmp_path / "cache", "store", ledger.tenant, ledger.limits, freeze=False)
+    ran = []
+    transaction = transcript_parts.Database.transaction
+    monkeypatch.setattr(transcript_parts.Database, "transaction",
+                        lambda self: ran.append(True) or transaction(self))
+    stored = await batch.import_text(ledger, "".join(lines[:300]), name, None, shelf=shelf)
+    assert stored.created and ran == [True]
+    assert shelf.holds(name, False)
+    fed = []
+    feed = batch.Reading.feed
+    monkeypatch.setattr(batch.Reading, "feed",
+                        lambda self, text: fed.append(text.count("\n")) or feed(self, text))
+    stored = await batch.import_text(ledger, "".join(lines), name, None, shelf=shelf)
+    assert stored.changed and fed == [100]  # read on from the reading kept
+    again = await batch.import_text(ledger, "".join(lines), name, None, shelf=shelf)
+    assert not again.changed
+    await assert_sound(ledger, stored.session_id)
+    monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", 1 << 40)  # the reference: at once
+    await same_as_imported_whole(db, events, ledger, stored.session_id, "".join(lines), name)
 
 
 def test_the_session_key_told_by_a_files_first_lines_is_the_one_its_read_names():
