@@ -194,7 +194,7 @@ async def session_held(db: Database, tenant: str, document: dict[str, Any]) -> b
 def _imported_of(document: dict[str, Any]) -> dict[str, Any] | None:
     """What the session's source notes of the text a transcript's document was read from."""
     content = document.get(CONTENT)
-    return imported_of(content) if content is not None else document.get(IMPORTED)
+    return _imported(content) if content is not None else document.get(IMPORTED)
 
 
 def as_imported(document: dict[str, Any]) -> dict[str, Any]:
@@ -383,7 +383,7 @@ def _complete_lines(content: str) -> bytes:
     return data[:data.rfind(b"\n") + 1]  # a last line being written may still grow
 
 
-def imported_of(content: str) -> dict[str, Any]:
+def _imported(content: str) -> dict[str, Any]:
     """IMPORTED of a file's text: its complete lines' size in bytes and sha256."""
     data = _complete_lines(content)
     return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}

@@ -185,8 +185,9 @@ async def _ready_given(ledger: Ledger, prepared: Ready, format: str | None) -> b
     size counted in characters, each at least a byte): recognised as held by its
     fingerprint, else planned. False when its session exists: it is read as a growth."""
     mode = prepared.mode
-    prepared.held = await unchanged(ledger, prepared.text, prepared.file, format, None,
-                                    mode.strict)
+    _, read_as = await asyncio.to_thread(streamed.given_read_as, prepared.text,
+                                         prepared.file, format, mode.strict)
+    prepared.held = await stored_unchanged(ledger.db, ledger.tenant, read_as)
     if prepared.held is not None:
         return True
     planned = await asyncio.to_thread(streamed.read_given, prepared.text, prepared.file,

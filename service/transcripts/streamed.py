@@ -19,9 +19,8 @@ from typing import Any, BinaryIO, Callable, Iterator, Mapping
 
 from ..errors import BadInput, CtxdagError
 from ..model.validate import Limits
-from ..store.transcripts import IMPORTED, imported_of
-from . import (FORMATS, claude_code, detect, reading_of, side_files, side_text,
-               source_fingerprint)
+from ..store.transcripts import IMPORTED
+from . import FORMATS, claude_code, detect, reading_of, side_files, side_text
 from .document import Plan
 from .jsonl import utf8
 from .model import Mode, NotATranscript
@@ -120,30 +119,72 @@ def read(file: str, tool: str, tenant: str, limits: Limits, mode: Mode,
          read_text: Callable[[str], str]) -> Streamed:
     """The file of format `tool` read a part at a time (and the sub-agents beside it),
     planned."""
+    with _opened(file) as f:
+        return _planned(_decoded(_lines(f), file), file, tool, tenant, limits, mode,
+                        lambda reading: side_files(reading, read_text))
+
+
+def read_given(text: str, file: str, format: str | None, tenant: str, limits: Limits,
+               mode: Mode) -> Streamed:
+    """A text given whole (importTranscript), planned as `read` plans a file, fed and
+    hashed a part at a time all the same (it has no side files)."""
+    tool = format or detect(text, file, mode.strict)
+    if tool not in FORMATS:
+        reading_of(text, file, tool, tenant, limits, mode.strict)  # BadInput naming them
+    return _planned(((part, part.encode("utf-8")) for part in _text_parts(text)), file, tool,
+                    tenant, limits, mode, lambda reading: [])
+
+
+def given_read_as(text: str, file: str, format: str | None, strict: bool
+                  ) -> tuple[str, dict[str, Any]]:
+    """`read_as` of a text given whole: its format and fingerprint (a text has no side
+    files), hashed a part at a time."""
+    tool = format or detect(text, file, strict)
+    digest, size = _digest(file, tool), 0
+    for part in _text_parts(text):
+        data = part.encode("utf-8")
+        digest.update(data)
+        size += len(data)
+    return tool, _fingerprint(digest, size, [])
+
+
+def _planned(parts: Iterator[tuple[str, bytes]], file: str, tool: str, tenant: str,
+             limits: Limits, mode: Mode,
+             agents_of: Callable[[Reading], list[SubAgent]]) -> Streamed:
+    """A Reading fed `parts` ((text, its bytes) each, ending at a line's end but the last),
+    their bytes hashed, and its document planned."""
     reading = Reading(file, tool, tenant, limits, mode.strict)
     whole, complete = _digest(file, tool), hashlib.sha256()
     read_to = offset = 0
-    with _opened(file) as f:
-        for data in _lines(f):
-            reading.feed(utf8(data, file, offset))
-            offset += len(data)
-            whole.update(data)
-            if data.endswith(b"\n"):
-                complete.update(data)
-                read_to += len(data)
-    agents = side_files(reading, read_text)
+    for text, data in parts:
+        reading.feed(text)
+        offset += len(data)
+        whole.update(data)
+        if data.endswith(b"\n"):
+            complete.update(data)
+            read_to += len(data)
+    agents = agents_of(reading)
     planned = reading.plan(mode, agents)
     return Streamed(reading, planned, mode, {"bytes": read_to, "sha256": complete.hexdigest()},
                     _fingerprint(whole, offset, agents), read_to == offset)
 
 
-def read_given(text: str, file: str, format: str | None, tenant: str, limits: Limits,
-               mode: Mode) -> Streamed:
-    """A text given whole (importTranscript), planned as `read` plans a file: its rows are
-    built a part at a time all the same (it has no side files)."""
-    reading = reading_of(text, file, format, tenant, limits, mode.strict)
-    return Streamed(reading, reading.plan(mode), mode, imported_of(text),
-                    source_fingerprint(text, file, reading.tool, []), text.endswith("\n"))
+def _decoded(parts: Iterator[bytes], file: str) -> Iterator[tuple[str, bytes]]:
+    offset = 0
+    for data in parts:
+        yield utf8(data, file, offset), data
+        offset += len(data)
+
+
+def _text_parts(text: str) -> Iterator[str]:
+    """`text` in parts of about _READ_BYTES characters, each ending at a line's end (the
+    last, at the text's end)."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start + _READ_BYTES)
+        end = len(text) if end < 0 else end + 1
+        yield text[start:end]
+        start = end
 
 
 def side_files_of(file: str, tool: str, read_text: Callable[[str], str]) -> list[SubAgent]:

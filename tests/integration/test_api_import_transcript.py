@@ -124,7 +124,7 @@ async def test_a_file_name_off_one_line_is_bad_input_and_writes_nothing(api):
 
 
 @pytest.mark.parametrize("stage", [(batch, "reading_of", False), (backup, "_parse", False),
-                                   (streamed, "reading_of", True), (backup, "_parse", True)],
+                                   (streamed.Reading, "feed", True), (backup, "_parse", True)],
                          ids=["reading the file", "checking its document",
                               "reading a large file", "checking its parts"])
 async def test_healthz_answers_while_an_import_is_read_and_checked(api, monkeypatch, stage):

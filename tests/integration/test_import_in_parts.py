@@ -21,7 +21,8 @@ from service.model.validate import Limits
 from service.store.backup import export_session
 from service.store.ledger import Ledger
 from service.store import transcript_parts
-from service.transcripts import batch, detect, kept, reading_of, streamed
+from service.transcripts import (batch, detect, kept, reading_of, source_fingerprint,
+                                 streamed)
 from service.transcripts.model import Mode
 from service.transcripts.walk import transcript_files
 from tests.integration.helpers import assert_sound, run_cypher
@@ -276,6 +277,26 @@ def test_the_session_key_told_by_a_files_first_lines_is_the_one_its_read_names()
 
 def read_transcript(text, file, tool, tenant, limits):
     return reading_of(text, file, tool, tenant, limits).transcript(Mode())
+
+
+def test_a_text_given_whole_is_planned_as_the_file_read_a_part_at_a_time(tmp_path,
+                                                                         monkeypatch):
+    monkeypatch.setattr(streamed, "_READ_BYTES", 1000)  # many parts, cut mid-line
+    text = "".join(claude_code_lines(300)) + '{"type": "user", "uuid": "x", "mess'
+    path = tmp_path / "long-session.jsonl"
+    path.write_text(text)
+    assert list(streamed._text_parts(text))[-1].endswith("mess") and \
+        all(part.endswith("\n") for part in list(streamed._text_parts(text))[:-1])
+    assert "".join(streamed._text_parts(text)) == text
+    read, given = (streamed.read(str(path), "claude-code", "t", Limits(), Mode(), _read_text),
+                   streamed.read_given(text, str(path), None, "t", Limits(), Mode()))
+    assert (given.imported, given.read_as, given.complete) == \
+        (read.imported, read.read_as, read.complete)
+    assert not read.complete and read.imported["bytes"] == len(text.rsplit("\n", 1)[0]) + 1
+    assert given.read_as == streamed.given_read_as(text, str(path), None, False)[1] == \
+        source_fingerprint(text, str(path), "claude-code", [])
+    assert given.header() == read.header()
+    assert given.rows(0, given.size) == read.rows(0, read.size)
 
 
 def test_files_under_the_threshold_are_read_whole(tmp_path):
