@@ -38,6 +38,22 @@ def objects(text: str, file: str, mode: Mode,
         yield number, value
 
 
+# What a part of a text is read as at most, to a line's end (text_parts).
+PART_CHARACTERS = 1 << 20
+
+
+def text_parts(text: str) -> Iterator[str]:
+    """`text` in parts of about PART_CHARACTERS characters, each ending at a line's end (the
+    last, at the text's end): read one after another, they number their lines as the text
+    read at once does."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start + PART_CHARACTERS)
+        end = len(text) if end < 0 else end + 1
+        yield text[start:end]
+        start = end
+
+
 def line_count(text: str) -> int:
     """How many lines `objects` numbers in `text` (blank ones too): text ending at a line's
     end, followed by more, numbers them from this count + 1."""

@@ -23,7 +23,7 @@ from typing import Any, Callable, Protocol
 from ..model.validate import Limits
 from . import claude_code, codex, origin, pi, subagents
 from .document import Memo, Plan, document, plan
-from .jsonl import line_count, objects
+from .jsonl import line_count, objects, text_parts
 from .model import Degraded, Mode, Transcript, no_turns
 
 
@@ -78,7 +78,12 @@ class Reading:
 
     def feed(self, text: str) -> None:
         """The lines the file gained: `text` begins where the text fed before ended, at a
-        line's start (and ends at a line's end, unless no more is fed)."""
+        line's start (and ends at a line's end, unless no more is fed). A long text is
+        read a part at a time: its lines' objects are held one part at a time, not all."""
+        for part in text_parts(text):
+            self._feed(part)
+
+    def _feed(self, text: str) -> None:
         start, self.lines = self.lines + 1, self.lines + line_count(text)
         if self._parsing is None:
             self._text.append(text)

@@ -22,7 +22,7 @@ from ..model.validate import Limits
 from ..store.transcripts import IMPORTED
 from . import FORMATS, claude_code, detect, reading_of, side_files, side_text
 from .document import Plan
-from .jsonl import utf8
+from .jsonl import text_parts, utf8
 from .model import Mode, NotATranscript
 from .reading import Reading
 from .subagents import SubAgent
@@ -131,7 +131,7 @@ def read_given(text: str, file: str, format: str | None, tenant: str, limits: Li
     tool = format or detect(text, file, mode.strict)
     if tool not in FORMATS:
         reading_of(text, file, tool, tenant, limits, mode.strict)  # BadInput naming them
-    return _planned(((part, part.encode("utf-8")) for part in _text_parts(text)), file, tool,
+    return _planned(((part, part.encode("utf-8")) for part in text_parts(text)), file, tool,
                     tenant, limits, mode, lambda reading: [])
 
 
@@ -141,7 +141,7 @@ def given_read_as(text: str, file: str, format: str | None, strict: bool
     files), hashed a part at a time."""
     tool = format or detect(text, file, strict)
     digest, size = _digest(file, tool), 0
-    for part in _text_parts(text):
+    for part in text_parts(text):
         data = part.encode("utf-8")
         digest.update(data)
         size += len(data)
@@ -174,17 +174,6 @@ def _decoded(parts: Iterator[bytes], file: str) -> Iterator[tuple[str, bytes]]:
     for data in parts:
         yield utf8(data, file, offset), data
         offset += len(data)
-
-
-def _text_parts(text: str) -> Iterator[str]:
-    """`text` in parts of about _READ_BYTES characters, each ending at a line's end (the
-    last, at the text's end)."""
-    start = 0
-    while start < len(text):
-        end = text.find("\n", start + _READ_BYTES)
-        end = len(text) if end < 0 else end + 1
-        yield text[start:end]
-        start = end
 
 
 def side_files_of(file: str, tool: str, read_text: Callable[[str], str]) -> list[SubAgent]:

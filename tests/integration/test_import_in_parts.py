@@ -23,6 +23,7 @@ from service.store.ledger import Ledger
 from service.store import transcript_parts
 from service.transcripts import (batch, detect, kept, reading_of, source_fingerprint,
                                  streamed)
+from service.transcripts import jsonl
 from service.transcripts.model import Mode
 from service.transcripts.walk import transcript_files
 from tests.integration.helpers import assert_sound, run_cypher
@@ -282,12 +283,13 @@ def read_transcript(text, file, tool, tenant, limits):
 def test_a_text_given_whole_is_planned_as_the_file_read_a_part_at_a_time(tmp_path,
                                                                          monkeypatch):
     monkeypatch.setattr(streamed, "_READ_BYTES", 1000)  # many parts, cut mid-line
+    monkeypatch.setattr(jsonl, "PART_CHARACTERS", 1000)
     text = "".join(claude_code_lines(300)) + '{"type": "user", "uuid": "x", "mess'
     path = tmp_path / "long-session.jsonl"
     path.write_text(text)
-    assert list(streamed._text_parts(text))[-1].endswith("mess") and \
-        all(part.endswith("\n") for part in list(streamed._text_parts(text))[:-1])
-    assert "".join(streamed._text_parts(text)) == text
+    assert list(jsonl.text_parts(text))[-1].endswith("mess") and \
+        all(part.endswith("\n") for part in list(jsonl.text_parts(text))[:-1])
+    assert "".join(jsonl.text_parts(text)) == text
     read, given = (streamed.read(str(path), "claude-code", "t", Limits(), Mode(), _read_text),
                    streamed.read_given(text, str(path), None, "t", Limits(), Mode()))
     assert (given.imported, given.read_as, given.complete) == \

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from service.model.validate import Limits
-from service.transcripts import read, reading_of
+from service.transcripts import jsonl, read, reading_of
 from service.transcripts.follow import without_open_tail
 from service.transcripts.model import Mode, NoTurns
 
@@ -137,3 +137,19 @@ def test_a_reading_that_cannot_be_kept_leaves_nothing_behind(tmp_path, monkeypat
     monkeypatch.setattr(kept.os, "replace", full)
     shelf.put("session.jsonl", False, b"a reading")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(FIXTURES)) for p in FILES])
+def test_a_long_text_fed_a_part_at_a_time_reads_as_it_does_at_once(path, monkeypatch):
+    """Reading.feed reads a long text in parts (jsonl.text_parts), so that it holds one
+    part's objects at a time: with parts of a few lines each, the same document, the same
+    lines counted and the same entries degraded."""
+    text = path.read_text()
+    read_as = {}
+    for characters in (1 << 20, 200):
+        monkeypatch.setattr(jsonl, "PART_CHARACTERS", characters)
+        mode = Mode()
+        reading = reading_of(text, path.name, None, "t", Limits())
+        read_as[characters] = (reading.document(mode), reading.lines, mode.degraded)
+    assert len(list(jsonl.text_parts(text))) > 1
+    assert read_as[200] == read_as[1 << 20]
