@@ -12,6 +12,7 @@ it gained with what it holds.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path, PurePath
@@ -207,16 +208,11 @@ def _lines(f: BinaryIO) -> Iterator[bytes]:
         yield carry
 
 
-class _opened:
-    def __init__(self, file: str) -> None:
-        self.file = file
-
-    def __enter__(self) -> BinaryIO:
-        try:
-            self.f = open(self.file, "rb")
-        except OSError as e:
-            raise BadInput(f"cannot read {self.file}: {e.strerror or e}") from e
-        return self.f
-
-    def __exit__(self, *exc: object) -> None:
-        self.f.close()
+@contextlib.contextmanager
+def _opened(file: str) -> Iterator[BinaryIO]:
+    try:
+        f = open(file, "rb")
+    except OSError as e:
+        raise BadInput(f"cannot read {file}: {e.strerror or e}") from e
+    with f:
+        yield f
