@@ -58,6 +58,7 @@ from service.tokens import estimate_tokens
 
 from .content import assistant_text, user_text
 from .core import Bench
+from .turn_floor import StoreFloor
 from .server import BenchNeo4j
 from .storage import checkpoint
 from .timing import Stats, measure_round_robin
@@ -305,8 +306,10 @@ async def run_ctxdag(b: Bench, n: int, every: int, keep: int, points: tuple[int,
         replies.next_text = reply_msg(i + 1)
         await turns.send_message(warm.session_id, user_msg(i + 1))
     sid = (await b.loader.new_chain("bench peer")).session_id
+    floor = await StoreFloor.open(b)
     measured = {t for p in points for t in range(max(1, p - window + 1), p + 1)}
     times: dict[int, float] = {}
+    floor_times: dict[int, float] = {}  # the store's floor, a round after each timed turn
     compactions: list[float] = []
     covered: list[int] = []  # turns the active summary covers after each compaction
     user_ids: dict[int, str] = {}
@@ -321,6 +324,7 @@ async def run_ctxdag(b: Bench, n: int, every: int, keep: int, points: tuple[int,
                 f"{b.sizes.peer_step_limit_s:.0f} s) with {len(tokens):,} messages in the "
                 "session; the ctxdag side stopped there",
                 {"turn": windows(times, points, window),
+                 "floor": windows(floor_times, points, window),
                  "compactions_ms": [round(c * 1000, 1) for c in compactions],
                  "covered": covered,
                  "persists_ms": [round(p[1] * 1000, 1) for p in persisted],
@@ -344,6 +348,9 @@ async def run_ctxdag(b: Bench, n: int, every: int, keep: int, points: tuple[int,
             raise RuntimeError(f"turn {t} produced no reply: {turn.error}")
         if t in measured:
             times[t] = elapsed
+            floor_times[t] = await floor.round(turn.call_id, u, a)
+            if t in points:
+                await floor.clear()
         stop_if_slow("a turn (Turns.send_message)", t, elapsed)
         user_ids[t] = turn.user_node.id
         if t % every == 0:
@@ -438,7 +445,8 @@ async def run_ctxdag(b: Bench, n: int, every: int, keep: int, points: tuple[int,
         raise RuntimeError(f"the peer session is unsound: {violations[:3]}")
     count_row = counts[0]
     return {
-        "turn": windows(times, points, window), "summarize": Stats.of(compactions),
+        "turn": windows(times, points, window), "floor": windows(floor_times, points, window),
+        "summarize": Stats.of(compactions),
         "compactions_ms": [round(c * 1000, 1) for c in compactions], "covered": covered,
         "persists_ms": [round(p[1] * 1000, 1) for p in persisted[:len(compactions)]],
         "new_covered": [p[0] for p in persisted[:len(compactions)]],
@@ -517,6 +525,13 @@ def turn_rows(b: Bench, cd: dict[str, Any], lg: dict[str, Any], base: Stats) -> 
                 b.add(S8, f"{name}: append a turn at N={point:,}", side["turn"][point], base,
                       note=f"{how}turns {max(1, point - s.peer_window + 1)}–{point}, "
                            "summarizing turns excluded")
+        if point in cd.get("floor", {}):
+            b.add(S8, f"ctxdag: the store's floor for a turn at N={point:,}",
+                  cd["floor"][point], base,
+                  note="the writes the design requires as bare Cypher (bench/turn_floor.py): "
+                       "the user's node, then the reply's node, its Call and a READ edge with "
+                       "its position to every node the timed turn's call read; no checks, "
+                       "lock or events; a round right after each timed turn")
 
 
 def stopped_rows(b: Bench, cd: dict[str, Any], lg: dict[str, Any], base: Stats,
