@@ -39,6 +39,7 @@ ONE_PER_AREA = (
     # transcripts, backups, the command line
     "tests/integration/test_import_transcripts.py::test_claude_code_session",
     "tests/integration/test_import_in_parts.py::test_every_fixture_imported_in_parts_is_the_session_imported_at_once",
+    "tests/integration/test_follow_growth.py::test_every_fixture_followed_in_parts_is_the_session_followed_whole",
     "tests/integration/test_api_import_transcript.py::test_import_extend_and_reimport_a_transcript",
     "tests/integration/test_backup.py::test_importing_an_existing_session_is_a_conflict_and_writes_nothing",
     "tests/integration/test_cli.py::test_errors_are_coded_and_readable",

@@ -13,7 +13,7 @@ from enum import Enum
 from typing import Any, Callable
 
 from ..store.ledger import Ledger
-from ..store.transcripts import CONTENT, Stored, fingerprint, stored_unchanged
+from ..store.transcripts import CONTENT, Stored, fingerprint, session_held, stored_unchanged
 from ..model.validate import Limits
 from . import claude_code, codex, origin, pi, subagents
 from .jsonl import objects
@@ -124,3 +124,9 @@ async def unchanged(ledger: Ledger, text: str, file: str, format: str | None,
         if tool == claude_code.TOOL and read_text is not None else []
     return await stored_unchanged(ledger.db, ledger.tenant,
                                   source_fingerprint(text, file, tool, agents))
+
+
+async def session_stored(ledger: Ledger, session_id: str) -> bool:
+    """Whether the ledger's tenant holds session `session_id` already."""
+    return await session_held(ledger.db, ledger.tenant,
+                              {"session": {"properties": {"id": session_id}}})

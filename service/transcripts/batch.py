@@ -27,7 +27,7 @@ from ..store.transcript_parts import import_in_parts
 from ..store.transcripts import (Stored, first_import_check, known_if_imported,
                                    session_held, store_known, store_transcript,
                                    stored_unchanged)
-from . import document_of, reading_of, streamed, unchanged
+from . import document_of, reading_of, session_stored, streamed, unchanged
 from .kept import KeptReading, Shelf, kept_of, packed, recent
 from .model import Degraded, Mode, NoTurns, NotATranscript, session_id
 from .progress import Progress
@@ -167,12 +167,12 @@ async def _ready_streamed(ledger: Ledger, prepared: Ready, format: str | None,
     if prepared.held is not None:
         return True
     key = await asyncio.to_thread(streamed.session_key_of, file, tool)
-    if key is not None and await _held(ledger, session_id(ledger.tenant, tool, key)):
+    if key is not None and await session_stored(ledger, session_id(ledger.tenant, tool, key)):
         prepared.lines_read = None
         return False  # grown since its import: read whole
     planned = await asyncio.to_thread(streamed.read, file, tool, ledger.tenant, ledger.limits,
                                       mode, read_text)
-    if await _held(ledger, planned.session_id):
+    if await session_stored(ledger, planned.session_id):
         mode.degraded.clear()  # read again whole
         prepared.lines_read = None
         return False
@@ -192,16 +192,11 @@ async def _ready_given(ledger: Ledger, prepared: Ready, format: str | None) -> b
         return True
     planned = await asyncio.to_thread(streamed.read_given, prepared.text, prepared.file,
                                       format, ledger.tenant, ledger.limits, mode)
-    if await _held(ledger, planned.session_id):
+    if await session_stored(ledger, planned.session_id):
         mode.degraded.clear()  # read again as a growth
         return False
     prepared.streamed, prepared.given = planned, True
     return True
-
-
-async def _held(ledger: Ledger, session: str) -> bool:
-    return await session_held(ledger.db, ledger.tenant, {"session": {"properties": {
-        "id": session}}})
 
 
 async def import_text(ledger: Ledger, text: str, file: str, format: str | None,

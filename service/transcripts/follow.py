@@ -31,9 +31,11 @@ from typing import Callable
 
 from ..errors import BadInput, Conflict, CtxdagError
 from ..store.ledger import Ledger
-from ..store.transcripts import CONTENT, IMPORTED, Known, Stored, store_known
-from . import claude_code, reading_of, side_files, subagents, unchanged
-from .model import ROOT_KEY, Mode, NotATranscript, NoTurns, Transcript, Turn
+from ..store.transcript_parts import import_in_parts
+from ..store.transcripts import CONTENT, IMPORTED, Known, Stored, store_known, stored_unchanged
+from . import claude_code, reading_of, session_stored, side_files, streamed, subagents, unchanged
+from .model import ROOT_KEY, Mode, NotATranscript, NoTurns, Transcript, Turn, session_id
+from .streamed import STREAM_FROM_BYTES
 from .jsonl import utf8
 from .reading import Reading
 from .walk import transcript_files
@@ -159,6 +161,13 @@ class Follower:
         else:
             self.settled = True
         try:
+            if not appended and first and len(complete) >= STREAM_FROM_BYTES:
+                self.reading, self.known = None, None
+                handled, stored = await self._in_parts(complete, stat, quiet)
+                if handled:
+                    if stored is not None:
+                        self.last = stored
+                    return stored
             text = utf8(complete, self.file, self.read_to if appended else 0)
             if not appended:
                 self.reading, self.known = None, None
@@ -188,11 +197,52 @@ class Follower:
         self.last = stored
         return stored if stored.changed else None
 
+    async def _in_parts(self, complete: bytes, stat: os.stat_result, quiet: bool
+                        ) -> tuple[bool, Stored | None]:
+        """A large file's first import when its session is new: read from its `complete`
+        lines a part at a time, its growing tail held back, and stored in parts as a folder
+        import stores it (streamed.py), so the follower never holds its document (and keeps
+        the rows built only for a file its tool writes to: its growths take them); (True,
+        the session) when it imported it, (True, None) when it holds it unchanged, (False,
+        None) when the file is to be read whole (its session is stored, or its format is
+        not told by its first line, or it holds no settled turn yet)."""
+        ledger = self.ledger
+        found = await asyncio.to_thread(streamed.complete_read_as, complete, self.file,
+                                        self.format, self.strict, _complete_text)
+        if found is None:
+            return False, None
+        tool, read_as = found
+        held = await stored_unchanged(ledger.db, ledger.tenant, read_as)
+        if held is not None:
+            self.last, self.settled = held, True
+            return True, None
+        key = await asyncio.to_thread(streamed.session_key_of, self.file, tool)
+        if key is not None and await session_stored(ledger,
+                                                    session_id(ledger.tenant, tool, key)):
+            return False, None
+        try:
+            planned = await asyncio.to_thread(
+                streamed.read_complete, complete, self.file, tool, ledger.tenant,
+                ledger.limits, Mode(self.strict), _complete_text,
+                lambda t: without_open_tail(t, quiet), not self._idle(stat))
+        except NoTurns:
+            return False, None
+        if await session_stored(ledger, planned.session_id):
+            return False, None
+        stored, self.known = await import_in_parts(ledger.db, ledger.tenant, planned,
+                                                   ledger.limits)
+        self.reading = planned.reading
+        self._read(complete, stat.st_ino, restart=True)
+        return True, stored
+
     def _let_go_if_idle(self, stat: os.stat_result) -> None:
         """A folder's files are many, and most of them done with: a follower holds the
         parse of a file only while its tool wrote to it in the last `idle` seconds."""
-        if self.idle is not None and time.time() - stat.st_mtime > self.idle:
+        if self._idle(stat):
             self.reading, self.known = None, None
+
+    def _idle(self, stat: os.stat_result) -> bool:
+        return self.idle is not None and time.time() - stat.st_mtime > self.idle
 
     def _appended(self, path: Path, stat: os.stat_result) -> bool:
         """Whether the file is the one read, only appended to since."""

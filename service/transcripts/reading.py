@@ -112,11 +112,15 @@ class Reading:
         return document(transcript, self.tenant, self.limits, self._source(transcript), mode,
                         self.memo)
 
-    def plan(self, mode: Mode, agents: list[subagents.SubAgent] | None = None) -> Plan:
-        """`document`'s Plan (document.py), its rows built a part at a time and not kept
-        (a large file's first import: streamed.py)."""
-        transcript = self._settled(mode, agents, None)
-        return plan(transcript, self.tenant, self.limits, self._source(transcript), mode)
+    def plan(self, mode: Mode, agents: list[subagents.SubAgent] | None = None,
+             settle: Callable[[Transcript], Transcript] | None = None,
+             keep_rows: bool = False) -> Plan:
+        """`document`'s Plan (document.py), its rows built a part at a time (a large file's
+        first import: streamed.py), kept in the memo only with `keep_rows` (a followed
+        file's, which the next document takes); `settle` as for `document`."""
+        transcript = self._settled(mode, agents, settle)
+        return plan(transcript, self.tenant, self.limits, self._source(transcript), mode,
+                    self.memo if keep_rows else None)
 
     def _settled(self, mode: Mode, agents: list[subagents.SubAgent] | None,
                  settle: Callable[[Transcript], Transcript] | None) -> Transcript:

@@ -8,12 +8,14 @@ file read whole makes; only the memory differs, which follows a part's rows and 
 
 A file is read so when it holds STREAM_FROM_BYTES or more and its session is new; a file
 whose session exists (grown since its import) is read whole, as the store compares what
-it gained with what it holds.
+it gained with what it holds. A followed file (follow.py) is read so from the complete
+lines the follower read of it, its growing tail held back.
 """
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, BinaryIO, Callable, Iterator, Mapping
@@ -24,7 +26,7 @@ from ..store.transcripts import IMPORTED
 from . import FORMATS, claude_code, detect, reading_of, side_files, side_text
 from .document import Plan
 from .jsonl import text_parts, utf8
-from .model import Mode, NotATranscript
+from .model import Mode, NotATranscript, Transcript
 from .reading import Reading
 from .subagents import SubAgent
 
@@ -43,6 +45,7 @@ class Streamed:
     imported: dict[str, Any]  # IMPORTED: {bytes, sha256} of its complete lines
     read_as: dict[str, Any]  # its fingerprint, with its sub-agents' files
     complete: bool  # it ends at a line's end
+    settled: bool = False  # its growing tail held back (follow.py): not all the text holds
 
     @property
     def session_id(self) -> str:
@@ -62,7 +65,8 @@ class Streamed:
 
     def header(self) -> dict[str, Any]:
         header = {**self.plan.header, IMPORTED: self.imported}
-        if not self.mode.degraded:  # as document_of: all the text holds, and only it
+        # As document_of: the session is all the text holds (no tail held back), and only it.
+        if not self.mode.degraded and not self.settled:
             session = header["session"]
             header["session"] = {**session, "properties": {**session["properties"],
                                                            **self.read_as}}
@@ -100,6 +104,22 @@ def read_as(file: str, format: str | None, strict: bool, read_text: Callable[[st
     return format, _fingerprint(digest, size, side_files_of(file, format, read_text)), lines
 
 
+def complete_read_as(data: bytes, file: str, format: str | None, strict: bool,
+                     read_text: Callable[[str], str]) -> tuple[str, dict[str, Any]] | None:
+    """`read_as` of a file's complete lines, read already (`data`: a followed file's):
+    its format and fingerprint, or None as `read_as` says."""
+    if format is not None and format not in FORMATS:
+        return None
+    if format is None:
+        try:
+            format = detect(utf8(data[:data.find(b"\n") + 1], file), file, strict)
+        except NotATranscript:
+            return None
+    digest = _digest(file, format)
+    digest.update(data)
+    return format, _fingerprint(digest, len(data), side_files_of(file, format, read_text))
+
+
 def session_key_of(file: str, tool: str) -> str | None:
     """The session key the file's first lines name (a Claude Code session is named by its
     file), so that a file whose session is stored is read whole without a first parse;
@@ -123,6 +143,17 @@ def read(file: str, tool: str, tenant: str, limits: Limits, mode: Mode,
     with _opened(file) as f:
         return _planned(_decoded(_lines(f), file), file, tool, tenant, limits, mode,
                         lambda reading: side_files(reading, read_text))
+
+
+def read_complete(data: bytes, file: str, tool: str, tenant: str, limits: Limits, mode: Mode,
+                  read_text: Callable[[str], str], settle: Callable[[Transcript], Transcript],
+                  keep_rows: bool) -> Streamed:
+    """A followed file's complete lines (`data`, read already) read as `read` reads the
+    file, with the sub-agents beside it; `settle` cuts what may still grow. With
+    `keep_rows` the rows are kept in the Reading's memo as they are built, for the file's
+    next growth to take."""
+    return _planned(_decoded(_lines(io.BytesIO(data)), file), file, tool, tenant, limits,
+                    mode, lambda reading: side_files(reading, read_text), settle, keep_rows)
 
 
 def read_given(text: str, file: str, format: str | None, tenant: str, limits: Limits,
@@ -151,9 +182,11 @@ def given_read_as(text: str, file: str, format: str | None, strict: bool
 
 def _planned(parts: Iterator[tuple[str, bytes]], file: str, tool: str, tenant: str,
              limits: Limits, mode: Mode,
-             agents_of: Callable[[Reading], list[SubAgent]]) -> Streamed:
+             agents_of: Callable[[Reading], list[SubAgent]],
+             settle: Callable[[Transcript], Transcript] | None = None,
+             keep_rows: bool = False) -> Streamed:
     """A Reading fed `parts` ((text, its bytes) each, ending at a line's end but the last),
-    their bytes hashed, and its document planned."""
+    their bytes hashed, and its document planned (`settle` and `keep_rows`: Reading.plan's)."""
     reading = Reading(file, tool, tenant, limits, mode.strict)
     whole, complete = _digest(file, tool), hashlib.sha256()
     read_to = offset = 0
@@ -165,9 +198,10 @@ def _planned(parts: Iterator[tuple[str, bytes]], file: str, tool: str, tenant: s
             complete.update(data)
             read_to += len(data)
     agents = agents_of(reading)
-    planned = reading.plan(mode, agents)
+    planned = reading.plan(mode, agents, settle, keep_rows)
     return Streamed(reading, planned, mode, {"bytes": read_to, "sha256": complete.hexdigest()},
-                    _fingerprint(whole, offset, agents), read_to == offset)
+                    _fingerprint(whole, offset, agents), read_to == offset,
+                    settle is not None)
 
 
 def _decoded(parts: Iterator[bytes], file: str) -> Iterator[tuple[str, bytes]]:

@@ -182,3 +182,142 @@ async def test_a_folders_follower_lets_go_of_what_it_read_of_a_file_left_idle(
     assert "transcript_stored" in [name for name, _ in ran]
     monkeypatch.undo()
     await assert_sound(ledger, first.session_id)
+
+
+async def test_a_large_followed_file_is_first_imported_in_parts_its_tail_held_back(
+        db, events, ledger, tmp_path, monkeypatch):
+    """A followed file large enough to be read a part at a time, its session new, is first
+    stored in parts as a folder import stores it (the follower never holds its document):
+    the same session the whole read stores, its growing tail held back the same way; the
+    follower then reads on from that reading."""
+    from service.store import transcript_parts
+    from service.transcripts import follow
+    from tests.integration.test_transcript_growth import _dump
+
+    lines = claude_code_lines(400)
+    first_text = "".join(lines[:302])  # ends on a response's first block: held back
+    path = tmp_path / "long-session.jsonl"
+    path.write_text(first_text)
+    # The reference: the same text followed whole, in a tenant of its own.
+    whole_ledger = type(ledger).open(db, f"{ledger.tenant}-whole", ledger.limits,
+                                     events.committed)
+    reference = await Follower(whole_ledger, str(path), None, False).poll(SETTLE)
+    monkeypatch.setattr(follow, "STREAM_FROM_BYTES", 0)
+    monkeypatch.setattr(transcript_parts, "PART_NODES", 3)
+    parts = []
+    in_parts = transcript_parts.import_in_parts
+    monkeypatch.setattr(follow, "import_in_parts",
+                        lambda *a, **k: parts.append(a[2].size) or in_parts(*a, **k))
+    follower = Follower(ledger, str(path), None, False)
+    first = await follower.poll(SETTLE)
+    assert first is not None and first.created and parts == [first.nodes]
+    dump = await _dump(ledger, first.session_id)
+    assert dump == await _dump(whole_ledger, reference.session_id)
+    assert "Reading 108." in json.dumps(dump) and "Reading 109." not in json.dumps(dump)
+    assert follower.reading is not None and follower.known is not None
+    reading = follower.reading
+    built = reading.memo.built  # the rows the parts were built from, kept for the growth
+    ran = statements(monkeypatch, db)
+    end = next(i for i in range(302, len(lines))
+               if isinstance(json.loads(lines[i])["message"]["content"], str)) + 1
+    with path.open("a") as f:
+        f.write("".join(lines[302:end]))
+    grown = await follower.poll(SETTLE)
+    assert grown is not None and grown.written > 0 and follower.reading is reading
+    assert reading.memo.built - built == grown.written  # only the turns it stored mapped
+    assert [name for name, _ in ran] == ["transcript_known", "transcript_extend"]
+    assert len(parts) == 1  # a growth is stored as a growth
+    monkeypatch.undo()
+    await assert_sound(ledger, first.session_id)
+    await same_as_imported_whole(db, events, ledger, first.session_id,
+                                 "".join(lines[:end]), str(path))
+
+
+async def test_a_large_file_imported_before_is_known_to_its_follower_unread(
+        db, events, ledger, tmp_path, monkeypatch):
+    """Its first poll recognises a large file imported whole before by its fingerprint,
+    and one whose session grew since is read whole, as a growth."""
+    from service.transcripts import follow
+    from service.transcripts.batch import import_text
+
+    lines = claude_code_lines(200)
+    path = tmp_path / "long-session.jsonl"
+    path.write_text("".join(lines[:100]))
+    stored = await import_text(ledger, path.read_text(), str(path), None)
+    monkeypatch.setattr(follow, "STREAM_FROM_BYTES", 0)
+    monkeypatch.setattr(follow, "import_in_parts", None)  # never reached
+    follower = Follower(ledger, str(path), None, False)
+    assert await follower.poll(SETTLE) is None
+    assert follower.last.session_id == stored.session_id and follower.reading is None
+    with path.open("a") as f:
+        f.write("".join(lines[100:]))
+    follower = Follower(ledger, str(path), None, False)
+    grown = await follower.poll(SETTLE)
+    assert grown is not None and grown.written > 0 and not grown.created
+    assert follower.reading is not None
+    await assert_sound(ledger, stored.session_id)
+
+
+async def test_every_fixture_followed_in_parts_is_the_session_followed_whole(
+        db, events, ledger, tmp_path, monkeypatch):
+    """Every format and shape of the suite's fixtures (compactions, sub-agents, labels,
+    tools, media, degraded entries), followed: its first import in parts of three nodes
+    stores what the follower's whole read stores, its growing tail held back the same."""
+    from service.store import transcript_parts
+    from service.store.ledger import Ledger
+    from service.transcripts import follow
+    from service.transcripts.walk import transcript_files
+    from tests.integration.test_transcript_growth import _dump
+    from tests.transcript_trees import tool_homes
+
+    homes = [str(path) for path in tool_homes(tmp_path / "tool-homes").values()]
+    files = transcript_files(homes).files
+    tenant = ledger.tenant
+    whole = Ledger.open(db, f"{tenant}-whole", ledger.limits, events.committed)
+    parts = Ledger.open(db, f"{tenant}-parts", ledger.limits, events.committed)
+    first_polls, imports = [], []
+    in_parts_import = transcript_parts.import_in_parts
+    for file in files:
+        monkeypatch.setattr(follow, "STREAM_FROM_BYTES", 1 << 40)
+        at_once = await Follower(whole, file, None, False).poll(SETTLE)
+        monkeypatch.setattr(follow, "STREAM_FROM_BYTES", 0)
+        monkeypatch.setattr(transcript_parts, "PART_NODES", 3)
+        monkeypatch.setattr(follow, "import_in_parts",
+                            lambda *a, **k: imports.append(a[2]) or in_parts_import(*a, **k))
+        follower = Follower(parts, file, None, False)
+        in_parts = await follower.poll(SETTLE)
+        monkeypatch.undo()
+        assert (at_once is None) == (in_parts is None), file
+        if at_once is None:
+            continue
+        first_polls.append(file)
+        assert in_parts.created and follower.known is not None, file
+        assert await _dump(parts, in_parts.session_id) == \
+            await _dump(whole, at_once.session_id), file
+        await assert_sound(parts, in_parts.session_id)
+    assert len(first_polls) >= 15  # the sessions of three formats, sub-agents read with theirs
+    assert len(imports) == len(first_polls)  # each in parts
+
+
+async def test_an_idle_large_file_is_imported_in_parts_and_let_go_without_its_rows(
+        ledger, tmp_path, monkeypatch):
+    """A folder's follower takes a large file its tool no longer writes to in parts, keeping
+    none of the rows it built (nor, once stored, its reading)."""
+    from service.store import transcript_parts
+    from service.transcripts import follow, streamed
+
+    path = tmp_path / "long-session.jsonl"
+    path.write_text("".join(claude_code_lines(120)))
+    old = path.stat().st_mtime - 7200
+    os.utime(path, (old, old))
+    monkeypatch.setattr(follow, "STREAM_FROM_BYTES", 0)
+    monkeypatch.setattr(transcript_parts, "PART_NODES", 3)
+    kept = []
+    read_complete = streamed.read_complete
+    monkeypatch.setattr(streamed, "read_complete",
+                        lambda *a: kept.append(a[-1]) or read_complete(*a))
+    follower = Follower(ledger, str(path), None, False, idle=3600)
+    stored = await follower.poll(SETTLE)
+    assert stored is not None and stored.created
+    assert kept == [False] and follower.reading is None and follower.known is None
+    await assert_sound(ledger, stored.session_id)
