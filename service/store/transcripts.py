@@ -29,7 +29,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, AsyncIterator, Callable
+from typing import AbstractSet, Any, AsyncIterator, Callable
 
 from .. import telemetry
 from ..errors import BadInput, Conflict, CtxdagError
@@ -215,10 +215,13 @@ async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
     document = as_imported(document)
     session = document["session"]
     session_id = session["properties"]["id"]
-    ids = [row["properties"]["id"] for row in document["nodes"]]
+    # Each node's mapping digest, by id, in the document's order: one pass over the rows.
+    digests = {row["properties"]["id"]: row["properties"].get(DIGEST)
+               for row in document["nodes"]}
+    ids = list(digests)
     labeled = [label["node_id"] for label in document["labels"]]
     if known is not None and known.session_id == session_id:
-        found = await _found_known(db, tenant, document, known, labeled + unlabeled)
+        found = await _found_known(db, tenant, document, digests, known, labeled + unlabeled)
         if found is None:
             return None
     elif content is None and imported is not None:
@@ -242,7 +245,8 @@ async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
         if not rows:
             await import_session(db, tenant, document, limits)
             return Stored(session_id, True, len(ids), len(ids)), _known_imported(document)
-        found = rows[0]
+        found = {**rows[0], "live": {node["id"]: (node["seq"], node["digest"])
+                                     for node in rows[0]["live"]}}
         if content is not None:
             _refuse_rewritten(content, _source(session["properties"].get("source")).get("file"),
                               session_id, found["source"])
@@ -261,7 +265,7 @@ async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
             session_id, found, found["source"], [], Stale([], {}))
     description = _description(session["properties"], found)
     try:
-        stale = await _stale(db, tenant, document, found)
+        stale = await _stale(db, tenant, document, digests, found)
         kept = stored - set(stale.rewritten)
         await _renamed_tools(db, tenant, document, found)
         params = await asyncio.to_thread(extension, {**document, "labels": labels}, kept,
@@ -310,13 +314,14 @@ def _new_turns(document: dict[str, Any], new: set[str] | None = None) -> list[di
             and not (row["properties"].get("side_branch") and row["predecessor_id"] == root_id)]
 
 
-async def _found_known(db: Database, tenant: str, document: dict[str, Any], known: Known,
+async def _found_known(db: Database, tenant: str, document: dict[str, Any],
+                       digests: dict[str, str | None], known: Known,
                        label_node_ids: list[str]) -> dict[str, Any] | None:
-    """transcript_stored's row for `document`, from what `known` says the session holds
-    and what transcript_known reads of what the document adds or maps otherwise; None
-    when the session is not as `known` says."""
+    """transcript_stored's row for `document` (`digests`: its nodes' mapping digests by
+    id), its `live` as a map (id -> (seq, digest)), from what `known` says the session
+    holds and what transcript_known reads of what the document adds or maps otherwise;
+    None when the session is not as `known` says."""
     rows = document["nodes"]
-    digests = {row["properties"]["id"]: row["properties"].get(DIGEST) for row in rows}
     new_ids = [node_id for node_id in digests if node_id not in known.stored]
     check_ids = [node_id for node_id, digest in digests.items()
                  if node_id in known.live and known.live[node_id][1] != digest]
@@ -332,9 +337,9 @@ async def _found_known(db: Database, tenant: str, document: dict[str, Any], know
             or got[0]["source"] != known.source:
         return None
     checked = set(check_ids)
-    live = [{"id": node_id, "seq": seq, "digest": digest}
-            for node_id, (seq, digest) in known.live.items()
-            if node_id in digests and node_id not in checked] + got[0]["live"]
+    live = {node_id: held for node_id, held in known.live.items()
+            if node_id in digests and node_id not in checked}
+    live.update({node["id"]: (node["seq"], node["digest"]) for node in got[0]["live"]})
     return {**got[0], "stored_ids": [node_id for node_id in digests if node_id in known.stored],
             "live": live}
 
@@ -362,8 +367,8 @@ def _known_after(session_id: str, found: dict[str, Any], source: str | None,
     added to what `found` read of it and the tails `stale` replaced were tombstoned; None
     when a node of it has no mapping digest (imported before they were kept)."""
     gone = {node_id for group in stale.replaced for node_id in group["ids"]}
-    live = {node["id"]: (node["seq"], node["digest"]) for node in found["live"]
-            if node["id"] not in gone}
+    live = {node_id: held for node_id, held in found["live"].items() if node_id not in gone} \
+        if gone else dict(found["live"])
     live.update({row["properties"]["id"]: (row["properties"]["seq"],
                                            row["properties"].get(DIGEST)) for row in written})
     if any(digest is None for _, digest in live.values()):
@@ -424,34 +429,32 @@ class Stale:
 
 
 async def _stale(db: Database, tenant: str, document: dict[str, Any],
-                 found: dict[str, Any]) -> Stale:
+                 digests: dict[str, str | None], found: dict[str, Any]) -> Stale:
     """The stale tail of the stored session: what `replaced` (transcript_stored's) names,
-    and each stored node the document maps otherwise than it was stored — a turn re-hung
-    below a result that arrived, a summary keeping more — with everything below it. A
-    node written with a mapping digest is compared by it; only those written before
-    digests were kept are read back (transcript_held)."""
+    and each stored node the document maps otherwise than it was stored (`digests`: how
+    it maps each node) — a turn re-hung below a result that arrived, a summary keeping
+    more — with everything below it. A node written with a mapping digest is compared by
+    it; only those written before digests were kept are read back (transcript_held)."""
     session_id = document["session"]["properties"]["id"]
-    rows = {row["properties"]["id"]: row for row in document["nodes"]}
     # ROOT is never mapped otherwise: it stays as stored, as the calls that read it saw it
     # (a Codex session imported before base_instructions were read keeps its empty ROOT,
     # rather than having every turn below it replaced).
     root_id = document["session"]["root_id"]
-    live = [node for node in found["live"] if node["id"] != root_id]
-    remapped = [node["id"] for node in live if node["digest"] is not None
-                and node["digest"] != rows[node["id"]]["properties"].get(DIGEST)]
-    undigested = sorted(node["id"] for node in live if node["digest"] is None)
+    live = {node_id: held for node_id, held in found["live"].items() if node_id != root_id}
+    remapped = [node_id for node_id, (_, digest) in live.items()
+                if digest is not None and digest != digests[node_id]]
+    undigested = sorted(node_id for node_id, (_, digest) in live.items() if digest is None)
     if undigested:
         held = await db.read_on_leader("transcript_held", session_id=session_id,
                                        tenant=tenant, node_ids=undigested)
         remapped += await asyncio.to_thread(remapped_ids, document, held)
     below = [] if not remapped else [row["replaced"] for row in await db.read_on_leader(
         "transcript_below", session_id=session_id, tenant=tenant, top_ids=sorted(remapped))]
-    tails, rewritten = stale_tails(found["replaced"] + below, set(rows))
-    seqs = {node["id"]: node["seq"] for node in live}
-    if not seqs.keys() >= set(rewritten):  # only when what an importer knew is out of date
+    tails, rewritten = stale_tails(found["replaced"] + below, digests.keys())
+    if not live.keys() >= set(rewritten):  # only when what an importer knew is out of date
         raise StaleSession(f"session {session_id} changed while the transcript was read; "
                            "import it again")
-    return Stale(tails, {node_id: seqs[node_id] for node_id in rewritten})
+    return Stale(tails, {node_id: live[node_id][0] for node_id in rewritten})
 
 
 # What ctxdag itself moves on a node it holds (superseding a summary, carrying a turn
@@ -512,7 +515,7 @@ def _source(text: str | None) -> dict[str, Any]:
 
 
 def stale_tails(rows: list[dict[str, Any]],
-                named: set[str]) -> tuple[list[dict[str, Any]], list[str]]:
+                named: AbstractSet[str]) -> tuple[list[dict[str, Any]], list[str]]:
     """The stored tails `rows` name ({id, top_id, predecessor_id, metadata}: each node at or
     below a stale top), merged where one lies below another, as transcript_extend takes
     them: the nodes the document (`named` its ids) still holds, written again, and the
