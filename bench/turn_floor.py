@@ -9,8 +9,8 @@ then the reply's node, its Call, and the READ edges to the same nodes the timed 
 read — with no checks, no lock, no events, no shared-prefix sums and no Python beyond two
 `Database.write`s: no implementation of the rule can write less. Each round runs right
 after a timed turn, on a session of its own, so both see the JVM in the same state; what
-the rounds wrote is deleted after each window (their records are reused by the turns that
-follow, so the store's growth row is unchanged but for the last window's, under 1%).
+the rounds wrote is deleted after each window (the store's growth per turn at N = 5,000
+moved by 0.2%: 30,382 and 30,397 bytes in two runs with the rounds, 30,337 without).
 """
 from __future__ import annotations
 
