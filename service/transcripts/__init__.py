@@ -8,9 +8,10 @@ the file instead.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 from enum import Enum
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..store.ledger import Ledger
 from ..store.transcripts import CONTENT, Stored, fingerprint, session_held, stored_unchanged
@@ -18,8 +19,11 @@ from ..model.validate import Limits
 from . import claude_code, codex, origin, pi, subagents
 from .jsonl import objects
 from .model import (Degraded, DegradedKind, Mode, Transcript, bad_line, no_turns,
-                    not_a_transcript)
+                    not_a_transcript, session_id)
 from .reading import Reading
+
+if TYPE_CHECKING:
+    from .streamed import Streamed
 
 
 class Format(str, Enum):
@@ -130,3 +134,25 @@ async def session_stored(ledger: Ledger, session_id: str) -> bool:
     """Whether the ledger's tenant holds session `session_id` already."""
     return await session_held(ledger.db, ledger.tenant,
                               {"session": {"properties": {"id": session_id}}})
+
+
+async def new_in_parts(ledger: Ledger, tool: str, read_as: dict[str, Any],
+                       key_of: Callable[[], str | None] | None, plan: Callable[[], Streamed],
+                       mode: Mode) -> Stored | Streamed | None:
+    """A large text's first import made ready to be stored in parts (streamed.py): the
+    session it was imported into unchanged, found by its fingerprint `read_as`; else its
+    `plan` (`mode` collecting what it degrades) when its session is new; else None, when
+    the session is stored (the one `key_of` guesses from its first lines, or the one the
+    plan names): it is then read whole, as a growth, and what planning degraded is let
+    go. `key_of` and `plan` run in a worker thread."""
+    held = await stored_unchanged(ledger.db, ledger.tenant, read_as)
+    if held is not None:
+        return held
+    key = None if key_of is None else await asyncio.to_thread(key_of)
+    if key is not None and await session_stored(ledger, session_id(ledger.tenant, tool, key)):
+        return None
+    planned = await asyncio.to_thread(plan)
+    if await session_stored(ledger, planned.session_id):
+        mode.degraded.clear()
+        return None
+    return planned

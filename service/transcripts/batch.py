@@ -25,11 +25,10 @@ from ..store.ledger import Ledger
 from ..store.backup import Checked
 from ..store.transcript_parts import import_in_parts
 from ..store.transcripts import (Stored, first_import_check, known_if_imported,
-                                   session_held, store_known, store_transcript,
-                                   stored_unchanged)
-from . import document_of, reading_of, session_stored, streamed, unchanged
+                                   session_held, store_known, store_transcript)
+from . import document_of, new_in_parts, reading_of, streamed, unchanged
 from .kept import KeptReading, Shelf, kept_of, packed, recent
-from .model import Degraded, Mode, NoTurns, NotATranscript, session_id
+from .model import Degraded, Mode, NoTurns, NotATranscript
 from .progress import Progress
 from .reading import Reading
 from .streamed import Streamed, streams
@@ -162,22 +161,11 @@ async def _ready_streamed(ledger: Ledger, prepared: Ready, format: str | None,
     found = await asyncio.to_thread(streamed.read_as, file, format, mode.strict, read_text)
     if found is None:
         return False
-    tool, read_as, prepared.lines_read = found
-    prepared.held = await stored_unchanged(ledger.db, ledger.tenant, read_as)
-    if prepared.held is not None:
-        return True
-    key = await asyncio.to_thread(streamed.session_key_of, file, tool)
-    if key is not None and await session_stored(ledger, session_id(ledger.tenant, tool, key)):
-        prepared.lines_read = None
-        return False  # grown since its import: read whole
-    planned = await asyncio.to_thread(streamed.read, file, tool, ledger.tenant, ledger.limits,
-                                      mode, read_text)
-    if await session_stored(ledger, planned.session_id):
-        mode.degraded.clear()  # read again whole
-        prepared.lines_read = None
-        return False
-    prepared.streamed = planned
-    return True
+    tool, read_as, lines = found
+    ready = await new_in_parts(
+        ledger, tool, read_as, lambda: streamed.session_key_of(file, tool),
+        lambda: streamed.read(file, tool, ledger.tenant, ledger.limits, mode, read_text), mode)
+    return _take(prepared, ready, lines)
 
 
 async def _ready_given(ledger: Ledger, prepared: Ready, format: str | None) -> bool:
@@ -185,17 +173,24 @@ async def _ready_given(ledger: Ledger, prepared: Ready, format: str | None) -> b
     size counted in characters, each at least a byte): recognised as held by its
     fingerprint, else planned. False when its session exists: it is read as a growth."""
     mode = prepared.mode
-    _, read_as = await asyncio.to_thread(streamed.given_read_as, prepared.text,
-                                         prepared.file, format, mode.strict)
-    prepared.held = await stored_unchanged(ledger.db, ledger.tenant, read_as)
-    if prepared.held is not None:
-        return True
-    planned = await asyncio.to_thread(streamed.read_given, prepared.text, prepared.file,
-                                      format, ledger.tenant, ledger.limits, mode)
-    if await session_stored(ledger, planned.session_id):
-        mode.degraded.clear()  # read again as a growth
+    tool, read_as = await asyncio.to_thread(streamed.given_read_as, prepared.text,
+                                            prepared.file, format, mode.strict)
+    ready = await new_in_parts(ledger, tool, read_as, None, lambda: streamed.read_given(
+        prepared.text, prepared.file, format, ledger.tenant, ledger.limits, mode), mode)
+    prepared.given = isinstance(ready, Streamed)
+    return _take(prepared, ready, None)
+
+
+def _take(prepared: Ready, ready: Stored | Streamed | None, lines: int | None) -> bool:
+    """What new_in_parts made of a large text, taken into `prepared`: False when it is
+    to be read whole."""
+    if ready is None:
         return False
-    prepared.streamed, prepared.given = planned, True
+    if isinstance(ready, Streamed):
+        prepared.streamed = ready
+    else:
+        prepared.held = ready
+    prepared.lines_read = lines
     return True
 
 

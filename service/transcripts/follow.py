@@ -32,9 +32,9 @@ from typing import Callable
 from ..errors import BadInput, Conflict, CtxdagError
 from ..store.ledger import Ledger
 from ..store.transcript_parts import import_in_parts
-from ..store.transcripts import CONTENT, IMPORTED, Known, Stored, store_known, stored_unchanged
-from . import claude_code, reading_of, session_stored, side_files, streamed, subagents, unchanged
-from .model import ROOT_KEY, Mode, NotATranscript, NoTurns, Transcript, Turn, session_id
+from ..store.transcripts import CONTENT, IMPORTED, Known, Stored, store_known
+from . import claude_code, new_in_parts, reading_of, side_files, streamed, subagents, unchanged
+from .model import ROOT_KEY, Mode, NotATranscript, NoTurns, Transcript, Turn
 from .streamed import STREAM_FROM_BYTES
 from .jsonl import utf8
 from .reading import Reading
@@ -212,26 +212,24 @@ class Follower:
         if found is None:
             return False, None
         tool, read_as = found
-        held = await stored_unchanged(ledger.db, ledger.tenant, read_as)
-        if held is not None:
-            self.last, self.settled = held, True
-            return True, None
-        key = await asyncio.to_thread(streamed.session_key_of, self.file, tool)
-        if key is not None and await session_stored(ledger,
-                                                    session_id(ledger.tenant, tool, key)):
-            return False, None
+        mode = Mode(self.strict)
         try:
-            planned = await asyncio.to_thread(
-                streamed.read_complete, complete, self.file, tool, ledger.tenant,
-                ledger.limits, Mode(self.strict), _complete_text,
-                lambda t: without_open_tail(t, quiet), not self._idle(stat))
+            ready = await new_in_parts(
+                ledger, tool, read_as, lambda: streamed.session_key_of(self.file, tool),
+                lambda: streamed.read_complete(
+                    complete, self.file, tool, ledger.tenant, ledger.limits, mode,
+                    _complete_text, lambda t: without_open_tail(t, quiet), not self._idle(stat)),
+                mode)
         except NoTurns:
             return False, None
-        if await session_stored(ledger, planned.session_id):
+        if ready is None:
             return False, None
-        stored, self.known = await import_in_parts(ledger.db, ledger.tenant, planned,
+        if not isinstance(ready, streamed.Streamed):  # held unchanged
+            self.last, self.settled = ready, True
+            return True, None
+        stored, self.known = await import_in_parts(ledger.db, ledger.tenant, ready,
                                                    ledger.limits)
-        self.reading = planned.reading
+        self.reading = ready.reading
         self._read(complete, stat.st_ino, restart=True)
         return True, stored
 

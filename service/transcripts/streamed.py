@@ -18,7 +18,7 @@ import hashlib
 import io
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any, BinaryIO, Callable, Iterator, Mapping
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping
 
 from ..errors import BadInput, CtxdagError
 from ..model.validate import Limits
@@ -115,9 +115,7 @@ def complete_read_as(data: bytes, file: str, format: str | None, strict: bool,
             format = detect(utf8(data[:data.find(b"\n") + 1], file), file, strict)
         except NotATranscript:
             return None
-    digest = _digest(file, format)
-    digest.update(data)
-    return format, _fingerprint(digest, len(data), side_files_of(file, format, read_text))
+    return format, _hashed([data], file, format, side_files_of(file, format, read_text))
 
 
 def session_key_of(file: str, tool: str) -> str | None:
@@ -172,12 +170,7 @@ def given_read_as(text: str, file: str, format: str | None, strict: bool
     """`read_as` of a text given whole: its format and fingerprint (a text has no side
     files), hashed a part at a time."""
     tool = format or detect(text, file, strict)
-    digest, size = _digest(file, tool), 0
-    for part in text_parts(text):
-        data = part.encode("utf-8")
-        digest.update(data)
-        size += len(data)
-    return tool, _fingerprint(digest, size, [])
+    return tool, _hashed((part.encode("utf-8") for part in text_parts(text)), file, tool, [])
 
 
 def _planned(parts: Iterator[tuple[str, bytes]], file: str, tool: str, tenant: str,
@@ -218,6 +211,16 @@ def side_files_of(file: str, tool: str, read_text: Callable[[str], str]) -> list
 def _digest(file: str, tool: str) -> Any:
     """fingerprint's hash, before the file's bytes."""
     return hashlib.sha256(f"{file}\0{tool}\0".encode("utf-8"))
+
+
+def _hashed(parts: Iterable[bytes], file: str, tool: str, agents: list[SubAgent]
+            ) -> dict[str, Any]:
+    """_fingerprint of a file's bytes `parts`, hashed one after another."""
+    digest, size = _digest(file, tool), 0
+    for data in parts:
+        digest.update(data)
+        size += len(data)
+    return _fingerprint(digest, size, agents)
 
 
 def _fingerprint(digest: Any, size: int, agents: list[SubAgent]) -> dict[str, Any]:
