@@ -35,6 +35,7 @@ HEAD is where the last line left the conversation.
 """
 from __future__ import annotations
 
+import copy
 import json
 from datetime import datetime
 from pathlib import PurePath
@@ -43,7 +44,7 @@ from typing import Any
 from .building import ROOT, Building, key_of, keys_of, merge_meta, opener, tool_use, \
     turns_of
 from .jsonl import objects
-from .model import Compaction, Mode, NamedTools, SystemPrompt, Transcript, bad_line, \
+from .model import Compaction, Mode, NamedTools, SystemPrompt, Transcript, Turn, bad_line, \
     no_turns, timestamp, tool_name, tool_use_id
 
 TOOL = "codex"
@@ -76,6 +77,22 @@ def parse(text: str, file: str, mode: Mode | None = None) -> Transcript:
     for line, entry in objects(text, file, mode):
         reader.take(line, entry)
     return reader.transcript()
+
+
+class Parsing:
+    """A parse kept to read the lines a file gains (reading.py): `take` each line, in file
+    order, and `transcript` at any point, which changes nothing of what was read; a turn
+    no later line changed keeps its Turn (building.turns_of)."""
+
+    def __init__(self, file: str, mode: Mode) -> None:
+        self.reader = _Reader(file)
+        self.made: list[Turn] = []
+
+    def take(self, line: int, entry: dict[str, Any]) -> None:
+        self.reader.take(line, entry)
+
+    def transcript(self) -> Transcript:
+        return self.reader.transcript(self.made)
 
 
 class _Reader:
@@ -191,6 +208,7 @@ class _Reader:
     def _assistant(self, line: int, entry: str, blocks: list[dict], meta: dict) -> None:
         if self.open:
             building = self.turns[self.current]
+            building.changed = True
             building.blocks += blocks
             building.entries += [e for e, _ in self.reasoning] + [entry]
             merge_meta(building.meta, meta)
@@ -237,6 +255,7 @@ class _Reader:
         current = self.turns[self.current]
         self.open = False
         if current.role == "tool" and use not in current.answered():
+            current.changed = True
             current.blocks.append(result)
             current.entries.append(entry)
         else:
@@ -364,6 +383,7 @@ class _Reader:
         if self.replaying:
             self.replaying["not_rendered"].append(kind)
         elif self.current != ROOT:
+            self.turns[self.current].changed = True
             self.turns[self.current].meta.setdefault("unmapped_items", []).append(kind)
 
     def _path(self) -> list[int]:
@@ -373,18 +393,40 @@ class _Reader:
             at = self.turns[at].parent
         return path[::-1]
 
-    def transcript(self) -> Transcript:
-        self._give_up()
-        if not self.turns:
+    def transcript(self, made: list[Turn] | None = None) -> Transcript:
+        """All read so far, as if the file ended here: the calls still awaited are given
+        up on (the lines held for them follow the calling message) in a copy of the
+        reader, so what was read is unchanged and more lines can be taken. `made`: as
+        building.turns_of's."""
+        reader = self
+        if self.held or self._awaited():
+            if made is not None:
+                turns_of(self.turns, made)  # what was read keeps its Turns in `made`
+                made = list(made)  # the copy's own
+            reader = self._copy()
+            reader._give_up()
+        if not reader.turns:
             raise no_turns(self.file)
-        keys = keys_of(self.turns)
+        keys = keys_of(reader.turns)
         compactions = tuple(
             Compaction(f"line{line}", key_of(keys, covered), key_of(keys, kept), text, when,
                        line, (f"line{line}",), meta)
-            for line, covered, kept, text, when, meta in self.compactions)
-        return Transcript(TOOL, self.file, self.session_key, turns_of(self.turns), compactions,
-                          key_of(keys, self.current), None, self.meta, tools=self.tools,
-                          system=self.system, unanswered=UNANSWERED)
+            for line, covered, kept, text, when, meta in reader.compactions)
+        return Transcript(TOOL, self.file, self.session_key, turns_of(reader.turns, made),
+                          compactions, key_of(keys, reader.current), None, reader.meta,
+                          tools=reader.tools, system=reader.system, unanswered=UNANSWERED)
+
+    def _copy(self) -> _Reader:
+        """A copy to give up on the awaited calls in: giving up changes the calling message
+        and the turns after it (and adds turns), so those are copied (each one it changes
+        is marked so, as in the reader itself); the turns before it are shared."""
+        calling = opener(self.turns, self.current)
+        first = max(0, min(self.current, self.current if calling is None else calling))
+        reader = copy.copy(self)
+        reader.turns = self.turns[:first] + [copy.deepcopy(b) for b in self.turns[first:]]
+        reader.held, reader.reasoning = list(self.held), list(self.reasoning)
+        reader.compactions, reader.note = list(self.compactions), dict(self.note)
+        return reader
 
 
 def _system_prompt(instructions: Any, line: int) -> SystemPrompt | None:

@@ -39,7 +39,7 @@ import hashlib
 import json
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import BadInput
 from ..model import blocks as block_rules
@@ -69,22 +69,22 @@ class Memo:
     file (reading.py): a turn that is the same Turn (building.turns_of keeps it while no
     line changes it) at the same place (seq, depth, read or not) has the same row, so a
     grown file checks and maps only the turns it changed. What building a row degraded is
-    kept with it and degraded again when the row is taken. `by_value`: a turn equal to
-    the one a row was built for takes it too (the turns of a file parsed whole again are
-    new Turns)."""
+    kept with it and degraded again when the row is taken. The turns the pairing of tool
+    uses makes (a synthetic result, a tool message given the results it lacked, a turn
+    re-hung below a synthetic result) are kept too, each with what it was made from, so a
+    grown file's pairing gives them again as the same Turns."""
 
-    def __init__(self, by_value: bool = False) -> None:
-        self.by_value = by_value
+    def __init__(self) -> None:
         self.rows: dict[str, tuple[Turn, tuple[Any, ...], dict[str, Any], list[dict[str, Any]],
                                    list[Degraded]]] = {}
         self.built = 0  # rows built (not taken from the memo): what tests count
         self.ids: dict[str, str] = {}  # a turn's (or summary's) key -> its node id
+        self.paired: dict[str, tuple[tuple[Any, ...], Turn]] = {}  # _paired's, by its key
 
     def take(self, turn: Turn, place: tuple[Any, ...], mode: Mode
              ) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
         kept = self.rows.get(turn.key)
-        if kept is None or kept[1] != place or \
-                (kept[0] is not turn and not (self.by_value and kept[0] == turn)):
+        if kept is None or kept[1] != place or kept[0] is not turn:
             return None
         mode.degraded.extend(kept[4])
         return kept[2], kept[3]  # the same row: nothing downstream changes a row it is given
@@ -117,7 +117,7 @@ class Plan:
         tools = _tools(t.tools, t.file, mode)
         if tools is not None:
             source_of = {**source_of, TOOLS_SHA256: tools[1]}
-        turns, head = _paired(t.turns, t.head, t.unanswered)
+        turns, head = _paired(t.turns, t.head, t.unanswered, memo)
         named = memo.ids if memo is not None else {}
         ids = {x.key: named.get(x.key) or node_id(tenant, t.tool, t.session_key, x.key)
                for x in (*turns, *t.compactions)}
@@ -265,10 +265,24 @@ def _turn_row(sid: str, ids: dict[str, str], t: Transcript, turn: Turn,
     return row, written.params["media"]
 
 
-def _paired(turns: tuple[Turn, ...], head: str, unanswered: str) -> tuple[list[Turn], str]:
+def _paired(turns: tuple[Turn, ...], head: str, unanswered: str, memo: Memo | None = None
+            ) -> tuple[list[Turn], str]:
     """The turns with every tool use answered: a cancelled result (its text `unanswered`)
     stored where the source has none, so the ledger's tool-pair rule holds on every
-    branch."""
+    branch. A turn it makes from the same source as the last time `memo` saw is that
+    Turn again."""
+    made = memo.paired if memo is not None else {}
+
+    def kept(key: str, source: tuple[Any, ...], make: Callable[[], Turn]) -> Turn:
+        last = made.get(key)
+        if last is not None and len(last[0]) == len(source) and all(
+                a is b or (not isinstance(a, Turn) and a == b)
+                for a, b in zip(last[0], source)):
+            return last[1]
+        turn = make()
+        made[key] = (source, turn)
+        return turn
+
     children: dict[str, list[Turn]] = {}
     for turn in turns:
         children.setdefault(turn.parent, []).append(turn)
@@ -278,7 +292,9 @@ def _paired(turns: tuple[Turn, ...], head: str, unanswered: str) -> tuple[list[T
     for turn in turns:
         turn = topped.get(turn.key, turn)
         if turn.key in moved:
-            turn = replace(turn, parent=moved[turn.key])
+            source, parent = turn, moved[turn.key]
+            turn = kept("moved:" + turn.key, (source, parent),
+                        lambda: replace(source, parent=parent))
         paired.append(turn)
         if turn.role != "assistant":
             continue
@@ -289,14 +305,15 @@ def _paired(turns: tuple[Turn, ...], head: str, unanswered: str) -> tuple[list[T
         for tool in (c for c in after if c.role == "tool"):
             missing = [u for u in uses if u not in _answered(tool)]
             if missing:
-                topped[tool.key] = _topped(tool, missing, unanswered)
+                topped[tool.key] = kept("topped:" + tool.key, (turn, tool, unanswered),
+                                        lambda: _topped(tool, missing, unanswered))
         others = [c for c in after if c.role != "tool"]
         if others or not after:
-            synthetic = Turn(SYNTHETIC_PREFIX + turn.key, turn.key, "tool",
-                             tuple(cancelled_result(u, unanswered) for u in uses), turn.at,
-                             turn.line, (),
-                             {"synthetic": True, "reason": "the source has no result for "
-                              "these tool uses"}, turn.caller, turn.side_branch, turn.file)
+            synthetic = kept(SYNTHETIC_PREFIX + turn.key, (turn, unanswered), lambda: Turn(
+                SYNTHETIC_PREFIX + turn.key, turn.key, "tool",
+                tuple(cancelled_result(u, unanswered) for u in uses), turn.at, turn.line, (),
+                {"synthetic": True, "reason": "the source has no result for these tool uses"},
+                turn.caller, turn.side_branch, turn.file))
             paired.append(synthetic)
             moved.update({c.key: synthetic.key for c in others})
             if head == turn.key:

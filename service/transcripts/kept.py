@@ -34,7 +34,7 @@ from typing import BinaryIO, Callable
 
 from ..model.validate import Limits
 from ..store.transcripts import Known
-from .reading import CONTINUED, Reading
+from .reading import Reading
 
 SHELF_BYTES = 1 << 30
 # A file below this is parsed whole faster than its reading is loaded.
@@ -155,9 +155,8 @@ def packed(kept: KeptReading) -> bytes | None:
 
 
 def worth_keeping(kept: KeptReading) -> bool:
-    """Not a format parsed whole at each import, nor a file parsed whole faster than its
-    reading loads."""
-    return kept.reading.tool in CONTINUED and kept.read_to >= KEPT_FROM_BYTES
+    """Not a file parsed whole faster than its reading loads."""
+    return kept.read_to >= KEPT_FROM_BYTES
 
 
 def _pack_into(kept: KeptReading, f: BinaryIO) -> None:

@@ -3,17 +3,11 @@ file (follow.py) does again at each growth, parsing only the lines it gained.
 
 A `Reading` is fed a file's text, complete lines at a time (`feed`), and builds the backup
 document of all it was fed so far (`document`). Each line is parsed into JSON once: the
-format's parser takes it (a Claude Code or Pi parse is kept between feeds: parsing the
-lines a file gains continues it where it stopped, claude_code.Parsing, pi.Parsing) and the
-session's origin reads it (origin.py, into the facts the earlier lines gave). The document
-reuses the rows it built for turns no new line changed (document.Memo), and the sub-agent
-files beside a Claude Code session are read the same way, each continued when it only
-grew.
-
-A Codex parse cannot be continued (it places the lines recorded between calls and their
-outputs when it ends), so a Reading of a rollout keeps the text fed and parses it whole at
-each document; its origin is still read once, line by line, and a turn equal to one
-mapped before takes the row built for it.
+format's parse takes it (kept between feeds: parsing the lines a file gains continues it
+where it stopped, claude_code.Parsing, pi.Parsing, codex.Parsing) and the session's origin
+reads it (origin.py, into the facts the earlier lines gave). The document reuses the rows
+it built for turns no new line changed (document.Memo), and the sub-agent files beside a
+Claude Code session are read the same way, each continued when it only grew.
 """
 from __future__ import annotations
 
@@ -32,11 +26,9 @@ class _Parsing(Protocol):
     def transcript(self) -> Transcript: ...
 
 
-PARSERS: dict[str, Callable[[str, str, Mode], Transcript]] = {
-    claude_code.TOOL: claude_code.parse, pi.TOOL: pi.parse, codex.TOOL: codex.parse}
-# The formats whose parse is continued with the lines a file gains.
-CONTINUED: dict[str, Callable[[str, Mode], _Parsing]] = {
-    claude_code.TOOL: claude_code.Parsing, pi.TOOL: pi.Parsing}
+# Each format's parse, continued with the lines a file gains.
+PARSINGS: dict[str, Callable[[str, Mode], _Parsing]] = {
+    claude_code.TOOL: claude_code.Parsing, pi.TOOL: pi.Parsing, codex.TOOL: codex.Parsing}
 
 
 @dataclass
@@ -65,16 +57,12 @@ class Reading:
     facts: origin.Facts = field(default_factory=origin.Facts)
     degraded: list[Degraded] = field(default_factory=list)  # by parsing what was fed
     memo: Memo = field(default_factory=Memo)
-    _parsing: _Parsing | None = None
-    _text: list[str] = field(default_factory=list)  # of a format parsed whole
+    _parsing: _Parsing = field(init=False)
     _sides: dict[str, _Side] = field(default_factory=dict)
     _spawned: subagents.Spawned = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.tool in CONTINUED:
-            self._parsing = CONTINUED[self.tool](self.file, Mode(self.strict, self.degraded))
-        else:
-            self.memo.by_value = True  # parsed whole again: its Turns are new ones
+        self._parsing = PARSINGS[self.tool](self.file, Mode(self.strict, self.degraded))
 
     def feed(self, text: str) -> None:
         """The lines the file gained: `text` begins where the text fed before ended, at a
@@ -85,20 +73,14 @@ class Reading:
 
     def _feed(self, text: str) -> None:
         start, self.lines = self.lines + 1, self.lines + line_count(text)
-        if self._parsing is None:
-            self._text.append(text)
-            entries = list(objects(text, self.file, Mode(), start))  # parsed whole later
-        else:
-            entries = list(objects(text, self.file, Mode(self.strict, self.degraded), start))
-            for line, entry in entries:
-                self._parsing.take(line, entry)
+        entries = list(objects(text, self.file, Mode(self.strict, self.degraded), start))
+        for line, entry in entries:
+            self._parsing.take(line, entry)
         self.parsed += len(entries)
         origin.READERS[self.tool](entries, self.facts)
 
     def transcript(self, mode: Mode) -> Transcript:
         """All that was fed, parsed; what the parse degraded is added to `mode`."""
-        if self._parsing is None:
-            return PARSERS[self.tool]("".join(self._text), self.file, mode)
         mode.degraded.extend(self.degraded)
         return self._parsing.transcript()
 

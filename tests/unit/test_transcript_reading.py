@@ -2,12 +2,13 @@
 (service/transcripts/reading.py), for every fixture and every line it could be cut at,
 while parsing only the lines the second part adds; the sub-agent files beside a Claude
 Code session the same as they grow."""
+import json
 from pathlib import Path
 
 import pytest
 
 from service.model.validate import Limits
-from service.transcripts import jsonl, read, reading_of
+from service.transcripts import codex, jsonl, read, reading_of
 from service.transcripts.follow import without_open_tail
 from service.transcripts.model import Mode, NoTurns
 
@@ -43,19 +44,56 @@ def test_a_reading_fed_a_cut_file_then_the_rest_builds_the_whole_files_document(
                 if not k.startswith("source_") or k == "source_file"}}}, f"cut after line {cut}"
         assert sorted(mode.degraded, key=lambda d: (d.file, d.line)) == \
             sorted(whole_mode.degraded, key=lambda d: (d.file, d.line))
-        if reading.tool != "codex":  # parsed whole at each document
-            assert reading.parsed - parsed == sum(bool(line.strip()) for line in lines[cut:])
+        assert reading.parsed - parsed == sum(bool(line.strip()) for line in lines[cut:])
 
 
-def test_a_grown_claude_code_file_maps_again_only_the_turns_its_new_lines_change():
-    lines = (FIXTURES / "claude_code" / "session.jsonl").read_text().splitlines(keepends=True)
-    reading = reading_of("".join(lines[:-1]), "session.jsonl", None, "t", Limits())
+GROWN = [FIXTURES / "claude_code" / "session.jsonl",
+         FIXTURES / "codex" / "rollout-2026-02-20T09-00-00-019c7a10-desktop.jsonl"]
+
+
+@pytest.mark.parametrize("path", GROWN, ids=[p.parent.name for p in GROWN])
+def test_a_grown_file_maps_again_only_the_turns_its_new_lines_change(path):
+    lines = path.read_text().splitlines(keepends=True)
+    reading = reading_of("".join(lines[:-1]), path.name, None, "t", Limits())
     first = reading.document(Mode())
     built = reading.memo.built
     assert built == len(_turns(first))  # every turn
     reading.feed(lines[-1])
     grown = reading.document(Mode())
     assert 1 <= reading.memo.built - built == len(_turns(grown)) - len(_turns(first))
+
+
+CODEX = sorted((FIXTURES / "codex").glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", CODEX, ids=[p.name for p in CODEX])
+def test_a_codex_parse_read_on_line_by_line_is_the_parse_of_each_prefix(path):
+    """codex.Parsing's transcript gives up on the calls still awaited (as the end of the
+    file does) without changing what it read: the lines held for them are placed again
+    when their outputs arrive. A turn no line changed since keeps its Turn (but those the
+    end of the file gives up on, made again while calls are awaited)."""
+    lines = path.read_text().splitlines(keepends=True)
+    parsing = codex.Parsing(path.name, Mode())
+    before = None
+    for number, line in enumerate(lines, start=1):
+        parsing.take(number, json.loads(line))
+        whole = _parse(codex.parse, "".join(lines[:number]), path.name)
+        read_on = _parse(lambda *_: parsing.transcript(), "", "")
+        assert read_on == whole, f"after line {number}"
+        awaiting = bool(parsing.reader.held or parsing.reader._awaited())
+        if before is not None and read_on is not None and not awaiting:
+            kept = {turn.key: turn for turn in before.turns}
+            for turn in read_on.turns:
+                if kept.get(turn.key) == turn:
+                    assert kept[turn.key] is turn, f"after line {number}: {turn.key} made again"
+        before = None if awaiting else read_on or before
+
+
+def _parse(parse, text, file):
+    try:
+        return parse(text, file, Mode())
+    except NoTurns:
+        return None
 
 
 def test_sub_agent_files_are_parsed_on_from_where_they_stopped():
@@ -90,10 +128,7 @@ def _turns(document):
     return [n for n in document["nodes"] if n["properties"]["role"] not in ("system", "summary")]
 
 
-CONTINUED = [p for p in FILES if "codex" not in p.parts]
-
-
-@pytest.mark.parametrize("path", CONTINUED, ids=[str(p.relative_to(FIXTURES)) for p in CONTINUED])
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(FIXTURES)) for p in FILES])
 def test_a_reading_kept_on_disk_reads_on_as_the_one_kept(path, tmp_path, monkeypatch):
     """kept.py: a Reading pickled after its document and loaded in another import reads
     the rest of the file into the whole file's document (its sub-agents' files too)."""
