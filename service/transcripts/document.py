@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Callable
@@ -80,6 +81,11 @@ class Memo:
         self.built = 0  # rows built (not taken from the memo): what tests count
         self.ids: dict[str, str] = {}  # a turn's (or summary's) key -> its node id
         self.paired: dict[str, tuple[tuple[Any, ...], Turn]] = {}  # _paired's, by its key
+        self.layout: _Layout | None = None  # the last document's
+        # The last whole rows (Plan.rows of every seq): of which layout, the rows, their
+        # media, what taking them degraded.
+        self.last_rows: tuple[_Layout, list[dict[str, Any]], dict[str, dict[str, Any]],
+                              list[Degraded]] | None = None
 
     def take(self, turn: Turn, place: tuple[Any, ...], mode: Mode
              ) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
@@ -117,45 +123,22 @@ class Plan:
         tools = _tools(t.tools, t.file, mode)
         if tools is not None:
             source_of = {**source_of, TOOLS_SHA256: tools[1]}
-        turns, head = _paired(t.turns, t.head, t.unanswered, memo)
-        named = memo.ids if memo is not None else {}
-        ids = {x.key: named.get(x.key) or node_id(tenant, t.tool, t.session_key, x.key)
-               for x in (*turns, *t.compactions)}
-        ids[ROOT_KEY] = named.get(ROOT_KEY) or node_id(tenant, t.tool, t.session_key, ROOT_KEY)
+        last = memo.layout if memo is not None else None
+        layout = (last is not None and _Layout.grown(last, t, tenant, memo)) or \
+            _Layout.of(t, tenant, sid, memo)
         if memo is not None:
-            memo.ids = ids
-        self.turns, self.ids = turns, ids
-        parent = {turn.key: turn.parent for turn in turns}
-        self.depth = depth = {ROOT_KEY: 0}
-        for turn in turns:
-            depth[turn.key] = depth[turn.parent] + 1
-        started = min(turn.at for turn in turns)
-        self.unread = _out_of_context(turns)
-        # File order, the transcript's own file first, then each sub-agent's.
-        self.ordered = sorted([(turn.file or "", turn.line, 0, i) for i, turn in enumerate(turns)]
-                              + [("", c.line, 1, i) for i, c in enumerate(t.compactions)])
-        self.root = _root(sid, ids[ROOT_KEY], t, limits, started)
+            memo.layout = layout
+        self.layout = layout
+        self.turns, self.ids, self.depth = layout.turns, layout.ids, layout.depth
+        self.unread, self.ordered = layout.unread, layout.ordered
+        self.summaries, self.roles = layout.summaries, layout.roles
+        ids, head, summaries = layout.ids, layout.head, layout.summary_rows
+        self.root = _root(sid, ids[ROOT_KEY], t, limits, layout.started)
         self.root["properties"][DIGEST] = mapping_digest(self.root)
-        summaries: list[tuple[str, list[str]]] = []  # (id, whole segment)
-        self.summaries: dict[int, dict[str, Any]] = {}  # seq -> a compaction's summary row
-        for seq, (_, _, is_summary, index) in enumerate(self.ordered, start=1):
-            if is_summary:
-                compaction = t.compactions[index]
-                row = _summary(sid, ids, parent, compaction, summaries, seq,
-                               is_last=index == len(t.compactions) - 1,
-                               meta={"source": {"tool": t.tool, "file": t.file,
-                                                "line": compaction.line,
-                                                "entries": list(compaction.entries)}},
-                               file=t.file)
-                row["properties"][DIGEST] = mapping_digest(row)
-                self.summaries[seq] = row
         self.size = 1 + len(self.ordered)
-        self.roles = {ids[ROOT_KEY]: "system", **{ids[turn.key]: turn.role for turn in turns},
-                      **{row["properties"]["id"]: "summary" for row in self.summaries.values()}}
-        stamps = [turn.at for turn in turns] + [c.at for c in t.compactions]
         properties = {
             "id": sid, "extra_meta": "{}", "source": origin.dumps(source_of),
-            "created_at": _stamp(started), "updated_at": _stamp(max(stamps)),
+            "created_at": _stamp(layout.started), "updated_at": _stamp(layout.latest),
             "next_seq": self.size, "summary_strategy": "rolling",
             "summary_version": len(t.compactions), "meta_version": 0,
             **{key: _stamp(value) if isinstance(value, datetime) else value
@@ -187,7 +170,17 @@ class Plan:
         if start == 0:
             nodes.append(self.root)
         t, memo = self.transcript, self.memo
-        for seq in range(max(start, 1), min(stop, self.size)):
+        whole = start == 0 and stop >= self.size and memo is not None
+        degraded_before = len(mode.degraded)
+        first = max(start, 1)
+        if whole and memo.last_rows is not None and memo.last_rows[0] is self.layout.base:
+            # The layout only grew since the rows of the last one: theirs are these rows.
+            _, kept, kept_media, kept_degraded = memo.last_rows
+            nodes += kept[1:]
+            media.update(kept_media)
+            mode.degraded.extend(kept_degraded)
+            first = len(kept)
+        for seq in range(first, min(stop, self.size)):
             if seq in self.summaries:
                 nodes.append(self.summaries[seq])
                 continue
@@ -204,7 +197,125 @@ class Plan:
             nodes.append(taken[0])
             for medium in taken[1]:
                 media.setdefault(medium["sha256"], medium)
+        if whole:
+            memo.last_rows = (self.layout, nodes, media, mode.degraded[degraded_before:])
         return nodes, media
+
+
+class _Layout:
+    """Where a transcript's turns go in its document: its turns with every tool use
+    answered (_paired) and HEAD, their ids, depths, the turns no render reads, the file
+    order (`ordered`: (file, line, 0 for a turn or 1 for a summary, index)), the summary
+    rows by seq, each node's role, the first and last times. A followed file's growth
+    usually only adds turns after the last: `grown` then extends the last layout by them
+    (the copies of its maps cost little next to building them turn by turn)."""
+
+    source: tuple[Turn, ...]  # the transcript's turns it was laid out from
+    source_head: str  # and its HEAD
+    compactions: tuple[Compaction, ...]
+    unanswered: str
+    turns: list[Turn]
+    head: str
+    ids: dict[str, str]
+    depth: dict[str, int]
+    unread: set[str]
+    ordered: list[tuple[str, int, int, int]]
+    summaries: dict[int, dict[str, Any]]  # seq -> a compaction's summary row
+    summary_rows: list[tuple[str, list[str]]]  # (id, whole segment), in order
+    roles: dict[str, str]
+    calling: set[str]  # the keys of the turns holding tool uses
+    started: datetime
+    latest: datetime
+    base: _Layout | None  # the layout it extends
+
+    @classmethod
+    def of(cls, t: Transcript, tenant: str, sid: str, memo: Memo | None) -> _Layout:
+        self = cls()
+        self.source, self.source_head, self.compactions, self.unanswered, self.base = \
+            t.turns, t.head, t.compactions, t.unanswered, None
+        turns, self.head = _paired(t.turns, t.head, t.unanswered, memo)
+        named = memo.ids if memo is not None else {}
+        ids = {x.key: named.get(x.key) or node_id(tenant, t.tool, t.session_key, x.key)
+               for x in (*turns, *t.compactions)}
+        ids[ROOT_KEY] = named.get(ROOT_KEY) or node_id(tenant, t.tool, t.session_key, ROOT_KEY)
+        if memo is not None:
+            memo.ids = ids
+        self.turns, self.ids = turns, ids
+        parent = {turn.key: turn.parent for turn in turns}
+        self.depth = depth = {ROOT_KEY: 0}
+        for turn in turns:
+            depth[turn.key] = depth[turn.parent] + 1
+        self.started = min(turn.at for turn in turns)
+        self.latest = max([turn.at for turn in turns] + [c.at for c in t.compactions])
+        self.unread = _out_of_context(turns)
+        self.calling = {turn.key for turn in t.turns if _uses(turn)}
+        # File order, the transcript's own file first, then each sub-agent's.
+        self.ordered = sorted([(turn.file or "", turn.line, 0, i) for i, turn in enumerate(turns)]
+                              + [("", c.line, 1, i) for i, c in enumerate(t.compactions)])
+        self.summary_rows = summaries = []
+        self.summaries = {}
+        for seq, (_, _, is_summary, index) in enumerate(self.ordered, start=1):
+            if is_summary:
+                compaction = t.compactions[index]
+                row = _summary(sid, ids, parent, compaction, summaries, seq,
+                               is_last=index == len(t.compactions) - 1,
+                               meta={"source": {"tool": t.tool, "file": t.file,
+                                                "line": compaction.line,
+                                                "entries": list(compaction.entries)}},
+                               file=t.file)
+                row["properties"][DIGEST] = mapping_digest(row)
+                self.summaries[seq] = row
+        self.roles = {ids[ROOT_KEY]: "system", **{ids[turn.key]: turn.role for turn in turns},
+                      **{row["properties"]["id"]: "summary" for row in self.summaries.values()}}
+        return self
+
+    @classmethod
+    def grown(cls, last: _Layout, t: Transcript, tenant: str, memo: Memo) -> _Layout | None:
+        """`last` extended by the turns `t` has after those it was laid out from, when
+        nothing else changed: the same compactions, every turn of `last` the same Turn in
+        the same place, and the turns added hanging from none that holds tool uses (whose
+        pairing they would change) and coming after all of them in file order; else None."""
+        old = last.source
+        if len(t.turns) <= len(old) or t.compactions != last.compactions \
+                or t.unanswered != last.unanswered \
+                or not all(map(operator.is_, t.turns, old)):
+            return None
+        added = t.turns[len(old):]
+        if any(turn.parent in last.calling for turn in added):
+            return None
+        tail, head = _paired(added, t.head, t.unanswered, memo)
+        if t.head not in {turn.key for turn in added}:
+            if t.head != last.source_head:
+                return None
+            head = last.head
+        at = len(last.turns)
+        ordered = sorted((turn.file or "", turn.line, 0, at + i) for i, turn in enumerate(tail))
+        if last.ordered and ordered[0] <= last.ordered[-1]:
+            return None
+        self = cls()
+        self.source, self.source_head, self.compactions, self.unanswered, self.base = \
+            t.turns, t.head, t.compactions, t.unanswered, last
+        self.turns, self.head = last.turns + tail, head
+        self.ids, self.depth = dict(last.ids), dict(last.depth)
+        self.unread, self.calling = set(last.unread), set(last.calling)
+        self.roles = dict(last.roles)
+        for turn in tail:
+            self.ids[turn.key] = node_id(tenant, t.tool, t.session_key, turn.key)
+            self.depth[turn.key] = self.depth[turn.parent] + 1
+            if turn.out_of_context or (turn.role == "tool" and turn.parent in self.unread):
+                self.unread.add(turn.key)
+            self.roles[self.ids[turn.key]] = turn.role
+        self.calling.update(turn.key for turn in added if _uses(turn))
+        memo.ids = self.ids
+        self.ordered = last.ordered + ordered
+        self.summaries, self.summary_rows = last.summaries, last.summary_rows
+        self.started = min(last.started, min(turn.at for turn in tail))
+        self.latest = max(last.latest, max(turn.at for turn in tail))
+        return self
+
+
+def _uses(turn: Turn) -> bool:
+    return any(b["type"] == "tool_use" for b in turn.blocks)
 
 
 def plan(transcript: Transcript, tenant: str, limits: Limits,

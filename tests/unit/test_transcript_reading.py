@@ -47,6 +47,31 @@ def test_a_reading_fed_a_cut_file_then_the_rest_builds_the_whole_files_document(
         assert reading.parsed - parsed == sum(bool(line.strip()) for line in lines[cut:])
 
 
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(FIXTURES)) for p in FILES])
+def test_a_reading_fed_line_by_line_builds_the_document_a_fresh_read_of_each_prefix_builds(path):
+    """As a follower reads a file its tool writes: each document a Reading gives after
+    the lines it gained (laid out by extending its last layout where only turns were
+    added after the others, document._Layout.grown) is the one a fresh read gives."""
+    lines = path.read_text().splitlines(keepends=True)
+    extended = 0
+    for settle in (lambda t: without_open_tail(t, False), None):
+        reading = None
+        for cut in range(1, len(lines) + 1):
+            text = "".join(lines[:cut])
+            if reading is None:
+                reading = reading_of(text, path.name, None, "t", Limits())
+            else:
+                reading.feed(lines[cut - 1])
+            mode, fresh_mode = Mode(), Mode()
+            got = _document(reading, mode, settle)
+            want = _document(reading_of(text, path.name, None, "t", Limits()), fresh_mode,
+                             settle)
+            assert got == want, f"after line {cut}"
+            assert mode.degraded == fresh_mode.degraded, f"after line {cut}"
+            extended += got is not None and reading.memo.layout.base is not None
+    assert extended >= len(lines) // 4  # most growths only add turns after the others
+
+
 GROWN = [FIXTURES / "claude_code" / "session.jsonl",
          FIXTURES / "codex" / "rollout-2026-02-20T09-00-00-019c7a10-desktop.jsonl"]
 
