@@ -29,7 +29,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import AbstractSet, Any, AsyncIterator, Callable
+from typing import AbstractSet, Any, AsyncIterator, Callable, Container, Iterable
 
 from .. import telemetry
 from ..errors import BadInput, Conflict, CtxdagError
@@ -40,6 +40,7 @@ from ..model import listing
 from ..model.ids import utcnow
 from .problems import Stale as StaleSession, raise_for_problem
 from .records import NODE_REFERENCES
+from .transcript_known import DIGEST, DocumentRows, Known
 from ..model.validate import Limits
 
 
@@ -50,8 +51,6 @@ CONTENT = "content"
 # In place of CONTENT, from an importer that read the text a part at a time (a followed
 # file): {bytes, sha256} of the complete lines it read, as _imported makes of CONTENT.
 IMPORTED = "imported"
-# The node property holding its row's mapping_digest.
-DIGEST = "source_digest"
 # The session source's key naming the sha256 of the tools its file names (a Codex
 # session_meta's dynamic_tools, as service/transcripts/document.py takes them); absent for
 # a file naming none.
@@ -153,21 +152,6 @@ async def import_span(tenant: str, document: Callable[[], dict[str, Any]]
             _export_span(tenant, document(), started, done[0] if done else None, error)
 
 
-@dataclass(frozen=True)
-class Known:
-    """What an importer stored of a session it goes on importing from one file: which of
-    the transcript's nodes the session holds and, of those live, their seq and mapping
-    digest, as they stood after its last import, when the session's `next_seq` and
-    `source` were these. A session whose next_seq or source is another since was written
-    to by someone else: what it holds is read back again."""
-
-    session_id: str
-    next_seq: int
-    source: str | None
-    stored: frozenset[str]  # the transcript's node ids the session holds (live or not)
-    live: dict[str, tuple[int, str]]  # of those live: id -> (seq, mapping digest)
-
-
 def _export_span(tenant: str, document: dict[str, Any], started: datetime, stored: Stored | None,
             error: CtxdagError | None) -> None:
     properties = document.get("session", {}).get("properties", {})
@@ -215,13 +199,13 @@ async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
     document = as_imported(document)
     session = document["session"]
     session_id = session["properties"]["id"]
-    # Each node's mapping digest, by id, in the document's order: one pass over the rows.
-    digests = {row["properties"]["id"]: row["properties"].get(DIGEST)
-               for row in document["nodes"]}
-    ids = list(digests)
+    of_session = known if known is not None and known.session_id == session_id else None
+    # The rows to look at: all of them, or those after the ones known stored as they are.
+    rows = DocumentRows(document["nodes"], of_session)
     labeled = [label["node_id"] for label in document["labels"]]
-    if known is not None and known.session_id == session_id:
-        found = await _found_known(db, tenant, document, digests, known, labeled + unlabeled)
+    if of_session is not None:
+        found = await _found_known(db, tenant, document, rows, of_session,
+                                   labeled + unlabeled)
         if found is None:
             return None
     elif content is None and imported is not None:
@@ -234,42 +218,44 @@ async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
             # unless someone imported it since.
             try:
                 await import_session(db, tenant, document, limits, checked)
-                return Stored(session_id, True, len(ids), len(ids)), _known_imported(document)
+                return Stored(session_id, True, len(rows), len(rows)), _known_imported(document)
             except Conflict as e:
                 if e.details.get("session_id") != session_id:
                     raise
         new_turns = _new_turns(document)
-        rows = await db.read_on_leader("transcript_stored", session_id=session_id,
-                                       tenant=tenant, node_ids=ids,
+        held = await db.read_on_leader("transcript_stored", session_id=session_id,
+                                       tenant=tenant, node_ids=list(rows.digests),
                                        label_node_ids=labeled + unlabeled, new_turns=new_turns)
-        if not rows:
+        if not held:
             await import_session(db, tenant, document, limits)
-            return Stored(session_id, True, len(ids), len(ids)), _known_imported(document)
-        found = {**rows[0], "live": {node["id"]: (node["seq"], node["digest"])
-                                     for node in rows[0]["live"]}}
+            return Stored(session_id, True, len(rows), len(rows)), _known_imported(document)
+        found = {**held[0], "stored_ids": frozenset(held[0]["stored_ids"]),
+                 "live": {node["id"]: (node["seq"], node["digest"]) for node in held[0]["live"]}}
         if content is not None:
             _refuse_rewritten(content, _source(session["properties"].get("source")).get("file"),
                               session_id, found["source"])
-    stored = set(found["stored_ids"])
+    stored: frozenset[str] = found["stored_ids"]
     stored_labels = {label["node_id"]: label["text"] for label in found["labels"]}
     labels = [label for label in document["labels"]
               if stored_labels.get(label["node_id"]) != label["properties"]["text"]]
     cleared = [node_id for node_id in unlabeled if node_id in stored_labels]
     described = _described(session["properties"], found)
     read_as = {key: session["properties"].get(key) for key in FINGERPRINT}
-    if stored.issuperset(ids) and not labels and not cleared and not described:
+    if all(node_id in stored for node_id in rows.digests) and not labels and not cleared \
+            and not described:
         if read_as != {key: found[key] for key in FINGERPRINT}:
             await db.write("transcript_source_set", session_id=session_id, tenant=tenant,
                            **read_as)
-        return Stored(session_id, False, 0, len(ids)), _known_after(
-            session_id, found, found["source"], [], Stale([], {}))
+        return Stored(session_id, False, 0, len(rows)), _known_after(
+            session_id, found, found["source"], [], Stale([], {}), rows)
     description = _description(session["properties"], found)
     try:
-        stale = await _stale(db, tenant, document, digests, found)
+        stale = await _stale(db, tenant, document, rows, found)
         kept = stored - set(stale.rewritten)
         await _renamed_tools(db, tenant, document, found)
         params = await asyncio.to_thread(extension, {**document, "labels": labels}, kept,
-                                         found["next_seq"], tenant, limits, stale.rewritten)
+                                         found["next_seq"], tenant, limits, stale.rewritten,
+                                         rows)
         await write_extension(db, {**params, "unlabeled": cleared, **description, **read_as,
                                    "replaced": stale.replaced,
                                    "rewritten": sorted(stale.rewritten)}, events)
@@ -277,10 +263,10 @@ async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
         if known is None:
             raise
         return None  # the session changed since it was read: read it back whole
-    return Stored(session_id, False, len(params["nodes"]), len(ids),
+    return Stored(session_id, False, len(params["nodes"]), len(rows),
                   sum(label["node_id"] in stored for label in labels) + len(cleared),
                   described), _known_after(session_id, found, description["source"],
-                                           params["nodes"], stale)
+                                           params["nodes"], stale, rows)
 
 
 async def _renamed_tools(db: Database, tenant: str, document: dict[str, Any],
@@ -299,36 +285,37 @@ async def _renamed_tools(db: Database, tenant: str, document: dict[str, Any],
                        version["properties"]["created_at"]["datetime"]), now=utcnow())
 
 
-def _new_turns(document: dict[str, Any], new: set[str] | None = None) -> list[dict[str, Any]]:
+def _new_turns(document: dict[str, Any], new: set[str] | None = None,
+               rows: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The document's turns (of `new`, when given) that transcript_stored and transcript_known
     look below the predecessor of for what they replace: no summary, and no side branch's
     first turn, which hangs from ROOT beside the tasks spawned natively; a side branch's
     later turns (a sub-agent's run a Claude Code file holds inline) replace what a cut file
-    left below their predecessor, its cancelled results, as the conversation's do."""
+    left below their predecessor, its cancelled results, as the conversation's do. `rows`:
+    the document's rows holding those of `new` (all of them by default)."""
     root_id = document["session"]["root_id"]
     return [{"id": row["properties"]["id"], "predecessor_id": row["predecessor_id"],
              "side_branch": bool(row["properties"].get("side_branch"))}
-            for row in document["nodes"]
+            for row in (document["nodes"] if rows is None else rows)
             if (new is None or row["properties"]["id"] in new)
             and row["predecessor_id"] is not None and row["properties"]["role"] != "summary"
             and not (row["properties"].get("side_branch") and row["predecessor_id"] == root_id)]
 
 
 async def _found_known(db: Database, tenant: str, document: dict[str, Any],
-                       digests: dict[str, str | None], known: Known,
-                       label_node_ids: list[str]) -> dict[str, Any] | None:
-    """transcript_stored's row for `document` (`digests`: its nodes' mapping digests by
-    id), its `live` as a map (id -> (seq, digest)), from what `known` says the session
-    holds and what transcript_known reads of what the document adds or maps otherwise;
-    None when the session is not as `known` says."""
-    rows = document["nodes"]
+                       rows: DocumentRows, known: Known, label_node_ids: list[str]
+                       ) -> dict[str, Any] | None:
+    """transcript_stored's row for `document` (`rows`: its node rows to look at), its
+    `live` as a map (id -> (seq, digest)) and `stored_ids` a set, from what `known` says
+    the session holds and what transcript_known reads of what the document adds or maps
+    otherwise; None when the session is not as `known` says."""
+    digests = rows.digests
     new_ids = [node_id for node_id in digests if node_id not in known.stored]
     check_ids = [node_id for node_id, digest in digests.items()
                  if node_id in known.live and known.live[node_id][1] != digest]
     new = set(new_ids)
-    new_turns = _new_turns(document, new)
-    below = {turn["predecessor_id"] for turn in new_turns}
-    kept_ids = [row["properties"]["id"] for row in rows if row["predecessor_id"] in below]
+    new_turns = _new_turns(document, new, rows.unsettled())
+    kept_ids = rows.below({turn["predecessor_id"] for turn in new_turns})
     got = await db.read_on_leader("transcript_known", session_id=known.session_id,
                                   tenant=tenant, new_ids=new_ids, check_ids=check_ids,
                                   label_node_ids=label_node_ids, new_turns=new_turns,
@@ -336,12 +323,19 @@ async def _found_known(db: Database, tenant: str, document: dict[str, Any],
     if not got or got[0]["existing"] or got[0]["next_seq"] != known.next_seq \
             or got[0]["source"] != known.source:
         return None
-    checked = set(check_ids)
-    live = {node_id: held for node_id, held in known.live.items()
-            if node_id in digests and node_id not in checked}
-    live.update({node["id"]: (node["seq"], node["digest"]) for node in got[0]["live"]})
-    return {**got[0], "stored_ids": [node_id for node_id in digests if node_id in known.stored],
-            "live": live}
+    checked = {node["id"]: (node["seq"], node["digest"]) for node in got[0]["live"]}
+    if rows.known is not None:  # the rows looked at are all the document's but known ones
+        live = dict(known.live)
+        for node_id in check_ids:
+            live.pop(node_id, None)
+        stored_ids = known.stored
+    else:
+        looked = set(check_ids)
+        live = {node_id: held for node_id, held in known.live.items()
+                if node_id in digests and node_id not in looked}
+        stored_ids = frozenset(node_id for node_id in digests if node_id in known.stored)
+    live.update(checked)
+    return {**got[0], "stored_ids": stored_ids, "live": live, "checked": checked}
 
 
 def known_if_imported(document: dict[str, Any]) -> Known | None:
@@ -357,25 +351,32 @@ def _known_imported(document: dict[str, Any]) -> Known | None:
     if any(digest is None for _, digest in live.values()):
         return None
     properties = document["session"]["properties"]
-    return Known(properties["id"], properties["next_seq"], properties.get("source"),
-                 frozenset(live), live)
+    return DocumentRows(document["nodes"], None).known_after(Known(
+        properties["id"], properties["next_seq"], properties.get("source"), frozenset(live),
+        live), live)
 
 
 def _known_after(session_id: str, found: dict[str, Any], source: str | None,
-                 written: list[dict[str, Any]], stale: Stale) -> Known | None:
+                 written: list[dict[str, Any]], stale: Stale, rows: DocumentRows
+                 ) -> Known | None:
     """What the session holds once the rows `written` (transcript_extend's $nodes) were
-    added to what `found` read of it and the tails `stale` replaced were tombstoned; None
-    when a node of it has no mapping digest (imported before they were kept)."""
+    added to what `found` read of it and the tails `stale` replaced were tombstoned, with
+    the document's `rows` when it then holds them all as they are; None when a node of it
+    has no mapping digest (imported before they were kept)."""
     gone = {node_id for group in stale.replaced for node_id in group["ids"]}
     live = {node_id: held for node_id, held in found["live"].items() if node_id not in gone} \
         if gone else dict(found["live"])
-    live.update({row["properties"]["id"]: (row["properties"]["seq"],
-                                           row["properties"].get(DIGEST)) for row in written})
-    if any(digest is None for _, digest in live.values()):
+    added = {row["properties"]["id"]: (row["properties"]["seq"], row["properties"].get(DIGEST))
+             for row in written}
+    live.update(added)
+    # What a Known said is digested; only what was read or written since may not be.
+    fresh = live.values() if rows.known is None else [*found["checked"].values(),
+                                                       *added.values()]
+    if any(digest is None for _, digest in fresh):
         return None
-    stored = frozenset(found["stored_ids"]).union(row["properties"]["id"] for row in written)
+    stored = found["stored_ids"].union(added)
     next_seq = found["next_seq"] + len(written) - len(stale.rewritten)
-    return Known(session_id, next_seq, source, stored, live)
+    return rows.known_after(Known(session_id, next_seq, source, stored, live), added)
 
 
 def _backup(document: dict[str, Any]) -> dict[str, Any]:
@@ -428,30 +429,34 @@ class Stale:
     rewritten: dict[str, int]  # id -> its seq, which it keeps
 
 
-async def _stale(db: Database, tenant: str, document: dict[str, Any],
-                 digests: dict[str, str | None], found: dict[str, Any]) -> Stale:
+async def _stale(db: Database, tenant: str, document: dict[str, Any], rows: DocumentRows,
+                 found: dict[str, Any]) -> Stale:
     """The stale tail of the stored session: what `replaced` (transcript_stored's) names,
-    and each stored node the document maps otherwise than it was stored (`digests`: how
-    it maps each node) — a turn re-hung below a result that arrived, a summary keeping
-    more — with everything below it. A node written with a mapping digest is compared by
-    it; only those written before digests were kept are read back (transcript_held)."""
+    and each stored node the document maps otherwise than it was stored (`rows.digests`:
+    how it maps each node that may be; the others are known stored as they are) — a turn
+    re-hung below a result that arrived, a summary keeping more — with everything below
+    it. A node written with a mapping digest is compared by it; only those written before
+    digests were kept are read back (transcript_held)."""
     session_id = document["session"]["properties"]["id"]
     # ROOT is never mapped otherwise: it stays as stored, as the calls that read it saw it
     # (a Codex session imported before base_instructions were read keeps its empty ROOT,
     # rather than having every turn below it replaced).
     root_id = document["session"]["root_id"]
-    live = {node_id: held for node_id, held in found["live"].items() if node_id != root_id}
-    remapped = [node_id for node_id, (_, digest) in live.items()
-                if digest is not None and digest != digests[node_id]]
-    undigested = sorted(node_id for node_id, (_, digest) in live.items() if digest is None)
+    live = found["live"]
+    looked = [(node_id, live[node_id][1], digest) for node_id, digest in rows.digests.items()
+              if node_id in live and node_id != root_id]
+    remapped = [node_id for node_id, held, digest in looked
+                if held is not None and held != digest]
+    undigested = sorted(node_id for node_id, held, _ in looked if held is None)
     if undigested:
         held = await db.read_on_leader("transcript_held", session_id=session_id,
                                        tenant=tenant, node_ids=undigested)
         remapped += await asyncio.to_thread(remapped_ids, document, held)
     below = [] if not remapped else [row["replaced"] for row in await db.read_on_leader(
         "transcript_below", session_id=session_id, tenant=tenant, top_ids=sorted(remapped))]
-    tails, rewritten = stale_tails(found["replaced"] + below, digests.keys())
-    if not live.keys() >= set(rewritten):  # only when what an importer knew is out of date
+    tails, rewritten = stale_tails(found["replaced"] + below, rows)
+    # Only when what an importer knew is out of date:
+    if not all(node_id in live and node_id != root_id for node_id in rewritten):
         raise StaleSession(f"session {session_id} changed while the transcript was read; "
                            "import it again")
     return Stale(tails, {node_id: live[node_id][0] for node_id in rewritten})
@@ -515,7 +520,7 @@ def _source(text: str | None) -> dict[str, Any]:
 
 
 def stale_tails(rows: list[dict[str, Any]],
-                named: AbstractSet[str]) -> tuple[list[dict[str, Any]], list[str]]:
+                named: Container[str]) -> tuple[list[dict[str, Any]], list[str]]:
     """The stored tails `rows` name ({id, top_id, predecessor_id, metadata}: each node at or
     below a stale top), merged where one lies below another, as transcript_extend takes
     them: the nodes the document (`named` its ids) still holds, written again, and the
@@ -548,15 +553,16 @@ def stale_tails(rows: list[dict[str, Any]],
     return replaced, sorted(rewritten)
 
 
-def extension(document: dict[str, Any], stored: set[str], next_seq: int, tenant: str,
-              limits: Limits, rewritten: dict[str, int] | None = None) -> dict[str, Any]:
+def extension(document: dict[str, Any], stored: AbstractSet[str], next_seq: int,
+              tenant: str, limits: Limits, rewritten: dict[str, int] | None = None,
+              document_rows: DocumentRows | None = None) -> dict[str, Any]:
     """transcript_extend's parameters but `unlabeled`, `replaced` and `rewritten`: the
     document's nodes `stored` lacks, numbered from `next_seq` (the session's when `stored`
     was read) but those `rewritten` (written again, each keeping its seq), and its
-    labels."""
+    labels. `document_rows`: the document's rows as the store looks at them."""
     session = document["session"]
     rewritten = rewritten or {}
-    rows, labels = checked_rows(_gained(document, stored), limits)
+    rows, labels = checked_rows(_gained(document, stored, document_rows, rewritten), limits)
     new = [row for row in rows if row["properties"]["id"] not in stored]
     seqs = iter(range(next_seq, next_seq + len(new)))
     numbered = [{**row, "properties": {**row["properties"], "seq": rewritten[row["properties"]["id"]]
@@ -584,12 +590,18 @@ async def write_extension(db: Database, params: dict[str, Any], events: Events) 
     await events.committed(session_id, written[0]["events"])
 
 
-def _gained(document: dict[str, Any], stored: set[str]) -> dict[str, Any]:
-    """The document cut down to the nodes it adds to the stored ones, with the stored nodes
+def _gained(document: dict[str, Any], stored: AbstractSet[str],
+            rows: DocumentRows | None = None, rewritten: Iterable[str] = ()) -> dict[str, Any]:
+    """The document cut down to the nodes it adds to the stored ones (of `rows`, those
+    looked at, and those `rewritten`: the others are known stored), with the stored nodes
     they, its labels and the session name (as referents) and the media they carry: checked
     by the import's rules at a cost that follows what the file gained, not the session."""
     session = document["session"]
-    new = [row for row in document["nodes"] if row["properties"]["id"] not in stored]
+    if rows is not None and rows.known is not None:
+        new = rows.at([node_id for node_id in (*rows.digests, *rewritten)
+                       if node_id not in stored])
+    else:
+        new = [row for row in document["nodes"] if row["properties"]["id"] not in stored]
     named = {session["root_id"], session["head_id"], session["active_summary_id"]}
     named.update(label["node_id"] for label in document["labels"])
     for row in new:
@@ -598,9 +610,12 @@ def _gained(document: dict[str, Any], stored: set[str]) -> dict[str, Any]:
         for key in NODE_REFERENCES:
             value = row["properties"].get(key)
             named.update(value if isinstance(value, list) else [value])
-    kept = [row if row["properties"]["id"] not in stored else _referent(row)
-            for row in document["nodes"]
-            if row["properties"]["id"] in named or row["properties"]["id"] not in stored]
+    if rows is not None and rows.known is not None:
+        taken = rows.at([*named - {None}, *(row["properties"]["id"] for row in new)])
+    else:
+        taken = [row for row in document["nodes"]
+                 if row["properties"]["id"] in named or row["properties"]["id"] not in stored]
+    kept = [row if row["properties"]["id"] not in stored else _referent(row) for row in taken]
     # A node names a medium by its hash in its blocks (service/model/blocks.py).
     blocks = [row["properties"].get("blocks") or "" for row in kept]
     return {**_backup(document), "nodes": kept,

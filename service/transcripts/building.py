@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import compress
+from operator import attrgetter
 from typing import Any
 
 from .model import ROOT_KEY, Turn, tool_name, tool_use_id
@@ -44,38 +46,39 @@ class Building:
         return [b["tool_use_id"] for b in self.blocks if b["type"] == "tool_result"]
 
 
-def keys_of(turns: list[Building]) -> list[str]:
-    return [b.entries[-1] for b in turns]
+def key_at(turns: list[Building], index: int) -> str:
+    """The key of the turn at `index` (ROOT's at ROOT)."""
+    return ROOT_KEY if index == ROOT else turns[index].entries[-1]
 
 
-def key_of(keys: list[str], index: int) -> str:
-    return ROOT_KEY if index == ROOT else keys[index]
+_CHANGED = attrgetter("changed")
 
 
 def turns_of(turns: list[Building], made: list[Turn] | None = None) -> tuple[Turn, ...]:
     """The turns as Turns. With `made` (the Turns an earlier call made of them, which it
     extends), a turn unchanged since, under the same parent, keeps its Turn (the same
-    object): a file's growth makes Turns of what it changed only."""
-    keys = keys_of(turns)
+    object): a file's growth makes Turns of what it changed only, and looks at the others
+    no more than to see they are unchanged."""
     if made is None:
-        return tuple(_turn(keys, i, b) for i, b in enumerate(turns))
-    for i, b in enumerate(turns):
-        parent = key_of(keys, b.parent)
-        if i < len(made) and not b.changed and made[i].parent == parent:
-            continue
-        turn = _turn(keys, i, b)
-        if i < len(made):
-            made[i] = turn
-        else:
-            made.append(turn)
+        return tuple(_turn(turns, b) for b in turns)
+    before = min(len(made), len(turns))
+    remade = set(compress(range(before), map(_CHANGED, turns)))
+    for i in list(remade):
+        if turns[i].entries[-1] != made[i].key:  # named anew: the turns after it name it
+            remade.update(j for j in range(i + 1, before) if turns[j].parent == i)
+    for i in sorted(remade):
+        made[i] = _turn(turns, turns[i])
+        turns[i].changed = False
+    for b in turns[before:]:
+        made.append(_turn(turns, b))
         b.changed = False
     return tuple(made[:len(turns)])
 
 
-def _turn(keys: list[str], i: int, b: Building) -> Turn:
-    return Turn(keys[i], key_of(keys, b.parent), b.role, tuple(b.blocks), b.at, b.line,
+def _turn(turns: list[Building], b: Building) -> Turn:
+    return Turn(b.entries[-1], key_at(turns, b.parent), b.role, tuple(b.blocks), b.at, b.line,
                 tuple(b.entries), b.meta,
-                caller=None if b.caller is None else key_of(keys, b.caller),
+                caller=None if b.caller is None else key_at(turns, b.caller),
                 side_branch=b.side_branch, out_of_context=b.out_of_context)
 
 

@@ -42,7 +42,7 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
-from .building import ROOT as _ROOT, Building as _Building, key_of, keys_of, \
+from .building import ROOT as _ROOT, Building as _Building, key_at, \
     merge_meta, opener, text_block, tool_use, turns_of
 from ..errors import BadInput
 from .jsonl import objects
@@ -422,13 +422,13 @@ class _Reader:
     def transcript(self, session_key: str, made: list[Turn] | None = None) -> Transcript:
         if not self.turns:
             raise no_turns(self.file)
-        keys = keys_of(self.turns)
-        compactions = tuple(Compaction(entries[-1], key_of(keys, covered), key_of(keys, head),
+        turns = self.turns
+        compactions = tuple(Compaction(entries[-1], key_at(turns, covered), key_at(turns, head),
                                        text, at, line, entries, meta)
                             for line, covered, head, text, at, entries, meta in self.compactions)
-        head = self.node_of.get(self.last or "", len(self.turns) - 1)
-        return Transcript(TOOL, self.file, session_key, turns_of(self.turns, made), compactions,
-                          key_of(keys, head if head != _ROOT else len(self.turns) - 1),
+        head = self.node_of.get(self.last or "", len(turns) - 1)
+        return Transcript(TOOL, self.file, session_key, turns_of(turns, made), compactions,
+                          key_at(turns, head if head != _ROOT else len(turns) - 1),
                           self.title, {"agent_tool_uses": self.agent_uses})
 
 

@@ -41,7 +41,7 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
-from .building import ROOT, Building, key_of, keys_of, merge_meta, opener, tool_use, \
+from .building import ROOT, Building, key_at, merge_meta, opener, tool_use, \
     turns_of
 from .jsonl import objects
 from .model import Compaction, Mode, NamedTools, SystemPrompt, Transcript, Turn, bad_line, \
@@ -407,13 +407,13 @@ class _Reader:
             reader._give_up()
         if not reader.turns:
             raise no_turns(self.file)
-        keys = keys_of(reader.turns)
+        turns = reader.turns
         compactions = tuple(
-            Compaction(f"line{line}", key_of(keys, covered), key_of(keys, kept), text, when,
+            Compaction(f"line{line}", key_at(turns, covered), key_at(turns, kept), text, when,
                        line, (f"line{line}",), meta)
             for line, covered, kept, text, when, meta in reader.compactions)
-        return Transcript(TOOL, self.file, self.session_key, turns_of(reader.turns, made),
-                          compactions, key_of(keys, reader.current), None, reader.meta,
+        return Transcript(TOOL, self.file, self.session_key, turns_of(turns, made),
+                          compactions, key_at(turns, reader.current), None, reader.meta,
                           tools=reader.tools, system=reader.system, unanswered=UNANSWERED)
 
     def _copy(self) -> _Reader:

@@ -87,6 +87,10 @@ class Memo:
         self.last_rows: tuple[_Layout, list[dict[str, Any]], dict[str, dict[str, Any]],
                               list[Degraded]] | None = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A reading kept on disk (kept.py) keeps the rows, not the last layout and rows.
+        return {**self.__dict__, "layout": None, "last_rows": None}
+
     def take(self, turn: Turn, place: tuple[Any, ...], mode: Mode
              ) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
         kept = self.rows.get(turn.key)
@@ -295,6 +299,7 @@ class _Layout:
         self = cls()
         self.source, self.source_head, self.compactions, self.unanswered, self.base = \
             t.turns, t.head, t.compactions, t.unanswered, last
+        last.base = None  # only the layout it extends is needed: no chain of them
         self.turns, self.head = last.turns + tail, head
         self.ids, self.depth = dict(last.ids), dict(last.depth)
         self.unread, self.calling = set(last.unread), set(last.calling)

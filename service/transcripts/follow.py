@@ -24,7 +24,6 @@ import gc
 import hashlib
 import os
 import time
-from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
@@ -44,13 +43,12 @@ from .walk import transcript_files
 def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
     """The transcript without the turns at its end that may still grow."""
     t = transcript
-    turns = {x.key: x for x in t.turns}
-    below = Counter(x.parent for x in t.turns)  # how many turns follow each
+    turns = _Turns(t.turns)
     held: set[str] = set()
     head_key = t.head
     while head_key != ROOT_KEY:
         head = turns[head_key]
-        if below[head.key] or \
+        if turns.followed(head.key, held) or \
                 any(head.key in (c.last_covered, c.compacted_head) for c in t.compactions):
             break  # something follows it: it is done
         uses = [b["id"] for b in head.blocks if b["type"] == "tool_use"]
@@ -70,18 +68,50 @@ def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
         if not growing:
             break
         held.add(head.key)
-        del turns[head.key]
-        below[head.parent] -= 1
         head_key = head.parent
     if not held:
         return t
-    # A sub-agent run the file holds inline waits with the message that spawned it.
-    held |= {x.key for x in t.turns if x.caller in held}
-    return replace(t, turns=tuple(x for x in t.turns if x.key not in held), head=head_key,
-                   labels=tuple(x for x in t.labels if x.key not in held))
+    # A sub-agent run the file holds inline waits with the message that spawned it (its
+    # turns come after it, as every turn comes after those it hangs from).
+    first = min(turns.position(key) for key in held)
+    rest = t.turns[first:]
+    held |= {x.key for x in rest if x.caller in held}
+    return replace(t, turns=t.turns[:first] + tuple(x for x in rest if x.key not in held),
+                   head=head_key, labels=tuple(x for x in t.labels if x.key not in held))
 
 
-def _calls_open_before(turn: Turn, turns: dict[str, Turn]) -> bool:
+class _Turns:
+    """A transcript's turns by key, looked up from its end (where what may still grow is):
+    what is looked at costs what lies after it, not the transcript's length."""
+
+    def __init__(self, turns: tuple[Turn, ...]) -> None:
+        self.turns, self.at, self.scanned = turns, {}, len(turns)
+
+    def position(self, key: str) -> int:
+        while key not in self.at and self.scanned:
+            self.scanned -= 1
+            self.at[self.turns[self.scanned].key] = self.scanned
+        return self.at[key]
+
+    def __contains__(self, key: object) -> bool:
+        if key == ROOT_KEY:
+            return False
+        try:
+            self.position(str(key))
+        except KeyError:
+            return False
+        return True
+
+    def __getitem__(self, key: str) -> Turn:
+        return self.turns[self.position(key)]
+
+    def followed(self, key: str, held: set[str]) -> bool:
+        """Whether a turn not `held` hangs from the turn `key`."""
+        return any(x.parent == key and x.key not in held
+                   for x in self.turns[self.position(key) + 1:])
+
+
+def _calls_open_before(turn: Turn, turns: _Turns) -> bool:
     """Whether the calls a turn recorded before their results (codex.py) still wait for
     some: the message before the waiting turns is the calling one or a partial answer."""
     while turn.meta.get("recorded_before_results") and turn.parent in turns:

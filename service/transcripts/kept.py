@@ -50,6 +50,10 @@ class KeptReading:
     read_to: int  # bytes of the file fed to `reading`, complete lines
     sha256: str  # of those bytes
 
+    def __post_init__(self) -> None:
+        if self.known is not None:  # its rows are the document's, which a loaded reading
+            self.known = self.known.without_rows()  # builds anew
+
 
 class Shelf:
     """The kept readings of one store's tenant (`store` names the Neo4j)."""

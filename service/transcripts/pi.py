@@ -22,7 +22,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from .building import ROOT as _ROOT, Building as _Building, key_of, keys_of, opener, \
+from .building import ROOT as _ROOT, Building as _Building, key_at, opener, \
     text_block, tool_use, turns_of
 from .jsonl import objects
 from ..errors import BadInput
@@ -155,10 +155,8 @@ class Parsing:
         turns = self.turns
         if not turns:
             raise no_turns(self.file)
-        keys = keys_of(turns)
-
         def named(index: int | str) -> str:
-            return key_of(keys, int(index))
+            return key_at(turns, int(index))
 
         previous = self.previous
         head = self.node_of[previous] if previous is not None else len(turns) - 1

@@ -67,6 +67,20 @@ def statements(monkeypatch, db) -> list[tuple[str, dict]]:
     return ran
 
 
+def rows_looked_at(monkeypatch) -> list:
+    """The document rows (store.transcript_known.DocumentRows) each import makes from now
+    on."""
+    from service.store import transcripts
+    made = []
+
+    def recorded(*args, _original=transcripts.DocumentRows):
+        made.append(_original(*args))
+        return made[-1]
+
+    monkeypatch.setattr(transcripts, "DocumentRows", recorded)
+    return made
+
+
 async def same_as_imported_whole(db, events, ledger, sid, text, file):
     whole_ledger, whole_sid = await _imported(db, events, "whole", text, file)
     followed, whole = await _dump(ledger, sid), await _dump(whole_ledger, whole_sid)
@@ -87,6 +101,7 @@ async def test_a_growth_of_a_long_followed_file_parses_and_stores_only_what_it_g
     reading = follower.reading
     for line in lines[1_000:1_003]:  # a prompt, then a response calling a tool
         parsed, built = reading.parsed, reading.memo.built
+        looked = rows_looked_at(monkeypatch)
         ran = statements(monkeypatch, db)
         with path.open("a") as f:
             f.write(line)
@@ -95,6 +110,9 @@ async def test_a_growth_of_a_long_followed_file_parses_and_stores_only_what_it_g
         assert reading.parsed - parsed == 1  # the line it gained, not the file
         written = stored.written if stored is not None else 0
         assert reading.memo.built - built == written  # only the turns it stored were mapped
+        # The store looks only at the rows after those its last import stored as they are.
+        assert looked and all(rows.settled > 500 and len(rows.digests) == written
+                              for rows in looked), [(r.settled, len(r.digests)) for r in looked]
         names = [name for name, _ in ran]
         assert "transcript_stored" not in names  # no id of the session sent back and forth
         if written:
@@ -321,3 +339,91 @@ async def test_an_idle_large_file_is_imported_in_parts_and_let_go_without_its_ro
     assert stored is not None and stored.created
     assert kept == [False] and follower.reading is None and follower.known is None
     await assert_sound(ledger, stored.session_id)
+
+
+async def test_every_fixture_grown_a_few_lines_a_poll_stores_what_looking_at_every_row_does(
+        db, events, ledger, tmp_path, monkeypatch):
+    """A growth stored from the rows after those the last import stored as they are
+    (store.transcript_known) writes what one looking at every row of the document writes:
+    every fixture of the suite (compactions, sub-agents, labels, tools, media, results
+    arriving after what they answer), grown three lines a poll and quiet at the end."""
+    from tests.transcript_trees import tool_homes
+
+    homes = tool_homes(tmp_path / "tool-homes")
+    files = [path for home in homes.values() for path in sorted(home.rglob("*.jsonl"))
+             if "subagents" not in path.parts and not path.name.startswith("agent-")]
+    looked = rows_looked_at(monkeypatch)
+    for path in files:
+        lines = path.read_text().splitlines(keepends=True)
+        await grown_both_ways(db, events, ledger, path, lines,
+                              [(cut, False) for cut in range(3, len(lines), 3)]
+                              + [(len(lines), False), (len(lines), True)])
+    assert sum(rows.settled > 0 for rows in looked) >= 20  # the growths that took that way
+
+
+async def test_a_branch_from_a_turn_stored_with_what_follows_it_keeps_what_follows_it(
+        db, events, ledger, tmp_path, monkeypatch):
+    """A growth hanging a new turn from a turn whose reply is stored (a Pi session
+    branched from its first prompt's reply): the reply's line is not the new turn's, and
+    stays, in the growth stored from the rows after the known ones as in one looking at
+    every row."""
+    def entry(key, parent, role, text):
+        content = text if role == "user" else [{"type": "text", "text": text}]
+        message = {"role": role, "content": content, "timestamp": 1}
+        if role == "assistant":
+            message.update(api="anthropic-messages", provider="anthropic", model="claude-x",
+                           stopReason="stop", usage={"input": 1, "output": 1})
+        return json.dumps({"type": "message", "id": key, "parentId": parent,
+                           "timestamp": f"2025-07-01T09:00:{len(key):02d}.000Z",
+                           "message": message}) + "\n"
+
+    lines = [json.dumps({"type": "session", "version": 3, "id": "branch-pi",
+                         "timestamp": "2025-07-01T09:00:00.000Z", "cwd": "/w"}) + "\n",
+             entry("e1", None, "user", "Q1"), entry("e2", "e1", "assistant", "A1"),
+             entry("e3", "e2", "user", "Q2"), entry("e4", "e3", "assistant", "A2"),
+             entry("e5", "e2", "user", "Q2, asked otherwise"),
+             entry("e66", "e5", "assistant", "A2, otherwise")]
+    path = tmp_path / "2025-07-01T09-00-00-000Z_branch-pi.jsonl"
+    looked = rows_looked_at(monkeypatch)
+    ran = statements(monkeypatch, db)
+    settled = await grown_both_ways(db, events, ledger, path, lines,
+                                    [(5, False), (5, True), (6, False), (7, False), (7, True)])
+    # e4 let through once quiet; e5 hanging from e2, its reply e3 stored; then e66.
+    assert [(rows.settled, len(rows.digests)) for rows in looked if rows.settled] == \
+        [(4, 1), (5, 1), (6, 0), (6, 1)], [(r.settled, len(r.digests)) for r in looked]
+    extended = [params for name, params in ran if name == "transcript_extend"]
+    assert sum(len(params["nodes"]) for params in extended) == 2 * 3  # e4, e5, e66, twice
+    assert not any(params["rewritten"] or params["replaced"] for params in extended)
+    dump = await _dump(settled, (await settled.sessions.list(first=5)).items[0].id)
+    assert {"user:e3", "assistant:e4", "user:e5", "assistant:e66"} <= {
+        f"{n['properties']['role']}:{json.loads(n['properties']['metadata'])['source']['entries'][0]}"
+        for n in dump["nodes"] if n["properties"]["role"] != "system"}
+
+
+async def grown_both_ways(db, events, ledger, path, lines, cuts):
+    """`path` written with `lines` cut as `cuts` says ((lines, quiet) a poll), followed in
+    two tenants, the second made to look at every row of each document; both sessions
+    compared at the end (and checked sound); the first tenant's ledger."""
+    from service.store.ledger import Ledger
+    from tests.integration.test_transcript_growth import _dump
+
+    tenant = ledger.tenant
+    settled = Ledger.open(db, f"{tenant}-settled", ledger.limits, events.committed)
+    every = Ledger.open(db, f"{tenant}-every", ledger.limits, events.committed)
+    followers = {"settled": Follower(settled, str(path), None, False),
+                 "every": Follower(every, str(path), None, False)}
+    last = {}
+    for cut, quiet in cuts:
+        path.write_text("".join(lines[:cut]))
+        for run, follower in followers.items():
+            stored = await follower.poll(0.0 if quiet else SETTLE)
+            last[run] = stored or last.get(run)
+            if run == "every" and follower.known is not None:
+                follower.known = follower.known.without_rows()
+    if last["settled"] is None:
+        assert last["every"] is None, path
+        return settled
+    assert await _dump(settled, last["settled"].session_id) == \
+        await _dump(every, last["every"].session_id), path
+    await assert_sound(settled, last["settled"].session_id)
+    return settled
