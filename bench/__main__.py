@@ -37,6 +37,7 @@ from .server import HEAP, PAGECACHE_MB, BenchNeo4j
 from .storage import storage
 from .two_step import two_step_turns
 from .transcript_folder import folder_import, memory_by_file_size
+from .transcript_growth import growth_by_length
 from .transcripts import follow_latency, grown_reimports, transcript_import
 from .writes import append_at_head, persist, record_call, send_messages, write_floor
 from .telemetry import send_with_export
@@ -162,6 +163,7 @@ async def run(args: argparse.Namespace) -> int:
         await section("13", lambda: folder_import(b))
         await section("13", lambda: memory_by_file_size(b))
         await section("13", lambda: follow_latency(b))
+        await section("13", lambda: growth_by_length(b))
         await section("13", lambda: grown_reimports(b))
         await section("14", lambda: pinned_render(b))
         await section("15", lambda: carry(b))

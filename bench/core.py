@@ -63,6 +63,7 @@ class Sizes:
     planning_rounds: int = 3  # workload 10: plans and first turns measured this many times
     transcript_entries: int = 10_000  # workload 13: the Claude Code transcript imported
     transcript_folder_mb: float = 100.0  # workload 13: the generated folder of sessions
+    growth_entries: tuple[int, ...] = (10_000, 40_000)  # workload 13: followed files grown
     pins_turns: tuple[int, ...] = (1_000, 5_000, 10_000)  # workload 14: compacted, with pins
     pins_count: int = 8  # workload 14: covered turns pinned in each session
     carry_history: tuple[int, ...] = (100, 1_000, 10_000)  # workload 15: history lengths
@@ -112,7 +113,7 @@ QUICK = Sizes(
     storage_points=(500, 1_000, 2_000),
     peer_turns=400, peer_points=(100, 400), peer_window=30, peer_every=100, peer_read_samples=10,
     floor_samples=150, agent_messages=500, loop_samples=20, transcript_entries=2_000,
-    transcript_folder_mb=20.0,
+    transcript_folder_mb=20.0, growth_entries=(2_000, 8_000),
     pins_turns=(500, 1_000, 2_000),
     carry_history=(100, 1_000), carry_samples=5,
     cache_messages=500, cache_window=12_000, cache_keep=2_400, cache_summary_tokens=300,
@@ -130,7 +131,7 @@ SMOKE = replace(
     reading_reads_per_call=5, reading_samples=5, persist_covered=100, storage_points=(100, 200),
     peer_turns=60, peer_points=(30, 60), peer_window=5, peer_every=20, peer_keep=6,
     peer_read_samples=3, floor_samples=20, agent_messages=60, loop_samples=3, planning_rounds=1, isolated_stores=False,
-    transcript_entries=200, transcript_folder_mb=0.2, pins_turns=(100, 200), carry_history=(60, 120), carry_fork=4,
+    transcript_entries=200, transcript_folder_mb=0.2, growth_entries=(100, 400), pins_turns=(100, 200), carry_history=(60, 120), carry_fork=4,
     carry_samples=2, cache_messages=30, cache_window=5_000, cache_keep=1_000,
     cache_summary_tokens=100, cache_points=(15, 30), cache_render_samples=3, cache_markers=10,
     cache_marker_span=20,

@@ -88,6 +88,13 @@ async def translate_driver_errors() -> AsyncIterator[None]:
     except (ServiceUnavailable, SessionExpired) as e:
         raise Unavailable(f"Neo4j is unreachable: {e}") from e
     except TransientError as e:
+        if "threshold reached" in (e.message or ""):  # a transaction memory limit
+            raise Unavailable(
+                "Neo4j refused the write: it needs more memory than Neo4j lets a transaction "
+                f"use ({e.message}). Nothing was written. An import of a new session writes "
+                "it in one transaction: give Neo4j more heap (the managed one: "
+                "CTXDAG_NEO4J_HEAP, 1g by default, of which a transaction may use 70%) "
+                "and import it again") from e
         raise Unavailable(f"Neo4j could not complete the transaction in time: {e.message}") from e
     except Neo4jError as e:
         raise StoreFailure(f"Neo4j refused a statement ({e.code}): {e.message}") from e
