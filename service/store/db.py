@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, Mapping
+from typing import Any, AsyncIterator, Callable, Iterable, Mapping
 
 import neo4j
 from neo4j import AsyncDriver, AsyncGraphDatabase
@@ -262,9 +262,9 @@ class Database:
         reach different servers."""
         return isinstance(self.driver, neo4j.AsyncNeo4jDriver)
 
-    async def plan_statements(self) -> list[str]:
-        """Has Neo4j plan every statement now, before a request waits for it (0.3-1 s each
-        on first use). Each runs once with null parameters in a transaction that is rolled
+    async def plan_statements(self, names: Iterable[str] | None = None) -> list[str]:
+        """Has Neo4j plan every statement (of `names`, when given) now, before a request
+        waits for it (0.3-1 s each on first use). Each runs once with null parameters in a transaction that is rolled
         back: nothing it does is kept, and an error it raises on nulls does not matter, as
         Neo4j plans a statement before running it. Parameters travel in one map, so one
         plan per statement serves every call (queries.py). Returns the names planned.
@@ -279,7 +279,8 @@ class Database:
         async with translate_driver_errors():
             async with self.driver.session(database=self.database,
                                            default_access_mode=neo4j.WRITE_ACCESS) as session:
-                for query in self.queries.values():
+                for query in self.queries.values() if names is None else \
+                        [self.queries[name] for name in names]:
                     query_type = await self._plan(session, query)
                     planned.append(query.name)
                     if query_type in ("r", None):

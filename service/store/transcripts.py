@@ -57,6 +57,12 @@ IMPORTED = "imported"
 TOOLS_SHA256 = "tools_sha256"
 
 
+# The statements storing a file's growth, which a follower has Neo4j plan while it first
+# imports the file (0.3-1 s each on first use: the first growth would wait for them).
+GROWTH_STATEMENTS = ("transcript_known", "transcript_extend", "transcript_stored",
+                     "transcript_below", "transcript_held", "transcript_source_set",
+                     "transcript_tool_set")
+
 # The session properties naming the file text it was last imported from (fingerprint).
 FINGERPRINT = ("source_bytes", "source_prefix_sha256")
 

@@ -20,18 +20,20 @@ seconds: the tool is then waiting for its user.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import hashlib
 import os
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
+from typing import AsyncIterator, Callable
 
 from ..errors import BadInput, Conflict, CtxdagError
 from ..store.ledger import Ledger
 from ..store.transcript_parts import import_in_parts
-from ..store.transcripts import CONTENT, IMPORTED, Known, Stored, store_known
+from ..store.transcripts import CONTENT, GROWTH_STATEMENTS, IMPORTED, Known, Stored, \
+    store_known
 from . import claude_code, new_in_parts, reading_of, side_files, streamed, subagents, unchanged
 from .model import ROOT_KEY, Mode, NotATranscript, NoTurns, Transcript, Turn
 from .streamed import STREAM_FROM_BYTES
@@ -338,12 +340,13 @@ async def follow(ledger: Ledger, file: str, format: str | None, stop: asyncio.Ev
     """Imports `file` as it grows until `stop` is set; the last import's result. (What
     it degrades is not listed.)"""
     follower = Follower(ledger, file, format, strict)
-    while not stop.is_set():
-        stored = await follower.poll(settle)
-        if stored is not None:
-            report(stored)
-        _kept()
-        await _wait(stop, interval)
+    async with _growth_planned(ledger):
+        while not stop.is_set():
+            stored = await follower.poll(settle)
+            if stored is not None:
+                report(stored)
+            _kept()
+            await _wait(stop, interval)
     return follower.last
 
 
@@ -357,6 +360,17 @@ async def follow_folder(ledger: Ledger, folder: str, format: str | None, stop: a
     A file that fails is reported (`failed`) and tried again when it changes; a file of no
     transcript format is passed over (until it changes)."""
     followers: dict[str, Follower] = {}
+    async with _growth_planned(ledger):
+        await _follow_files(ledger, folder, format, stop, report, failed, followers, after,
+                            interval, settle, strict)
+    return {file: f.last for file, f in followers.items() if f.last is not None}
+
+
+async def _follow_files(ledger: Ledger, folder: str, format: str | None, stop: asyncio.Event,
+                        report: Callable[[str, Stored], None],
+                        failed: Callable[[str, CtxdagError], None],
+                        followers: dict[str, Follower], after: float | None, interval: float,
+                        settle: float, strict: bool) -> None:
     while not stop.is_set():
         for file in transcript_files([folder], after).files:
             if file not in followers:
@@ -377,7 +391,19 @@ async def follow_folder(ledger: Ledger, folder: str, format: str | None, stop: a
                 report(file, stored)
         _kept()
         await _wait(stop, interval)
-    return {file: f.last for file, f in followers.items() if f.last is not None}
+
+
+@contextlib.asynccontextmanager
+async def _growth_planned(ledger: Ledger) -> AsyncIterator[None]:
+    """Has Neo4j plan the statements storing a growth while the block first imports the
+    files: the first growth then does not wait for their plans. A plan that fails costs
+    only that wait."""
+    planning = asyncio.create_task(ledger.db.plan_statements(GROWTH_STATEMENTS))
+    try:
+        yield
+    finally:
+        planning.cancel()
+        await asyncio.gather(planning, return_exceptions=True)
 
 
 def _kept() -> None:

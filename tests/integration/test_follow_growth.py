@@ -427,3 +427,32 @@ async def grown_both_ways(db, events, ledger, path, lines, cuts):
         await _dump(every, last["every"].session_id), path
     await assert_sound(settled, last["settled"].session_id)
     return settled
+
+
+async def test_a_follower_has_neo4j_plan_the_growth_statements_while_it_first_imports(
+        db, ledger, tmp_path, monkeypatch):
+    """So the first growth does not wait 0.3-1 s for each statement's first plan."""
+    import asyncio
+
+    from service.store.transcripts import GROWTH_STATEMENTS
+    from service.transcripts.follow import follow
+
+    planned = []
+
+    async def recorded(names=None, _original=db.plan_statements):
+        planned.append(await _original(names))
+        return planned[-1]
+
+    monkeypatch.setattr(db, "plan_statements", recorded)
+    path = tmp_path / "long-session.jsonl"
+    path.write_text("".join(claude_code_lines(60)))
+    stop, seen = asyncio.Event(), []
+    task = asyncio.create_task(follow(ledger, str(path), None, stop, seen.append,
+                                      interval=0.05, settle=SETTLE))
+    for _ in range(400):
+        if seen and planned:
+            break
+        await asyncio.sleep(0.05)
+    stop.set()
+    last = await task
+    assert planned == [list(GROWTH_STATEMENTS)] and last is not None and last.created
