@@ -16,7 +16,7 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass, replace
 from itertools import islice
-from typing import AbstractSet, Any, Iterable, Iterator, Mapping
+from typing import AbstractSet, Any, Iterable, Mapping
 
 # The node property holding its row's mapping digest (transcripts.mapping_digest).
 DIGEST = "source_digest"
@@ -67,11 +67,6 @@ class DocumentRows:
 
     def __len__(self) -> int:
         return len(self.nodes)
-
-    def ids(self) -> Iterator[str]:
-        if self.known is not None:
-            yield from self._index()
-        yield from self.digests
 
     def unsettled(self) -> list[dict[str, Any]]:
         """The rows after those known stored as they are."""

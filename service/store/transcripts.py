@@ -603,11 +603,8 @@ def _gained(document: dict[str, Any], stored: AbstractSet[str],
     they, its labels and the session name (as referents) and the media they carry: checked
     by the import's rules at a cost that follows what the file gained, not the session."""
     session = document["session"]
-    if rows is not None and rows.known is not None:
-        new = rows.at([node_id for node_id in (*rows.digests, *rewritten)
-                       if node_id not in stored])
-    else:
-        new = [row for row in document["nodes"] if row["properties"]["id"] not in stored]
+    rows = rows if rows is not None else DocumentRows(document["nodes"], None)
+    new = rows.at([node_id for node_id in (*rows.digests, *rewritten) if node_id not in stored])
     named = {session["root_id"], session["head_id"], session["active_summary_id"]}
     named.update(label["node_id"] for label in document["labels"])
     for row in new:
@@ -616,11 +613,7 @@ def _gained(document: dict[str, Any], stored: AbstractSet[str],
         for key in NODE_REFERENCES:
             value = row["properties"].get(key)
             named.update(value if isinstance(value, list) else [value])
-    if rows is not None and rows.known is not None:
-        taken = rows.at([*named - {None}, *(row["properties"]["id"] for row in new)])
-    else:
-        taken = [row for row in document["nodes"]
-                 if row["properties"]["id"] in named or row["properties"]["id"] not in stored]
+    taken = rows.at([*named - {None}, *(row["properties"]["id"] for row in new)])
     kept = [row if row["properties"]["id"] not in stored else _referent(row) for row in taken]
     # A node names a medium by its hash in its blocks (service/model/blocks.py).
     blocks = [row["properties"].get("blocks") or "" for row in kept]

@@ -132,14 +132,11 @@ class Plan:
             _Layout.of(t, tenant, sid, memo)
         if memo is not None:
             memo.layout = layout
-        self.layout = layout
-        self.turns, self.ids, self.depth = layout.turns, layout.ids, layout.depth
-        self.unread, self.ordered = layout.unread, layout.ordered
-        self.summaries, self.roles = layout.summaries, layout.roles
+        self.layout, self.roles = layout, layout.roles
         ids, head, summaries = layout.ids, layout.head, layout.summary_rows
         self.root = _root(sid, ids[ROOT_KEY], t, limits, layout.started)
         self.root["properties"][DIGEST] = mapping_digest(self.root)
-        self.size = 1 + len(self.ordered)
+        self.size = 1 + len(layout.ordered)
         properties = {
             "id": sid, "extra_meta": "{}", "source": origin.dumps(source_of),
             "created_at": _stamp(layout.started), "updated_at": _stamp(layout.latest),
@@ -173,11 +170,11 @@ class Plan:
         media: dict[str, dict[str, Any]] = {}
         if start == 0:
             nodes.append(self.root)
-        t, memo = self.transcript, self.memo
+        t, memo, layout = self.transcript, self.memo, self.layout
         whole = start == 0 and stop >= self.size and memo is not None
         degraded_before = len(mode.degraded)
         first = max(start, 1)
-        if whole and memo.last_rows is not None and memo.last_rows[0] is self.layout.base:
+        if whole and memo.last_rows is not None and memo.last_rows[0] is layout.base:
             # The layout only grew since the rows of the last one: theirs are these rows.
             _, kept, kept_media, kept_degraded = memo.last_rows
             nodes += kept[1:]
@@ -185,15 +182,15 @@ class Plan:
             mode.degraded.extend(kept_degraded)
             first = len(kept)
         for seq in range(first, min(stop, self.size)):
-            if seq in self.summaries:
-                nodes.append(self.summaries[seq])
+            if seq in layout.summaries:
+                nodes.append(layout.summaries[seq])
                 continue
-            turn = self.turns[self.ordered[seq - 1][3]]
-            place = (seq, self.depth[turn.key], turn.key in self.unread)
+            turn = layout.turns[layout.ordered[seq - 1][3]]
+            place = (seq, layout.depth[turn.key], turn.key in layout.unread)
             taken = memo.take(turn, place, mode) if memo is not None else None
             if taken is None:
                 built = Mode(mode.strict)
-                taken = _turn_row(self.sid, self.ids, t, turn, place, self.limits, built)
+                taken = _turn_row(self.sid, layout.ids, t, turn, place, self.limits, built)
                 mode.degraded.extend(built.degraded)
                 if memo is not None:
                     memo.rows[turn.key] = (turn, place, taken[0], taken[1], built.degraded)
@@ -202,7 +199,7 @@ class Plan:
             for medium in taken[1]:
                 media.setdefault(medium["sha256"], medium)
         if whole:
-            memo.last_rows = (self.layout, nodes, media, mode.degraded[degraded_before:])
+            memo.last_rows = (layout, nodes, media, mode.degraded[degraded_before:])
         return nodes, media
 
 
