@@ -1,13 +1,21 @@
 // name: transcript_import_part
 // returns: one row {problem, taken_ids, taken_elsewhere, missing_media}; nothing is created when problem is set
-// purpose: a part of a large transcript's first import (service/store/transcript_parts.py): creates the nodes of $nodes — a run of the session's node rows in seq order — with all their edges and the media they carry, in the import's one transaction, after checking that none of their ids (or their tool uses' ids in the session) exists and that the media they name are in $media or stored; transcript_import_session then creates the session and checks what all the parts wrote
-// params: tenant, session_id, nodes, referred, media, media_stored
+// purpose: a part of a large transcript's first import (service/store/transcript_parts.py), in a transaction of its own: creates the nodes of $nodes — a run of the session's node rows in seq order — with all their edges and the media they carry, after checking that the import's claim is still $token's, that none of their ids (or their tool uses' ids in the session) exists and that the media they name are in $media or stored; transcript_import_session then creates the session and checks what all the parts wrote
+// params: tenant, session_id, token, nodes, referred, media, media_stored
 CYPHER replan=skip
 // Planning this statement takes seconds on a cold JVM, and Neo4j plans it again whenever
 // the store's statistics have moved enough: its plan is index seeks by id, kept.
+// The claim is locked (touched) before its token is read: an import that took it over
+// either clears this part once written, or this part sees the token it set.
+OPTIONAL MATCH (claim:PendingImport {session_id: $session_id})
+CALL (claim) {
+  WITH claim WHERE claim IS NOT NULL
+  SET claim.touched_at = datetime()
+}
+WITH coalesce(claim.token = $token, false) AS claimed
 // $referred: the ids of the nodes of earlier parts the rows name (backup.placed), written
-// by this transaction already. Ids taken in other tenants are only counted.
-WITH
+// by this import already. Ids taken in other tenants are only counted.
+WITH claimed,
   COLLECT {
     UNWIND $nodes AS row MATCH (x:Node {id: row.properties.id}) RETURN {id: x.id, own: coalesce(x.tenant = $tenant, false)} AS taken
     UNION ALL
@@ -18,6 +26,7 @@ WITH
   [digest IN $media_stored WHERE NOT EXISTS { (:Media {tenant: $tenant, sha256: digest}) }] AS missing_media
 WITH taken, missing_media,
   CASE
+    WHEN NOT claimed THEN 'import_taken_over'
     WHEN size(taken) > 0 THEN 'ids_exist'
     WHEN size(missing_media) > 0 THEN 'media_not_carried'
   END AS problem

@@ -40,29 +40,6 @@ Rows = list[dict[str, Any]]
 RowCheck = Callable[[Rows], None]
 
 
-class Transaction:
-    """A transaction Database.transaction opened: `run` is Database.write's, inside it."""
-
-    def __init__(self, db: "Database", tx: neo4j.AsyncTransaction) -> None:
-        self._db, self._tx = db, tx
-
-    async def run(self, query_name: str, /, check: RowCheck | None = None,
-                  **params: Any) -> Rows:
-        """Runs one statement in the transaction; `check` sees its rows (an error it raises
-        ends the transaction, rolled back)."""
-        query, bound = self._db._prepare(query_name, params, neo4j.RoutingControl.WRITE)
-        async with translate_driver_errors():
-            result = await self._tx.run(query.text, bound)
-            found = [dict(zip(record.keys(), record)) async for record in result]
-        # Sent and answered: the driver keeps each result (with its parameters) until the
-        # transaction ends, which would hold every part an import wrote before.
-        for arguments in bound.values():
-            arguments.clear()
-        if check is not None:
-            check(found)
-        return found
-
-
 def open_driver(uri: str, user: str = "neo4j", password: str = "") -> AsyncDriver:
     """One driver per process. Timeouts are bounded so an outage is reported, not waited out."""
     auth = neo4j.basic_auth(user, password) if password else None
@@ -91,8 +68,8 @@ async def translate_driver_errors() -> AsyncIterator[None]:
         if "threshold reached" in (e.message or ""):  # a transaction memory limit
             raise Unavailable(
                 "Neo4j refused the write: it needs more memory than Neo4j lets a transaction "
-                f"use ({e.message}). Nothing was written. An import of a new session writes "
-                "it in one transaction: give Neo4j more heap (the managed one: "
+                f"use ({e.message}). Nothing was written. A write this large (a transcript's "
+                "growth, a session's backup) is one transaction: give Neo4j more heap (the managed one: "
                 "CTXDAG_NEO4J_HEAP, 1g by default, of which a transaction may use 70%) "
                 "and import it again") from e
         raise Unavailable(f"Neo4j could not complete the transaction in time: {e.message}") from e
@@ -166,32 +143,6 @@ class Database:
         """
         query, bound = self._prepare(query_name, params, neo4j.RoutingControl.WRITE)
         return await self._execute(query, bound, neo4j.RoutingControl.WRITE, check)
-
-    @contextlib.asynccontextmanager
-    async def transaction(self) -> AsyncIterator[Transaction]:
-        """One write transaction for several statements, run one after another by the
-        caller (an import written in parts, with its next part built between them):
-        committed when the block ends, rolled back when it raises, so it writes all or
-        nothing. Unlike `write`, it is not retried on a transient error (the caller's work
-        between statements cannot be replayed): that is Unavailable, as any other outage."""
-        scope = current_scope()
-        manager = scope.manager_here() if scope is not None else None
-        session = self.driver.session(database=self.database, bookmark_manager=manager,
-                                      default_access_mode=neo4j.WRITE_ACCESS)
-        try:
-            async with translate_driver_errors():
-                tx = await session.begin_transaction()
-        except BaseException:
-            await session.close()
-            raise
-        try:
-            yield Transaction(self, tx)
-            async with translate_driver_errors():
-                await tx.commit()
-        finally:
-            async with translate_driver_errors():
-                await tx.close()  # rolls back what was not committed
-                await session.close()
 
     async def _read_on_leader(self, query_name: str, /, **params: Any) -> Rows:
         """A read that decides a write, so it must see the latest commit: on the leader."""

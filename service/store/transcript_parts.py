@@ -1,24 +1,39 @@
-"""A large transcript's first import, written in parts within one transaction, so that the
-importer holds one part's node rows at a time (service/transcripts/streamed.py), never
-the whole document's.
+"""A large transcript's first import, written in parts, each in a transaction of its own,
+so that neither the importer nor Neo4j holds the whole document: the importer holds one
+part's node rows at a time (service/transcripts/streamed.py), Neo4j one part's writes.
 
-Each part is a run of the session's node rows in seq order (ROOT first), checked by the
-import's rules with the session's other nodes outside it (backup.check) and written by
-transcript_import_part; the next part is built and checked in a worker thread while
-Neo4j writes the last. transcript_import_session then creates the session, with its
-labels, tool set and ROOT, HEAD and active summary, and checks what all the parts wrote
-as backup_import checks a session imported at once. The session is what importing the
-whole document at once makes of it (service/store/transcripts.py): the same nodes, edges,
-seqs and properties. A part or check that fails, a kill, or an outage rolls all of it back.
+The import first claims the session (a PendingImport, with a token of its own) and clears
+what an earlier import of it left. Each part is a run of the session's node rows in seq
+order (ROOT first), checked by the import's rules with the session's other nodes outside
+it (backup.check) and written by transcript_import_part; the next part is built and
+checked in a worker thread while Neo4j writes the last. transcript_import_session then,
+in one transaction, ends the claim and creates the session, with its labels, tool set and
+ROOT, HEAD and active summary, and checks what all the parts wrote as backup_import
+checks a session imported at once. The session is what importing the whole document at
+once makes of it (service/store/transcripts.py): the same nodes, edges, seqs and
+properties. Until that transaction commits, its nodes belong to no session: no listing,
+search or session's statement reaches them (only a read of a node by its id, in its
+tenant), and that last transaction's cost does not grow with the document but for its
+checks.
+
+A part or check that fails clears what the import wrote before the error is raised. What
+a kill or an outage leaves is cleared by the session's next import, which takes the claim
+over, or by clear_abandoned, run before a folder is imported and before any import in
+parts (so by the service's importTranscript too). An import whose
+claim another one took over (two importers of one file) writes nothing more: Conflict.
 """
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections import Counter
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any, Mapping, Protocol
 
+from ..errors import CtxdagError
 from ..model.validate import Limits
+from ..model.ids import utcnow
 from .backup import FORMAT, VERSION, Checked, check, import_check
 from .db import Database, Rows, RowCheck
 from .problems import raise_for_problem
@@ -27,6 +42,11 @@ from .transcripts import DIGEST, Known, Stored, as_imported, import_span
 # Node rows per part: a part's rows, checked and packed for the driver, take some tens of
 # MB at most (a turn's row is a few KB); each part costs one statement.
 PART_NODES = 1_000
+# Nodes deleted a transaction when what an unfinished import wrote is cleared.
+CLEAR_NODES = 5_000
+# A claim no part touched for this long is an import a kill or an outage left: a part takes
+# a second or so.
+ABANDONED_AFTER = timedelta(minutes=10)
 
 # What `expected` counts of a part's own rows (the rest is the session's: its last statement).
 _OF_ROWS = ("nodes", "predecessor", "caller", "covers", "carries_over", "absorbed",
@@ -49,8 +69,9 @@ class InParts(Protocol):
 
 async def import_in_parts(db: Database, tenant: str, document: InParts, limits: Limits,
                           part_nodes: int | None = None) -> tuple[Stored, Known | None]:
-    """Imports a new session part by part in one transaction (BadInput, Conflict or
-    Unavailable as import_session raises them, nothing written); what it stored."""
+    """Imports a new session part by part, a transaction each, the session published by
+    the last (BadInput, Conflict or Unavailable as import_session raises them, nothing left
+    written); what it stored."""
     async with import_span(tenant, document.header) as done:
         stored = await _import(db, tenant, document, limits, part_nodes or PART_NODES)
         done.append(stored[0])
@@ -59,6 +80,26 @@ async def import_in_parts(db: Database, tenant: str, document: InParts, limits: 
 
 async def _import(db: Database, tenant: str, document: InParts, limits: Limits,
                   part_nodes: int) -> tuple[Stored, Known | None]:
+    session_id, token = document.session_id, uuid.uuid4().hex
+    await clear_abandoned(db, tenant)
+    await db.write("transcript_pending_claim", tenant=tenant, session_id=session_id,
+                   token=token)
+    try:
+        await _clear(db, session_id, token)
+        stored = await _write_parts(db, tenant, document, limits, part_nodes, token)
+    except Exception:
+        try:
+            await _clear(db, session_id, token)
+            await db.write("transcript_pending_release", session_id=session_id, token=token)
+        except CtxdagError:
+            pass  # the next import of the session, or clear_abandoned, clears it
+        raise
+    return stored
+
+
+async def _write_parts(db: Database, tenant: str, document: InParts, limits: Limits,
+                       part_nodes: int, token: str) -> tuple[Stored, Known | None]:
+    """Writes the document's parts, then creates its session."""
     session_id = document.session_id
     expected: Counter[str] = Counter()
     live: dict[str, tuple[int, str | None]] = {}
@@ -78,39 +119,63 @@ async def _import(db: Database, tenant: str, document: InParts, limits: Limits,
                       "media": media, "calls": [], "labels": [], "branch_names": [],
                       "pins": []}, limits, outside)
 
-    async with db.transaction() as writes:
-        building = asyncio.create_task(asyncio.to_thread(checked_part, *bounds[0]))
-        try:
-            for index in range(len(bounds)):
-                part = await building
-                if index + 1 < len(bounds):  # built while Neo4j writes this one
-                    building = asyncio.create_task(
-                        asyncio.to_thread(checked_part, *bounds[index + 1]))
-                params = part.params
-                await writes.run(
-                    "transcript_import_part", _part_check(session_id, part), tenant=tenant,
-                    session_id=session_id, nodes=params["nodes"], referred=params["referred"],
-                    media=params["media"], media_stored=sorted(part.named_not_carried))
-                expected.update({key: part.expected[key] for key in _OF_ROWS})
-        finally:
-            # A write that failed leaves the next part being built: let it end first.
-            await asyncio.gather(building, return_exceptions=True)
-        header = as_imported(document.header())
-        last = await asyncio.to_thread(check, {**header, "nodes": [], "media": []}, limits,
-                                       dict(document.roles))
-        expected.update({key: value for key, value in last.expected.items()
-                         if key not in _OF_ROWS})
-        params = last.params
-        await writes.run(
-            "transcript_import_session", import_check(session_id, replace(
-                last, expected=dict(expected))), tenant=tenant, session=params["session"],
-            calls=params["calls"], tool_sets=params["tool_sets"],
-            tool_set_versions=params["tool_set_versions"], labels=params["labels"],
-            branch_names=params["branch_names"], pins=params["pins"])
+    building = asyncio.create_task(asyncio.to_thread(checked_part, *bounds[0]))
+    try:
+        for index in range(len(bounds)):
+            part = await building
+            if index + 1 < len(bounds):  # built while Neo4j writes this one
+                building = asyncio.create_task(
+                    asyncio.to_thread(checked_part, *bounds[index + 1]))
+            params = part.params
+            await db.write(
+                "transcript_import_part", _part_check(session_id, part), tenant=tenant,
+                session_id=session_id, token=token, nodes=params["nodes"],
+                referred=params["referred"], media=params["media"],
+                media_stored=sorted(part.named_not_carried))
+            expected.update({key: part.expected[key] for key in _OF_ROWS})
+    finally:
+        # A write that failed leaves the next part being built: let it end first.
+        await asyncio.gather(building, return_exceptions=True)
+    header = as_imported(document.header())
+    last = await asyncio.to_thread(check, {**header, "nodes": [], "media": []}, limits,
+                                   dict(document.roles))
+    expected.update({key: value for key, value in last.expected.items()
+                     if key not in _OF_ROWS})
+    params = last.params
+    await db.write(
+        "transcript_import_session", import_check(session_id, replace(
+            last, expected=dict(expected))), tenant=tenant, token=token,
+        session=params["session"], calls=params["calls"], tool_sets=params["tool_sets"],
+        tool_set_versions=params["tool_set_versions"], labels=params["labels"],
+        branch_names=params["branch_names"], pins=params["pins"])
     properties = header["session"]["properties"]
     known = None if any(digest is None for _, digest in live.values()) else Known(
         session_id, properties["next_seq"], properties.get("source"), frozenset(live), live)
     return Stored(session_id, True, document.size, document.size), known
+
+
+async def _clear(db: Database, session_id: str, token: str) -> None:
+    """Deletes the nodes and tool uses an unfinished import of the session wrote while its
+    claim is `token`'s, a transaction at a time."""
+    while True:
+        rows = await db.write("transcript_pending_clear", session_id=session_id, token=token,
+                              limit=CLEAR_NODES)
+        if not rows or rows[0]["cleared"] == 0:
+            return
+
+
+async def clear_abandoned(db: Database, tenant: str) -> int:
+    """Clears what the tenant's imports in parts left unfinished (a claim no part touched
+    for ABANDONED_AFTER: a kill or an outage); how many it cleared."""
+    rows = await db.read_on_leader("transcript_pending_stale", tenant=tenant,
+                                   before=utcnow() - ABANDONED_AFTER)
+    for row in rows:
+        session_id, token = row["session_id"], uuid.uuid4().hex
+        await db.write("transcript_pending_claim", tenant=tenant, session_id=session_id,
+                       token=token)
+        await _clear(db, session_id, token)
+        await db.write("transcript_pending_release", session_id=session_id, token=token)
+    return len(rows)
 
 
 def _backup_session(header: dict[str, Any]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import Any, Callable, TextIO
 from ..errors import CtxdagError
 from ..store.ledger import Ledger
 from ..store.backup import Checked
-from ..store.transcript_parts import import_in_parts
+from ..store.transcript_parts import clear_abandoned, import_in_parts
 from ..store.transcripts import (Stored, first_import_check, known_if_imported,
                                    session_held, store_known, store_transcript)
 from . import document_of, new_in_parts, reading_of, streamed, unchanged
@@ -63,6 +63,10 @@ async def import_paths(ledger: Ledger, paths: list[str], format: str | None, str
     status: 1 when a file failed. `shelf`: where the readings of files likely to grow are
     kept (none kept without it)."""
     out, err = out or sys.stdout, err or sys.stderr
+    abandoned = await clear_abandoned(ledger.db, ledger.tenant)
+    if abandoned:
+        print(f"cleared what {abandoned} import(s) stopped midway by an earlier run left "
+              "written", file=out, flush=True)
     found = transcript_files(paths, after)
     sizes = [_size(file) for file in found.files]
     progress, tally, named = Progress(err, len(sizes), sum(sizes)), Tally(), set(paths)

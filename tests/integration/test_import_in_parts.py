@@ -4,6 +4,7 @@ the session that reading the file whole and importing it at once stores: every n
 edge, seq and property the same, for every format and shape this suite has (compactions,
 sub-agents, labels, tools, media, degraded entries). A part that fails leaves nothing
 behind; the file's next import knows it unchanged, or reads on from its kept reading."""
+import asyncio
 import io
 import json
 import os
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ import pytest
 from service.errors import Conflict
 from service.model.validate import Limits
 from service.store.backup import export_session
+from service.search.find import search
 from service.store.ledger import Ledger
 from service.store import transcript_parts
 from service.transcripts import (batch, detect, kept, reading_of, source_fingerprint,
@@ -28,7 +31,7 @@ from service.transcripts.model import Mode
 from service.transcripts.walk import transcript_files
 from tests.integration.helpers import assert_sound, run_cypher
 from tests.integration.test_follow_growth import claude_code_lines, same_as_imported_whole
-from tests.transcript_trees import FIXTURES, tool_homes
+from tests.transcript_trees import FIXTURES, SESSIONS, tool_homes
 
 
 def _read_text(file: str) -> str:
@@ -40,6 +43,29 @@ def in_parts(monkeypatch):
     """Every file read a part at a time and written three nodes a part."""
     monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", 0)
     monkeypatch.setattr(transcript_parts, "PART_NODES", 3)
+
+
+async def the_one_session_is_the_file_imported_whole(db, events, ledger: Ledger, path: Path,
+                                                     monkeypatch) -> None:
+    """The ledger holds one session, sound and the one `path` imported at once makes."""
+    (session,) = (await ledger.sessions.list(first=10)).items
+    await assert_sound(ledger, session.id)
+    monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", 1 << 40)  # the reference: at once
+    await same_as_imported_whole(db, events, ledger, session.id, path.read_text(), str(path))
+
+
+def published(monkeypatch) -> list[str]:
+    """The sessions imports in parts publish from now on (their last statement run)."""
+    found = []
+    write = transcript_parts.Database.write
+
+    async def counted(self, name, /, check=None, **params):
+        if name == "transcript_import_session":
+            found.append(params["session"]["properties"]["id"])
+        return await write(self, name, check, **params)
+
+    monkeypatch.setattr(transcript_parts.Database, "write", counted)
+    return found
 
 
 def fresh(db, events, name: str) -> Ledger:
@@ -88,14 +114,7 @@ async def test_every_fixture_imported_in_parts_is_the_session_imported_at_once(
     assert status == 0, err
     expected = await normalized(whole)
 
-    ran = []
-    run = transcript_parts.Database.transaction
-
-    def counted(self):
-        ran.append(True)
-        return run(self)
-
-    monkeypatch.setattr(transcript_parts.Database, "transaction", counted)
+    ran = published(monkeypatch)
     monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", 0)
     monkeypatch.setattr(transcript_parts, "PART_NODES", 3)
     parts = fresh(db, events, "parts")
@@ -143,7 +162,7 @@ async def test_a_part_that_fails_leaves_nothing_behind(db, events, tmp_path, in_
     assert status == 1 and "a part that cannot be written" in err
     assert len(written) >= 5
     assert await ledger.sessions.count() == 0
-    assert await tenant_nodes(db, ledger.tenant) == 0
+    assert await left(db, ledger.tenant) == NOTHING
     monkeypatch.setattr(streamed.Streamed, "rows", rows)
     status, out, err = await imported(ledger, [str(path)])
     assert status == 0 and "imported as session" in out, err
@@ -170,10 +189,7 @@ async def test_a_recent_file_imported_in_parts_keeps_its_reading_and_reads_on(
     status, out, err = await imported(ledger, [str(path)], shelf)
     assert status == 0 and "gained" in out, err
     assert fed == [100]  # the lines gained, read on from the kept reading
-    (session,) = (await ledger.sessions.list(first=10)).items
-    await assert_sound(ledger, session.id)
-    monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", 1 << 40)  # the reference: at once
-    await same_as_imported_whole(db, events, ledger, session.id, path.read_text(), str(path))
+    await the_one_session_is_the_file_imported_whole(db, events, ledger, path, monkeypatch)
 
 
 async def test_a_large_file_killed_mid_import_leaves_nothing_and_imports_whole_next(
@@ -204,11 +220,156 @@ async def test_a_large_file_killed_mid_import_leaves_nothing_and_imports_whole_n
         time.sleep(took * fraction)
         killed.send_signal(signal.SIGKILL)
         killed.communicate(timeout=60)
-        assert await tenant_nodes(db, tenant) in (0, whole)
+        assert await session_nodes(db, tenant) in (0, whole)
     again = command(tenant)
     out, err = again.communicate(timeout=300)
     assert again.returncode == 0, err
-    assert await tenant_nodes(db, tenant) == whole
+    assert await tenant_nodes(db, tenant) == await session_nodes(db, tenant) == whole
+    assert (await left(db, tenant))["PendingImport"] == 0
+
+
+NOTHING = {"Session": 0, "Node": 0, "ToolUse": 0, "Media": 0, "PendingImport": 0}
+
+
+async def left(db, tenant: str) -> dict[str, int]:
+    """What the tenant holds of each kind an import in parts writes."""
+    found = {}
+    for kind in NOTHING:
+        (row,) = await run_cypher(db, f"MATCH (x:{kind} {{tenant: $tenant}}) RETURN count(x) AS n",
+                                  tenant=tenant)
+        found[kind] = row["n"]
+    return found
+
+
+async def test_every_fixture_stopped_before_its_publication_leaves_nothing(
+        db, events, tmp_path, in_parts, monkeypatch):
+    """Every part written, media among them, and the session never created: the import
+    clears all it wrote, each medium it stored too."""
+    homes = [str(path) for path in tool_homes(tmp_path / "tool-homes").values()]
+    write = transcript_parts.Database.write
+    parts = []
+
+    async def stopped(self, name, /, check=None, **params):
+        if name == "transcript_import_session":
+            raise Conflict("stopped before its publication")
+        if name == "transcript_import_part":
+            parts.append(len(params["media"]))
+        return await write(self, name, check, **params)
+
+    monkeypatch.setattr(transcript_parts.Database, "write", stopped)
+    ledger = fresh(db, events, "stopped")
+    status, out, err = await imported(ledger, homes)
+    assert status == 1 and err.count("stopped before its publication") == SESSIONS, err
+    assert len(parts) > SESSIONS and sum(parts) > 0  # media were written, then cleared
+    assert await left(db, ledger.tenant) == NOTHING
+    assert await ledger.sessions.count() == 0
+
+
+async def test_an_import_stopped_midway_is_cleared_by_the_next_of_its_session(
+        db, events, tmp_path, in_parts, monkeypatch):
+    """A kill leaves parts written and the claim: none of it is in the ledger, and the
+    session's next import clears it and imports the session whole."""
+    path = tmp_path / "long-session.jsonl"
+    path.write_text("".join(claude_code_lines(200)))
+    ledger = fresh(db, events, "killed")
+    await killed_after_parts(ledger, path, 5, monkeypatch)
+    held = await left(db, ledger.tenant)
+    assert held["Node"] >= 15 and held["PendingImport"] == 1 and held["Session"] == 0
+    assert (await search(ledger, "Reading")).hits == ()  # in no session: nothing finds them
+
+    status, out, err = await imported(ledger, [str(path)])
+    assert status == 0 and "imported as session" in out, err
+    assert "cleared" not in out  # not abandoned yet: its own import took it over
+    assert await orphans(db, ledger.tenant) == 0
+    await the_one_session_is_the_file_imported_whole(db, events, ledger, path, monkeypatch)
+
+
+async def test_what_an_abandoned_import_left_is_cleared_by_the_next_run(
+        db, events, tmp_path, in_parts, monkeypatch):
+    """The file of a killed import is gone: the next import of other files clears what it
+    left once no part has touched it for ABANDONED_AFTER, and says so."""
+    gone, other = tmp_path / "gone.jsonl", tmp_path / "other.jsonl"
+    gone.write_text("".join(claude_code_lines(200)))
+    other.write_text("".join(claude_code_lines(20, session="other-session")))
+    ledger = fresh(db, events, "abandoned")
+    await killed_after_parts(ledger, gone, 5, monkeypatch)
+    gone.unlink()
+    status, out, err = await imported(ledger, [str(other)])
+    assert status == 0 and "cleared" not in out, err  # touched a moment ago: not abandoned
+    assert (await left(db, ledger.tenant))["PendingImport"] == 1
+    assert await orphans(db, ledger.tenant) > 0
+    monkeypatch.setattr(transcript_parts, "ABANDONED_AFTER", timedelta(0))
+    status, out, err = await imported(ledger, [str(other)])
+    assert status == 0 and out.splitlines()[0] == (
+        "cleared what 1 import(s) stopped midway by an earlier run left written"), out
+    assert await orphans(db, ledger.tenant) == 0
+    assert (await left(db, ledger.tenant))["PendingImport"] == 0
+    assert await ledger.sessions.count() == 1
+
+
+async def test_an_import_taken_over_by_another_of_its_session_writes_nothing_more(
+        db, events, tmp_path, in_parts, monkeypatch):
+    """Two importers of one file: the one started last takes the claim over and clears
+    the other's parts; the other's next part finds the claim gone, writes nothing, and
+    clears nothing of the one that took over."""
+    path = tmp_path / "long-session.jsonl"
+    path.write_text("".join(claude_code_lines(200)))
+    ledger, second = fresh(db, events, "twice"), []
+    write = transcript_parts.Database.write
+    parts = []
+
+    async def racing(self, name, /, check=None, **params):
+        if name == "transcript_import_part":
+            parts.append(params["token"])
+            if len(parts) == 5:  # the first importer is midway: the second one starts
+                monkeypatch.setattr(transcript_parts.Database, "write", write)
+                second.append(await imported(ledger, [str(path)]))
+        return await write(self, name, check, **params)
+
+    monkeypatch.setattr(transcript_parts.Database, "write", racing)
+    status, out, err = await imported(ledger, [str(path)])
+    assert status == 1 and "took it over" in err, (out, err)
+    ((status_second, out_second, err_second),) = second
+    assert status_second == 0 and "imported as session" in out_second, err_second
+    assert await orphans(db, ledger.tenant) == 0
+    assert (await left(db, ledger.tenant))["PendingImport"] == 0
+    await the_one_session_is_the_file_imported_whole(db, events, ledger, path, monkeypatch)
+
+
+async def killed_after_parts(ledger: Ledger, path: Path, parts: int, monkeypatch) -> None:
+    """Imports `path` and stops it as a kill would after `parts` parts: nothing of the
+    import's own clearing runs."""
+    write = transcript_parts.Database.write
+    written = []
+
+    async def killed(self, name, /, check=None, **params):
+        if name == "transcript_import_part":
+            if len(written) == parts:
+                raise asyncio.CancelledError  # as a kill: no except clause of the import runs
+            written.append(name)
+        return await write(self, name, check, **params)
+
+    monkeypatch.setattr(transcript_parts.Database, "write", killed)
+    with pytest.raises(asyncio.CancelledError):
+        await imported(ledger, [str(path)])
+    monkeypatch.setattr(transcript_parts.Database, "write", write)
+
+
+async def orphans(db, tenant: str) -> int:
+    """The tenant's nodes and tool uses of no session: what an unfinished import wrote."""
+    (row,) = await run_cypher(db, (
+        "MATCH (x {tenant: $tenant}) WHERE (x:Node OR x:ToolUse) "
+        "AND NOT EXISTS { MATCH (:Session {id: x.session_id}) } RETURN count(x) AS n"),
+        tenant=tenant)
+    return row["n"]
+
+
+async def session_nodes(db, tenant: str) -> int:
+    """The nodes of the tenant's sessions: what the ledger holds."""
+    (row,) = await run_cypher(db, "MATCH (s:Session {tenant: $tenant}) "
+                              "MATCH (x:Node {session_id: s.id}) RETURN count(x) AS n",
+                              tenant=tenant)
+    return row["n"]
 
 
 async def tenant_nodes(db, tenant: str) -> int:
@@ -235,10 +396,7 @@ async def test_a_large_file_grown_since_its_import_is_read_whole_once(
     status, out, err = await imported(ledger, [str(path)])
     assert status == 0 and "gained" in out, err
     assert read == [] and fed == [400]  # parsed once, whole
-    (session,) = (await ledger.sessions.list(first=10)).items
-    await assert_sound(ledger, session.id)
-    monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", 1 << 40)  # the reference: at once
-    await same_as_imported_whole(db, events, ledger, session.id, path.read_text(), str(path))
+    await the_one_session_is_the_file_imported_whole(db, events, ledger, path, monkeypatch)
 
 
 async def test_a_large_text_given_whole_is_imported_in_parts_and_its_reading_kept(
@@ -248,12 +406,9 @@ async def test_a_large_text_given_whole_is_imported_in_parts_and_its_reading_kep
     lines, name = claude_code_lines(400), "long-session.jsonl"
     ledger = fresh(db, events, "given")
     shelf = kept.Shelf(tmp_path / "cache", "store", ledger.tenant, ledger.limits, freeze=False)
-    ran = []
-    transaction = transcript_parts.Database.transaction
-    monkeypatch.setattr(transcript_parts.Database, "transaction",
-                        lambda self: ran.append(True) or transaction(self))
+    ran = published(monkeypatch)
     stored = await batch.import_text(ledger, "".join(lines[:300]), name, None, shelf=shelf)
-    assert stored.created and ran == [True]
+    assert stored.created and ran == [stored.session_id]
     assert shelf.holds(name, False)
     fed = []
     feed = batch.Reading.feed
