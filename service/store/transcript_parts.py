@@ -37,6 +37,7 @@ from ..model.ids import utcnow
 from .backup import FORMAT, VERSION, Checked, check, import_check
 from .db import Database, Rows, RowCheck
 from .problems import raise_for_problem
+from .transcript_known import DocumentRows
 from .transcripts import DIGEST, Known, Stored, as_imported, import_span
 
 # Node rows per part: a part's rows, checked and packed for the driver, take some tens of
@@ -59,6 +60,7 @@ class InParts(Protocol):
     session_id: str
     size: int  # node rows
     roles: Mapping[str, str]  # every node's role, by id
+    keeps_rows: bool  # its rows are kept once built (a followed file's: its growths take them)
 
     def rows(self, start: int, stop: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The node rows at positions [start, stop) in seq order, and the media they carry."""
@@ -103,11 +105,16 @@ async def _write_parts(db: Database, tenant: str, document: InParts, limits: Lim
     session_id = document.session_id
     expected: Counter[str] = Counter()
     live: dict[str, tuple[int, str | None]] = {}
+    # Kept rows are held anyway: the Known returned names them, so a growth looks only at
+    # the rows after them (transcript_known.DocumentRows).
+    built: list[dict[str, Any]] | None = [] if document.keeps_rows else None
     bounds = [(start, min(start + part_nodes, document.size))
               for start in range(0, document.size, part_nodes)]
 
     def checked_part(start: int, stop: int) -> Checked:
         rows, media = document.rows(start, stop)
+        if built is not None:
+            built.extend(rows)
         own = {row["properties"]["id"] for row in rows}
         outside = {node_id: role for node_id, role in document.roles.items()
                    if node_id not in own}
@@ -151,6 +158,8 @@ async def _write_parts(db: Database, tenant: str, document: InParts, limits: Lim
     properties = header["session"]["properties"]
     known = None if any(digest is None for _, digest in live.values()) else Known(
         session_id, properties["next_seq"], properties.get("source"), frozenset(live), live)
+    if known is not None and built is not None:
+        known = DocumentRows(built, None).known_after(known, ())
     return Stored(session_id, True, document.size, document.size), known
 
 

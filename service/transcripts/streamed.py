@@ -59,6 +59,10 @@ class Streamed:
     def roles(self) -> Mapping[str, str]:
         return self.plan.roles
 
+    @property
+    def keeps_rows(self) -> bool:
+        return self.plan.memo is not None
+
     def rows(self, start: int, stop: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         rows, media = self.plan.rows(start, stop, self.mode)
         return rows, sorted(media.values(), key=lambda m: m["sha256"])

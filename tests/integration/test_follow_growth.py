@@ -235,7 +235,7 @@ async def test_a_large_followed_file_is_first_imported_in_parts_its_tail_held_ba
     assert follower.reading is not None and follower.known is not None
     reading = follower.reading
     built = reading.memo.built  # the rows the parts were built from, kept for the growth
-    ran = statements(monkeypatch, db)
+    ran, looked = statements(monkeypatch, db), rows_looked_at(monkeypatch)
     end = next(i for i in range(302, len(lines))
                if isinstance(json.loads(lines[i])["message"]["content"], str)) + 1
     with path.open("a") as f:
@@ -243,6 +243,8 @@ async def test_a_large_followed_file_is_first_imported_in_parts_its_tail_held_ba
     grown = await follower.poll(SETTLE)
     assert grown is not None and grown.written > 0 and follower.reading is reading
     assert reading.memo.built - built == grown.written  # only the turns it stored mapped
+    # The rows the parts were built from are known stored: only those after them are read.
+    assert [rows.settled for rows in looked] == [first.nodes]
     assert [name for name, _ in ran] == ["transcript_known", "transcript_extend"]
     assert len(parts) == 1  # a growth is stored as a growth
     monkeypatch.undo()
@@ -359,6 +361,41 @@ async def test_every_fixture_grown_a_few_lines_a_poll_stores_what_looking_at_eve
                               [(cut, False) for cut in range(3, len(lines), 3)]
                               + [(len(lines), False), (len(lines), True)])
     assert sum(rows.settled > 0 for rows in looked) >= 20  # the growths that took that way
+
+
+async def test_every_fixture_first_imported_in_parts_then_grown_stores_what_looking_at_every_row_does(
+        db, events, ledger, tmp_path, monkeypatch):
+    """A followed file first imported in parts keeps the rows it was built from, so its
+    growths are stored from the rows after them: every fixture cut at 60%, imported in
+    parts of three nodes, then grown three lines a poll, stores what a follower looking at
+    every row stores."""
+    from service.store import transcript_parts
+    from service.transcripts import follow
+    from tests.transcript_trees import tool_homes
+
+    monkeypatch.setattr(follow, "STREAM_FROM_BYTES", 0)
+    monkeypatch.setattr(transcript_parts, "PART_NODES", 3)
+    homes = tool_homes(tmp_path / "tool-homes")
+    files = [path for home in homes.values() for path in sorted(home.rglob("*.jsonl"))
+             if "subagents" not in path.parts and not path.name.startswith("agent-")]
+    imported = []
+    in_parts = follow.import_in_parts
+
+    async def recorded(*args, **kwargs):
+        stored, known = await in_parts(*args, **kwargs)
+        imported.append(known is not None and known.rows is not None)
+        return stored, known
+
+    monkeypatch.setattr(follow, "import_in_parts", recorded)
+    looked = rows_looked_at(monkeypatch)
+    for path in files:
+        lines = path.read_text().splitlines(keepends=True)
+        first = len(lines) * 6 // 10
+        await grown_both_ways(db, events, ledger, path, lines,
+                              [(cut, False) for cut in range(first, len(lines), 3)]
+                              + [(len(lines), False), (len(lines), True)])
+    assert len(imported) >= 30 and all(imported)  # each first import (two tenants) in parts
+    assert sum(rows.settled > 0 for rows in looked) >= 30  # the growths that took that way
 
 
 async def test_a_branch_from_a_turn_stored_with_what_follows_it_keeps_what_follows_it(
