@@ -69,9 +69,9 @@ async def translate_driver_errors() -> AsyncIterator[None]:
             raise Unavailable(
                 "Neo4j refused the write: it needs more memory than Neo4j lets a transaction "
                 f"use ({e.message}). Nothing was written. A write this large (a transcript's "
-                "growth, a session's backup) is one transaction: give Neo4j more heap (the managed one: "
-                "CTXDAG_NEO4J_HEAP, 1g by default, of which a transaction may use 70%) "
-                "and import it again") from e
+                "growth, a session's backup) is one transaction: give Neo4j more heap (the "
+                "managed one: CTXDAG_NEO4J_HEAP, 1g by default, of which a transaction may "
+                "use 70%) and import it again") from e
         raise Unavailable(f"Neo4j could not complete the transaction in time: {e.message}") from e
     except Neo4jError as e:
         raise StoreFailure(f"Neo4j refused a statement ({e.code}): {e.message}") from e

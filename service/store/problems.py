@@ -190,7 +190,8 @@ PROBLEMS: dict[str, Callable[[Mapping[str, Any]], CtxdagError]] = {
     "ids_exist": _ids_taken,
     "import_taken_over": lambda ids: Conflict(
         f"session {ids['session_id']}: another import of it started while this one was "
-        "writing its parts and took it over; this one wrote nothing", session_id=ids["session_id"]),
+        "writing its parts and took it over; this one wrote nothing",
+        session_id=ids["session_id"]),
 }
 
 

@@ -19,8 +19,8 @@ checks.
 A part or check that fails clears what the import wrote before the error is raised. What
 a kill or an outage leaves is cleared by the session's next import, which takes the claim
 over, or by clear_abandoned, run before a folder is imported and before any import in
-parts (so by the service's importTranscript too). An import whose
-claim another one took over (two importers of one file) writes nothing more: Conflict.
+parts (importTranscript's too). An import whose claim another one took over (two
+importers of one file) writes nothing more: Conflict.
 """
 from __future__ import annotations
 

@@ -363,7 +363,7 @@ async def test_every_fixture_grown_a_few_lines_a_poll_stores_what_looking_at_eve
     assert sum(rows.settled > 0 for rows in looked) >= 20  # the growths that took that way
 
 
-async def test_every_fixture_first_imported_in_parts_then_grown_stores_what_looking_at_every_row_does(
+async def test_every_fixture_imported_in_parts_then_grown_stores_what_looking_at_every_row_does(
         db, events, ledger, tmp_path, monkeypatch):
     """A followed file first imported in parts keeps the rows it was built from, so its
     growths are stored from the rows after them: every fixture cut at 60%, imported in
