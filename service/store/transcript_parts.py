@@ -33,7 +33,6 @@ from typing import Any, Mapping, Protocol
 
 from ..errors import CtxdagError
 from ..model.validate import Limits
-from ..model.ids import utcnow
 from .backup import FORMAT, VERSION, Checked, check, import_check
 from .db import Database, Rows, RowCheck
 from .problems import raise_for_problem
@@ -177,7 +176,7 @@ async def clear_abandoned(db: Database, tenant: str) -> int:
     """Clears what the tenant's imports in parts left unfinished (a claim no part touched
     for ABANDONED_AFTER: a kill or an outage); how many it cleared."""
     rows = await db.read_on_leader("transcript_pending_stale", tenant=tenant,
-                                   before=utcnow() - ABANDONED_AFTER)
+                                   idle_seconds=ABANDONED_AFTER.total_seconds())
     for row in rows:
         session_id, token = row["session_id"], uuid.uuid4().hex
         await db.write("transcript_pending_claim", tenant=tenant, session_id=session_id,
