@@ -176,7 +176,7 @@ async def clear_abandoned(db: Database, tenant: str) -> int:
     """Clears what the tenant's imports in parts left unfinished (a claim no part touched
     for ABANDONED_AFTER: a kill or an outage); how many it cleared."""
     rows = await db.read_on_leader("transcript_pending_stale", tenant=tenant,
-                                   idle_seconds=ABANDONED_AFTER.total_seconds())
+                                   idle=ABANDONED_AFTER)
     for row in rows:
         session_id, token = row["session_id"], uuid.uuid4().hex
         await db.write("transcript_pending_claim", tenant=tenant, session_id=session_id,
