@@ -215,10 +215,11 @@ class Database:
 
     async def plan_statements(self, names: Iterable[str] | None = None) -> list[str]:
         """Has Neo4j plan every statement (of `names`, when given) now, before a request
-        waits for it (0.3-1 s each on first use). Each runs once with null parameters in a transaction that is rolled
-        back: nothing it does is kept, and an error it raises on nulls does not matter, as
-        Neo4j plans a statement before running it. Parameters travel in one map, so one
-        plan per statement serves every call (queries.py). Returns the names planned.
+        waits for it (0.3-1 s each on first use). Each runs once with null parameters in a
+        transaction that is rolled back: nothing it does is kept, and an error it raises on
+        nulls does not matter, as Neo4j plans a statement before running it. Parameters
+        travel in one map, so one plan per statement serves every call (queries.py).
+        Returns the names planned.
 
         Every server keeps its own plans. Each statement is planned on the leader; when the
         driver routes, the statements that only read are planned again on a reader (the one

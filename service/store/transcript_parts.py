@@ -81,21 +81,17 @@ async def import_in_parts(db: Database, tenant: str, document: InParts, limits: 
 
 async def _import(db: Database, tenant: str, document: InParts, limits: Limits,
                   part_nodes: int) -> tuple[Stored, Known | None]:
-    session_id, token = document.session_id, uuid.uuid4().hex
+    session_id = document.session_id
     await clear_abandoned(db, tenant)
-    await db.write("transcript_pending_claim", tenant=tenant, session_id=session_id,
-                   token=token)
+    token = await _claimed(db, tenant, session_id)
     try:
-        await _clear(db, session_id, token)
-        stored = await _write_parts(db, tenant, document, limits, part_nodes, token)
+        return await _write_parts(db, tenant, document, limits, part_nodes, token)
     except Exception:
         try:
-            await _clear(db, session_id, token)
-            await db.write("transcript_pending_release", session_id=session_id, token=token)
+            await _released(db, session_id, token)
         except CtxdagError:
             pass  # the next import of the session, or clear_abandoned, clears it
         raise
-    return stored
 
 
 async def _write_parts(db: Database, tenant: str, document: InParts, limits: Limits,
@@ -162,6 +158,22 @@ async def _write_parts(db: Database, tenant: str, document: InParts, limits: Lim
     return Stored(session_id, True, document.size, document.size), known
 
 
+async def _claimed(db: Database, tenant: str, session_id: str) -> str:
+    """Claims the session's import for a new token (taking over any other import's claim)
+    and clears what the import held before wrote; the token."""
+    token = uuid.uuid4().hex
+    await db.write("transcript_pending_claim", tenant=tenant, session_id=session_id,
+                   token=token)
+    await _clear(db, session_id, token)
+    return token
+
+
+async def _released(db: Database, session_id: str, token: str) -> None:
+    """Clears what the import holding `token` wrote, then ends its claim."""
+    await _clear(db, session_id, token)
+    await db.write("transcript_pending_release", session_id=session_id, token=token)
+
+
 async def _clear(db: Database, session_id: str, token: str) -> None:
     """Deletes the nodes and tool uses an unfinished import of the session wrote while its
     claim is `token`'s, a transaction at a time."""
@@ -178,11 +190,8 @@ async def clear_abandoned(db: Database, tenant: str) -> int:
     rows = await db.read_on_leader("transcript_pending_stale", tenant=tenant,
                                    idle=ABANDONED_AFTER)
     for row in rows:
-        session_id, token = row["session_id"], uuid.uuid4().hex
-        await db.write("transcript_pending_claim", tenant=tenant, session_id=session_id,
-                       token=token)
-        await _clear(db, session_id, token)
-        await db.write("transcript_pending_release", session_id=session_id, token=token)
+        session_id = row["session_id"]
+        await _released(db, session_id, await _claimed(db, tenant, session_id))
     return len(rows)
 
 
