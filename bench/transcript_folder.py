@@ -16,7 +16,7 @@ same run, and of a third first import into a third tenant once Neo4j has warmed 
 process's peak resident memory (ru_maxrss, which never falls, so it bounds what the import
 held); the unchanged re-import's time; and the peak memory of `ctxdag import-transcript`
 importing single files of four sizes (the largest beyond what one Neo4j transaction holds),
-each in a process of its own.
+each in a process of its own, once as just written and once as last written days ago.
 """
 from __future__ import annotations
 
@@ -204,7 +204,8 @@ async def _into_another_tenant(b: Bench, folder: str) -> float:
 
 async def memory_by_file_size(b: Bench) -> None:
     """Peak RSS and entries/s of `ctxdag import-transcript FILE` for one Claude Code file at
-    each size, each in a process of its own (so one size's peak does not hide another's)."""
+    each size, each in a process of its own (so one size's peak does not hide another's):
+    written just now, then as if last written days ago, each into a tenant of its own."""
     sizes = (b.sizes.transcript_entries // 2, b.sizes.transcript_entries * 2,
              b.sizes.transcript_entries * 4,
              # 140 MB at the default size: more than one transaction of the bench's Neo4j
@@ -215,14 +216,25 @@ async def memory_by_file_size(b: Bench) -> None:
         for entries in sizes:
             file = Path(folder) / f"memory-{entries}-{uuid.uuid4().hex[:6]}.jsonl"
             file.write_text("".join(claude_code_transcript(entries)))
-            peak, seconds = await asyncio.to_thread(_peak_of_import, b, file, folder)
-            peaks.append(peak)
-            b.add(S13, f"peak memory, one file of {entries:,} entries", None, None,
-                  value=round(peak), unit="MB",
-                  note=f"{file.stat().st_size / 1e6:.1f} MB file, {entries / seconds:,.0f} "
-                       "entries/s, `ctxdag import-transcript FILE` in a process of its own")
+            # Written just now, the file's reading is kept for its next growth (kept.py);
+            # one its tool last wrote days ago (most of a machine's history) keeps none.
+            for recent in (True, False):
+                if not recent:
+                    days_ago = time.time() - 3 * 86400
+                    os.utime(file, (days_ago, days_ago))
+                peak, seconds = await asyncio.to_thread(_peak_of_import, b, file, folder,
+                                                        f"-{'recent' if recent else 'old'}")
+                peaks.append((recent, entries, peak))
+                b.add(S13, f"peak memory, one file of {entries:,} entries"
+                      + ("" if recent else ", last written 3 days ago"), None, None,
+                      value=round(peak), unit="MB",
+                      note=f"{file.stat().st_size / 1e6:.1f} MB file, "
+                           f"{entries / seconds:,.0f} entries/s, `ctxdag import-transcript "
+                           "FILE` in a process of its own"
+                           + ("" if recent else "; its reading not kept"))
     b.log("13: peak memory by file size: " + ", ".join(
-        f"{entries:,} entries {peak:.0f} MB" for entries, peak in zip(sizes, peaks)))
+        f"{entries:,} entries {'recent' if recent else 'old'} {peak:.0f} MB"
+        for recent, entries, peak in peaks))
 
 
 _MEASURE = ("import resource, subprocess, sys; done = subprocess.run(sys.argv[1:]); "
@@ -230,11 +242,11 @@ _MEASURE = ("import resource, subprocess, sys; done = subprocess.run(sys.argv[1:
             "sys.exit(done.returncode)")
 
 
-def _peak_of_import(b: Bench, file: Path, cache: str) -> tuple[float, float]:
-    """The child's peak RSS in MB, and its seconds (the file new: its reading kept, in
-    `cache`)."""
+def _peak_of_import(b: Bench, file: Path, cache: str, tenant: str) -> tuple[float, float]:
+    """The child's peak RSS in MB, and its seconds (the file new in the tenant named by
+    `tenant`: its reading kept, in `cache`, if its tool wrote to it lately)."""
     ctxdag = str(Path(sys.executable).parent / "ctxdag")
-    env = {**os.environ, "NEO4J_URI": b.neo.uri, "CTXDAG_TENANT": f"{b.tenant}-memory",
+    env = {**os.environ, "NEO4J_URI": b.neo.uri, "CTXDAG_TENANT": f"{b.tenant}-memory{tenant}",
            "CTXDAG_CACHE": cache}
     t0 = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", _MEASURE, ctxdag, "import-transcript",

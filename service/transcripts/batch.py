@@ -127,13 +127,14 @@ async def ready(ledger: Ledger, file: str, format: str | None, strict: bool,
     try:
         if given is None and read_text is not None and streams(file) and \
                 (shelf is None or not shelf.holds(file, strict)) and \
-                await _ready_streamed(ledger, prepared, format, read_text):
+                await _ready_streamed(ledger, prepared, format, read_text,
+                                      keeps=shelf is not None and recent(file)):
             return prepared
         if given is not None:
             prepared.text = given
             if len(given) >= streamed.STREAM_FROM_BYTES and \
                     (shelf is None or not shelf.holds(file, strict)) and \
-                    await _ready_given(ledger, prepared, format):
+                    await _ready_given(ledger, prepared, format, keeps=shelf is not None):
                 return prepared
         else:
             assert read_text is not None
@@ -156,9 +157,10 @@ async def ready(ledger: Ledger, file: str, format: str | None, strict: bool,
 
 
 async def _ready_streamed(ledger: Ledger, prepared: Ready, format: str | None,
-                          read_text: Callable[[str], str]) -> bool:
+                          read_text: Callable[[str], str], keeps: bool) -> bool:
     """A large file made ready as streamed.py reads it: recognised as held by its
-    fingerprint, else read a part at a time and planned. False when it is to be read whole
+    fingerprint, else read a part at a time and planned, its long strings set aside on
+    disk unless its reading `keeps` (kept.py). False when it is to be read whole
     instead: its session exists (grown since its import), or its first part does not tell
     its format."""
     file, mode = prepared.file, prepared.mode
@@ -168,19 +170,23 @@ async def _ready_streamed(ledger: Ledger, prepared: Ready, format: str | None,
     tool, read_as, lines = found
     ready = await new_in_parts(
         ledger, tool, read_as, lambda: streamed.session_key_of(file, tool),
-        lambda: streamed.read(file, tool, ledger.tenant, ledger.limits, mode, read_text), mode)
+        lambda: streamed.read(file, tool, ledger.tenant, ledger.limits, mode, read_text,
+                              spill=not keeps), mode)
     return _take(prepared, ready, lines)
 
 
-async def _ready_given(ledger: Ledger, prepared: Ready, format: str | None) -> bool:
+async def _ready_given(ledger: Ledger, prepared: Ready, format: str | None,
+                       keeps: bool) -> bool:
     """A large text given whole made ready to be stored in parts, as a large file is (its
     size counted in characters, each at least a byte): recognised as held by its
-    fingerprint, else planned. False when its session exists: it is read as a growth."""
+    fingerprint, else planned, its long strings set aside unless its reading `keeps`.
+    False when its session exists: it is read as a growth."""
     mode = prepared.mode
     tool, read_as = await asyncio.to_thread(streamed.given_read_as, prepared.text,
                                             prepared.file, format, mode.strict)
     ready = await new_in_parts(ledger, tool, read_as, None, lambda: streamed.read_given(
-        prepared.text, prepared.file, format, ledger.tenant, ledger.limits, mode), mode)
+        prepared.text, prepared.file, format, ledger.tenant, ledger.limits, mode,
+        spill=not keeps), mode)
     prepared.given = isinstance(ready, Streamed)
     return _take(prepared, ready, None)
 
@@ -312,7 +318,8 @@ async def _stored_in_parts(ledger: Ledger, prepared: Ready, shelf: Shelf | None)
     assert planned is not None
     stored, known = await import_in_parts(ledger.db, ledger.tenant, planned, ledger.limits)
     prepared.mode.degraded.sort(key=lambda d: (d.file != prepared.file, d.file, d.line))
-    if shelf is not None and planned.complete and (prepared.given or recent(prepared.file)):
+    if shelf is not None and planned.complete and planned.reading is not None and \
+            (prepared.given or recent(prepared.file)):
         await asyncio.to_thread(shelf.keep, prepared.file, prepared.mode.strict, KeptReading(
             planned.reading, known, planned.imported["bytes"], planned.imported["sha256"]))
     return stored

@@ -20,7 +20,7 @@ from .model import ROOT_KEY, Turn, tool_name, tool_use_id
 ROOT = -1  # the index of ROOT among the turns being built
 
 
-@dataclass
+@dataclass(slots=True)
 class Building:
     role: str
     parent: int

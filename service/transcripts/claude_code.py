@@ -88,6 +88,10 @@ class Parsing:
         self.reader = _Reader(file, mode)
         self.made: list[Turn] = []
 
+    @property
+    def turns(self) -> list[_Building]:
+        return self.reader.turns
+
     def take(self, line: int, entry: dict[str, Any]) -> None:
         self.reader.take(line, entry)
 

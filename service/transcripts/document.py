@@ -55,6 +55,7 @@ from ..store import records
 from ..store.transcripts import TOOLS_SHA256
 from ..turns.requests import MAX_TOOLS, tool_definitions
 from . import origin
+from .spill import restored
 from .model import (
     ROOT_KEY, Compaction, Degraded, DegradedKind, Mode, NamedTools, Transcript, Turn,
     bad_line, cancelled_result, node_id, session_id,
@@ -119,9 +120,11 @@ class Plan:
     `media`; `size` the number of node rows; `roles` each node's role by id."""
 
     def __init__(self, transcript: Transcript, tenant: str, limits: Limits,
-                 source: dict[str, Any] | None, mode: Mode, memo: Memo | None) -> None:
+                 source: dict[str, Any] | None, mode: Mode, memo: Memo | None,
+                 spilled: bool = False) -> None:
         t = transcript
         self.transcript, self.limits, self.memo = t, limits, memo
+        self.spilled = spilled  # its turns' long strings were set aside (spill.py)
         source_of = source or origin.describe(t, ())
         self.sid = sid = session_id(tenant, t.tool, t.session_key)
         tools = _tools(t.tools, t.file, mode)
@@ -190,7 +193,8 @@ class Plan:
             taken = memo.take(turn, place, mode) if memo is not None else None
             if taken is None:
                 built = Mode(mode.strict)
-                taken = _turn_row(self.sid, layout.ids, t, turn, place, self.limits, built)
+                taken = _turn_row(self.sid, layout.ids, t, turn, place, self.limits, built,
+                                  self.spilled)
                 mode.degraded.extend(built.degraded)
                 if memo is not None:
                     memo.rows[turn.key] = (turn, place, taken[0], taken[1], built.degraded)
@@ -322,10 +326,11 @@ def _uses(turn: Turn) -> bool:
 
 def plan(transcript: Transcript, tenant: str, limits: Limits,
          source: dict[str, Any] | None = None, mode: Mode | None = None,
-         memo: Memo | None = None) -> Plan:
-    """`document`'s Plan: all of the document but its node rows."""
+         memo: Memo | None = None, spilled: bool = False) -> Plan:
+    """`document`'s Plan: all of the document but its node rows (`spilled`: the turns'
+    long strings were set aside, spill.py)."""
     return Plan(transcript, tenant, limits, source,
-                mode if mode is not None else Mode(strict=True), memo)
+                mode if mode is not None else Mode(strict=True), memo, spilled)
 
 
 def _tools(named: NamedTools | None, file: str, mode: Mode) -> tuple[str, str] | None:
@@ -361,12 +366,13 @@ def _tools(named: NamedTools | None, file: str, mode: Mode) -> tuple[str, str] |
 
 
 def _turn_row(sid: str, ids: dict[str, str], t: Transcript, turn: Turn,
-              place: tuple[int, int, bool], limits: Limits, mode: Mode
-              ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A turn's node row (its mapping digest in it) and the media its blocks carry."""
+              place: tuple[int, int, bool], limits: Limits, mode: Mode,
+              spilled: bool = False) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A turn's node row (its mapping digest in it) and the media its blocks carry
+    (`spilled`: their long strings set aside, read back)."""
     seq, depth, unread = place
-    written = _written(turn.role, list(turn.blocks), limits, turn.file or t.file,
-                       turn.line, mode)
+    blocks = [restored(b) for b in turn.blocks] if spilled else list(turn.blocks)
+    written = _written(turn.role, blocks, limits, turn.file or t.file, turn.line, mode)
     meta = {"source": {"tool": t.tool, "file": turn.file or t.file, "line": turn.line,
                        "entries": list(turn.entries)}, **turn.meta}
     caller = ids[turn.caller] if turn.caller else None

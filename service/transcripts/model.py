@@ -27,7 +27,7 @@ _TOOL_USE_ID = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")  # blocks.py's (the provide
 _TOOL_NAME_OTHER = re.compile(r"[^a-zA-Z0-9_-]")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Turn:
     """One message node: a user, assistant or tool message."""
 

@@ -17,11 +17,14 @@ from typing import Any, Callable, Protocol
 from ..model.validate import Limits
 from . import claude_code, codex, origin, pi, subagents
 from .document import Memo, Plan, document, plan
+from .building import Building
 from .jsonl import line_count, objects, text_parts
 from .model import Degraded, Mode, Transcript, no_turns
+from .spill import Spill
 
 
 class _Parsing(Protocol):
+    turns: list[Building]  # the turns being built, in file order
     def take(self, line: int, entry: dict[str, Any]) -> None: ...
     def transcript(self) -> Transcript: ...
 
@@ -29,6 +32,10 @@ class _Parsing(Protocol):
 # Each format's parse, continued with the lines a file gains.
 PARSINGS: dict[str, Callable[[str, Mode], _Parsing]] = {
     claude_code.TOOL: claude_code.Parsing, pi.TOOL: pi.Parsing, codex.TOOL: codex.Parsing}
+
+
+# Turns before a part's first that its lines may still add blocks to, set aside again.
+_REVISITED = 64
 
 
 @dataclass
@@ -57,7 +64,10 @@ class Reading:
     facts: origin.Facts = field(default_factory=origin.Facts)
     degraded: list[Degraded] = field(default_factory=list)  # by parsing what was fed
     memo: Memo = field(default_factory=Memo)
+    # Where the long strings of the turns parsed are set aside (spill.py), if anywhere.
+    spill: Spill | None = None
     _parsing: _Parsing = field(init=False)
+    _aside: int = 0  # the turns set aside so far
     _sides: dict[str, _Side] = field(default_factory=dict)
     _spawned: subagents.Spawned = field(default_factory=dict)
 
@@ -78,6 +88,18 @@ class Reading:
             self._parsing.take(line, entry)
         self.parsed += len(entries)
         origin.READERS[self.tool](entries, self.facts)
+        if self.spill is not None:
+            self._set_aside()
+
+    def _set_aside(self) -> None:
+        """The long strings of the turns this part made set aside, and of the last few it
+        may have added blocks to (a response split around its tool results); a string a
+        part adds to an older turn stays in memory, which only costs memory."""
+        assert self.spill is not None
+        turns = self._parsing.turns
+        for building in turns[max(0, self._aside - _REVISITED):]:
+            self.spill.set_aside(building.blocks)
+        self._aside = len(turns)
 
     def transcript(self, mode: Mode) -> Transcript:
         """All that was fed, parsed; what the parse degraded is added to `mode`."""
@@ -102,7 +124,7 @@ class Reading:
         file's, which the next document takes); `settle` as for `document`."""
         transcript = self._settled(mode, agents, settle)
         return plan(transcript, self.tenant, self.limits, self._source(transcript), mode,
-                    self.memo if keep_rows else None)
+                    self.memo if keep_rows else None, self.spill is not None)
 
     def _settled(self, mode: Mode, agents: list[subagents.SubAgent] | None,
                  settle: Callable[[Transcript], Transcript] | None) -> Transcript:

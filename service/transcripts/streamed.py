@@ -28,6 +28,7 @@ from .document import Plan
 from .jsonl import text_parts, utf8
 from .model import Mode, NotATranscript, Transcript
 from .reading import Reading
+from .spill import Spill
 from .subagents import SubAgent
 
 STREAM_FROM_BYTES = 4 << 20
@@ -39,7 +40,7 @@ _HEAD_BYTES = 64 << 10
 class Streamed:
     """A file read a part at a time, its document planned (store/transcript_parts.InParts)."""
 
-    reading: Reading
+    reading: Reading | None  # None when its long strings were set aside: kept nowhere
     plan: Plan
     mode: Mode
     imported: dict[str, Any]  # IMPORTED: {bytes, sha256} of its complete lines
@@ -139,12 +140,13 @@ def session_key_of(file: str, tool: str) -> str | None:
 
 
 def read(file: str, tool: str, tenant: str, limits: Limits, mode: Mode,
-         read_text: Callable[[str], str]) -> Streamed:
+         read_text: Callable[[str], str], spill: bool = False) -> Streamed:
     """The file of format `tool` read a part at a time (and the sub-agents beside it),
-    planned."""
+    planned. With `spill`, its turns' long strings are set aside on disk as it is read
+    (spill.py): a reading not kept (kept.py)."""
     with _opened(file) as f:
         return _planned(_decoded(_lines(f), file), file, tool, tenant, limits, mode,
-                        lambda reading: side_files(reading, read_text))
+                        lambda reading: side_files(reading, read_text), spill=spill)
 
 
 def read_complete(data: bytes, file: str, tool: str, tenant: str, limits: Limits, mode: Mode,
@@ -159,14 +161,14 @@ def read_complete(data: bytes, file: str, tool: str, tenant: str, limits: Limits
 
 
 def read_given(text: str, file: str, format: str | None, tenant: str, limits: Limits,
-               mode: Mode) -> Streamed:
+               mode: Mode, spill: bool = False) -> Streamed:
     """A text given whole (importTranscript), planned as `read` plans a file, fed and
-    hashed a part at a time all the same (it has no side files)."""
+    hashed a part at a time all the same (it has no side files); `spill` as for `read`."""
     tool = format or detect(text, file, mode.strict)
     if tool not in FORMATS:
         reading_of(text, file, tool, tenant, limits, mode.strict)  # BadInput naming them
     return _planned(((part, part.encode("utf-8")) for part in text_parts(text)), file, tool,
-                    tenant, limits, mode, lambda reading: [])
+                    tenant, limits, mode, lambda reading: [], spill=spill)
 
 
 def given_read_as(text: str, file: str, format: str | None, strict: bool
@@ -181,10 +183,12 @@ def _planned(parts: Iterator[tuple[str, bytes]], file: str, tool: str, tenant: s
              limits: Limits, mode: Mode,
              agents_of: Callable[[Reading], list[SubAgent]],
              settle: Callable[[Transcript], Transcript] | None = None,
-             keep_rows: bool = False) -> Streamed:
+             keep_rows: bool = False, spill: bool = False) -> Streamed:
     """A Reading fed `parts` ((text, its bytes) each, ending at a line's end but the last),
-    their bytes hashed, and its document planned (`settle` and `keep_rows`: Reading.plan's)."""
-    reading = Reading(file, tool, tenant, limits, mode.strict)
+    their bytes hashed, and its document planned (`settle` and `keep_rows`: Reading.plan's;
+    `spill`: read's)."""
+    reading = Reading(file, tool, tenant, limits, mode.strict,
+                      spill=Spill() if spill else None)
     whole, complete = _digest(file, tool), hashlib.sha256()
     read_to = offset = 0
     for text, data in parts:
@@ -196,7 +200,10 @@ def _planned(parts: Iterator[tuple[str, bytes]], file: str, tool: str, tenant: s
             read_to += len(data)
     agents = agents_of(reading)
     planned = reading.plan(mode, agents, settle, keep_rows)
-    return Streamed(reading, planned, mode, {"bytes": read_to, "sha256": complete.hexdigest()},
+    # A reading whose strings were set aside is kept nowhere: its parse is let go, the
+    # plan's turns are all the rows need.
+    return Streamed(None if spill else reading, planned, mode,
+                    {"bytes": read_to, "sha256": complete.hexdigest()},
                     _fingerprint(whole, offset, agents), read_to == offset,
                     settle is not None)
 

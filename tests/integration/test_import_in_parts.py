@@ -25,7 +25,7 @@ from service.search.find import search
 from service.store.ledger import Ledger
 from service.store import transcript_parts
 from service.transcripts import (batch, detect, kept, reading_of, source_fingerprint,
-                                 streamed)
+                                 spill, streamed)
 from service.transcripts import jsonl
 from service.transcripts.model import Mode
 from service.transcripts.walk import transcript_files
@@ -40,8 +40,10 @@ def _read_text(file: str) -> str:
 
 @pytest.fixture
 def in_parts(monkeypatch):
-    """Every file read a part at a time and written three nodes a part."""
+    """Every file read a part at a time, every string its turns hold set aside on disk
+    (unless its reading is kept), and written three nodes a part."""
     monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", 0)
+    monkeypatch.setattr(spill, "SPILL_FROM_CHARS", 0)
     monkeypatch.setattr(transcript_parts, "PART_NODES", 3)
 
 
@@ -116,6 +118,7 @@ async def test_every_fixture_imported_in_parts_is_the_session_imported_at_once(
 
     ran = published(monkeypatch)
     monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", 0)
+    monkeypatch.setattr(spill, "SPILL_FROM_CHARS", 0)
     monkeypatch.setattr(transcript_parts, "PART_NODES", 3)
     parts = fresh(db, events, "parts")
     status, out_parts, err_parts = await imported(parts, homes)
