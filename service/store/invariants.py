@@ -3,7 +3,8 @@
 The structure (HEAD, ROOT, chains, coverage, reads, tool pairs) is checked in Cypher;
 every record's properties by the rules the API's writes apply (records.py), so a value
 only an import or a hand edit could have stored is named too, and so are the edges and
-media a node's blocks imply.
+media a node's blocks imply. The nodes are read and checked a page at a time, so a session
+of any length is checked in the memory of a page.
 """
 from __future__ import annotations
 
@@ -14,6 +15,13 @@ from ..model import validate
 from .db import Database
 from ..model.validate import Limits
 
+# A session's nodes checked a page at a time: a result of Neo4j's is one message, and all
+# the properties of a long session's nodes are more than its network buffers take (331 MB
+# for 170,000 Claude Code turns).
+PAGE_NODES = 5_000
+# What reference_problems reads of a node.
+_REFERRING = ("id", "role", *records.NODE_REFERENCES)
+
 
 async def violations(db: Database, tenant: str, session_id: str, limits: Limits) -> list[str]:
     validate.identifier(session_id, "session id")
@@ -21,35 +29,82 @@ async def violations(db: Database, tenant: str, session_id: str, limits: Limits)
 
 
 async def _check(db: Database, tenant: str, session_id: str, limits: Limits) -> list[str]:
-    rows = await db.read("check_session", session_id=session_id, tenant=tenant)
+    rows = await db.read("check_session", session_id=session_id, tenant=tenant, skip=0,
+                         page=PAGE_NODES)
     if not rows:
         return []
     row = rows[0]
-    strangers = [f"tenant: {records.label(kind, r)} is stored under another tenant"
-                 for kind in ("node", "call") for r in row[f"{kind}s"]
-                 if r.get("tenant") != tenant]
-    strangers += [f"tenant: media {m.get('sha256')} is stored under another tenant"
-                  for m in row["media"] if m.get("tenant") != tenant]
-    nodes = [_untenanted(n) for n in row["nodes"]]
-    problems = records.problems(_untenanted(row["session"]), nodes,
-                                [_untenanted(c) for c in row["calls"]], limits)
-    problems += [p for m in row["media"] for p in records.medium_problems(_untenanted(m), limits)]
-    by_id = {n.get("id"): n for n in nodes}
-    edges = [p for e in row["edges"]
-             for p in records.edge_problems(by_id.get(e["id"], {}), e, limits)]
+    nodes = _Nodes(tenant, limits)
+    nodes.take(row)
+    for skip in range(PAGE_NODES, row["node_count"], PAGE_NODES):
+        for page in await db.read("check_session_nodes", session_id=session_id, tenant=tenant,
+                                  skip=skip, page=PAGE_NODES):
+            nodes.take(page)
+    calls = [_untenanted(c) for c in row["calls"]]
+    strangers = nodes.strangers + [
+        f"tenant: {records.label('call', r)} is stored under another tenant"
+        for r in row["calls"] if r.get("tenant") != tenant] + nodes.media_strangers
+    problems = records.record_problems("session", _untenanted(row["session"]),
+                                       records.SESSION, limits)
+    problems += nodes.problems
+    for call in calls:
+        problems += records.record_problems("call", call, records.CALL, limits)
+    problems += records.reference_problems(nodes.references, calls)
+    problems += nodes.media_problems
     labels = [entry for entry in row["labels"] if entry["node_session_id"] == session_id]
     strangers += [f"label: the session labels node {entry['node_id']} of another session"
                   for entry in row["labels"] if entry["node_session_id"] != session_id]
-    problems += records.label_problems(labels, set(by_id), limits)
+    problems += records.label_problems(labels, set(nodes.roles), limits)
     names = [entry for entry in row["branch_names"] if entry["node_session_id"] == session_id]
     strangers += [f"branch name: the session names node {entry['node_id']} of another session"
                   for entry in row["branch_names"] if entry["node_session_id"] != session_id]
-    problems += records.branch_name_problems(names, set(by_id), limits)
+    problems += records.branch_name_problems(names, set(nodes.roles), limits)
     pins = [entry for entry in row["pins"] if entry["node_session_id"] == session_id]
     strangers += [f"pin: the session pins node {entry['node_id']} of another session"
                   for entry in row["pins"] if entry["node_session_id"] != session_id]
-    problems += records.pin_problems(pins, by_id, limits)
-    return row["violations"] + strangers + [f"property: {p}" for p in problems] + edges
+    problems += records.pin_problems(pins, {node_id: {"role": role} for node_id, role
+                                            in nodes.roles.items()}, limits)
+    return row["violations"] + strangers + [f"property: {p}" for p in problems] + nodes.edges
+
+
+class _Nodes:
+    """What checking a session's nodes finds, taken a page at a time (check_session's first,
+    check_session_nodes' next), so that no more than a page of their properties is held:
+    each node's problems, and what the checks of the session's references, labels and pins
+    need of every node (its id, role and the ids it names)."""
+
+    def __init__(self, tenant: str, limits: Limits) -> None:
+        self.tenant, self.limits = tenant, limits
+        self.strangers: list[str] = []
+        self.media_strangers: list[str] = []
+        self.problems: list[str] = []
+        self.media_problems: list[str] = []
+        self.edges: list[str] = []
+        self.references: list[dict[str, Any]] = []
+        self.roles: dict[Any, Any] = {}
+        self._media: set[Any] = set()
+
+    def take(self, page: Mapping[str, Any]) -> None:
+        self.strangers += [f"tenant: {records.label('node', r)} is stored under another tenant"
+                           for r in page["nodes"] if r.get("tenant") != self.tenant]
+        by_id = {}
+        for stored in page["nodes"]:
+            node = _untenanted(stored)
+            self.problems += records.node_problems(node, self.limits)
+            by_id[node.get("id")] = node
+            self.roles[node.get("id")] = node.get("role")
+            self.references.append({key: node[key] for key in _REFERRING if key in node})
+        for medium in page["media"]:
+            key = (repr(medium.get("sha256")), repr(medium.get("tenant")))
+            if key in self._media:
+                continue  # carried by nodes of an earlier page too
+            self._media.add(key)
+            if medium.get("tenant") != self.tenant:
+                self.media_strangers.append(
+                    f"tenant: media {medium.get('sha256')} is stored under another tenant")
+            self.media_problems += records.medium_problems(_untenanted(medium), self.limits)
+        self.edges += [p for e in page["edges"]
+                       for p in records.edge_problems(by_id.get(e["id"], {}), e, self.limits)]
 
 
 def _untenanted(record: Mapping[str, Any]) -> dict[str, Any]:

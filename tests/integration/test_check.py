@@ -7,7 +7,7 @@ import pytest
 
 from service.errors import NotFound
 from service.model import blocks
-from service.store import Limits
+from service.store import Limits, invariants
 from service.tokens import estimate_tokens
 from tests.integration.helpers import (
     DELETE_SESSION, KEEP_FOUR, agent_session, broken_sessions, chat, run_command, run_cypher,
@@ -406,3 +406,46 @@ async def test_check_names_each_broken_tool_pair_and_block_invariant(
     assert await ledger.violations(session.id) == expected
     assert await admin(db, tenant, "check", session.id) == 1
     assert capsys.readouterr().out == "".join(f"{session.id}: {line}\n" for line in expected)
+
+
+async def test_a_session_checked_a_page_of_nodes_at_a_time_is_named_as_in_one(
+        ledger, compactor, db, tenant, corrupted, monkeypatch):
+    """Every corruption above at once, on each of the two sessions they apply to: checked a
+    page of one, two or three nodes at a time, each session's violations are the ones a
+    single page names, in the same order, and each page is one more round trip."""
+    summarized, t, s1, s2 = await two_compactions(ledger, compactor)
+    agent, ids = await agent_session(ledger, compactor)
+    corrupted.extend([summarized.id, agent.id])
+    ask = await ledger.nodes.get(ids["ask"])
+    call = await ledger.nodes.get(ids["call"])
+    values = {**ids, "sid": agent.id, "intruder": f"nod_intruder_{agent.id}",
+              "tokens": estimate_tokens("Hello?"), "image": ask.blocks[1].source.sha256,
+              "pretty": json.dumps(json.loads(call.blocks_json), indent=1),
+              "other": base64.b64encode(b"other data").decode(),
+              "s1": s1, "s2": s2, "t0": t[0].id}
+    for session_id, corruptions in ((summarized.id, SUMMARY_CORRUPTIONS),
+                                    (agent.id, AGENT_CORRUPTIONS)):
+        for statements, _ in corruptions.values():
+            for statement in statements:
+                await run_cypher(db, statement, **{
+                    key: value for key, value in {**values, "sid": session_id}.items()
+                    if f"${key}" in statement})
+    # A broken medium two nodes carry, read in two pages: named once.
+    await run_cypher(db, "MATCH (s:Session {id: $sid}) "
+                         "MATCH (m:Media {sha256: $image, tenant: s.tenant}), "
+                         "(a:Node {id: $ask}), (c:Node {id: $call}) "
+                         "MERGE (a)-[:CARRIES]->(m) MERGE (c)-[:CARRIES]->(m) "
+                         "SET m.data = $other", sid=agent.id, image=values["image"],
+                     ask=ids["ask"], call=ids["call"], other=values["other"])
+    whole = {session_id: await ledger.violations(session_id)
+             for session_id in (summarized.id, agent.id)}
+    assert all(len(found) > 5 for found in whole.values())
+    assert sum(line.startswith("property: media") for line in whole[agent.id]) == 1
+    for page in (1, 2, 3):
+        monkeypatch.setattr(invariants, "PAGE_NODES", page)
+        for session_id, found in whole.items():
+            nodes = (await ledger.sessions.get(session_id)).node_count
+            db.round_trips.by_name.clear()
+            assert await ledger.violations(session_id) == found, page
+            assert db.round_trips.by_name == {
+                "check_session": 1, "check_session_nodes": -(-nodes // page) - 1}
