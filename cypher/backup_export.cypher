@@ -1,7 +1,7 @@
 // name: backup_export
-// returns: zero or one row {session, root_ids, head_ids, active_summary_ids, nodes, calls, media, tool_sets, tool_set_versions, labels, branch_names, pins}
+// returns: zero or one row {session, root_ids, head_ids, active_summary_ids, nodes, calls, media, node_count, call_count, media_count, tool_sets, tool_set_versions, labels, branch_names, pins}: nodes, calls and media a page of each (from $node_skip, $call_skip, $media_skip): backup_export_nodes, _calls and _media read the next pages
 // purpose: everything a backup needs to rebuild a session — its properties, every node (deleted and superseded ones too) and every call, with all their edges, the media its nodes carry, the tools its calls were offered and its tool set versions (setTools) with the tools they offer
-// params: session_id, tenant
+// params: session_id, tenant, node_skip, node_page, call_skip, call_page, media_skip, media_page
 // Edges to single targets come back as lists, so a session holding two of them is seen,
 // not silently reduced to one. Nodes are in seq order, calls in start order. Events are
 // news of changes, not part of the conversation, and are not exported. A node's ToolUse
@@ -12,44 +12,20 @@ RETURN properties(s) AS session,
   [(s)-[:ROOT]->(r:Node) | r.id] AS root_ids,
   [(s)-[:HEAD]->(h:Node) | h.id] AS head_ids,
   [(s)-[:ACTIVE_SUMMARY]->(a:Node) | a.id] AS active_summary_ids,
-  COLLECT {
-    MATCH (n:Node {session_id: s.id})
-    USING INDEX n:Node(session_id)
-    RETURN {
-      properties: properties(n),
-      predecessor_ids: [(n)-[:PREDECESSOR]->(p:Node) | p.id],
-      caller_ids: [(n)-[:CALLER]->(c:Node) | c.id],
-      covers: COLLECT {
-        MATCH (n)-[e:COVERS]->(x:Node)
-        RETURN {node_id: x.id, order: e.order} AS cover ORDER BY e.order, x.id
-      },
-      carries_over: COLLECT {
-        MATCH (n)-[e:CARRIES_OVER]->(x:Node)
-        RETURN {node_id: x.id, order: e.order} AS carried ORDER BY e.order, x.id
-      }
-    } AS node
-    ORDER BY n.seq, n.id
-  } AS nodes,
-  COLLECT {
-    MATCH (c:Call {session_id: s.id})
-    USING INDEX c:Call(session_id)
-    RETURN {
-      properties: properties(c),
-      reads: COLLECT {
-        MATCH (c)-[e:READ]->(x:Node)
-        RETURN {node_id: x.id, position: e.position} AS read ORDER BY e.position, x.id
-      },
-      produced_ids: [(c)-[:PRODUCED]->(o:Node) | o.id]
-    } AS call
-    ORDER BY c.started_at, c.id
-  } AS calls,
-  COLLECT {
+  // include: backup_export_nodes
+  AS nodes,
+  // include: backup_export_calls
+  AS calls,
+  // include: backup_export_media
+  AS media,
+  COUNT { MATCH (n:Node {session_id: s.id}) } AS node_count,
+  COUNT { MATCH (c:Call {session_id: s.id}) } AS call_count,
+  size(COLLECT {
     MATCH (carrier:Node {session_id: s.id})-[:CARRIES]->(m:Media {tenant: $tenant})
     USING INDEX carrier:Node(session_id)
     WITH DISTINCT m
-    RETURN {sha256: m.sha256, media_type: m.media_type, data: m.data, bytes: m.bytes} AS medium
-    ORDER BY medium.sha256
-  } AS media,
+    RETURN m.sha256
+  }) AS media_count,
   COLLECT {
     CALL (s) {
       MATCH (offered_by:Call {session_id: s.id})-[:OFFERED]->(t:ToolSet {tenant: $tenant})

@@ -105,6 +105,10 @@ INFORMATION_KEYS = ("exported_at", "source_tenant")  # differ between exports of
 # session's sequence starts afresh (backup_import).
 EVENT_COUNTERS = ("next_event_seq", "events_pruned_through")
 PROBLEMS_NAMED = 5
+# A session's nodes, calls and media are exported a page of each kind at a time: a result
+# of Neo4j's is one message, and all the nodes of a long session are more than its network
+# buffers take. A call holds its reads, a medium its data: fewer of them a page.
+EXPORT_PAGES = {"node": 5_000, "call": 500, "media": 50}
 
 _DOCUMENT_KEYS = {"format", "version", "session", "nodes", "calls", *INFORMATION_KEYS}
 _MEDIA_KEY = "media"  # from version 2
@@ -126,10 +130,19 @@ _MIN_INTEGER = -validate.MAX_INTEGER - 1
 async def export_session(db: Database, tenant: str, session_id: str, limits: Limits) -> dict:
     """The session of `tenant` as a JSON-serializable document (NotFound when there is none)."""
     validate.identifier(session_id, "session id")
-    rows = await db.read("backup_export", session_id=session_id, tenant=tenant)
+    pages = {f"{kind}_{key}": value for kind, page in EXPORT_PAGES.items()
+             for key, value in (("skip", 0), ("page", page))}
+    rows = await db.read("backup_export", session_id=session_id, tenant=tenant, **pages)
     if not rows:
         raise NotFound("session", session_id)
     row = rows[0]
+    for kind, key in (("node", "nodes"), ("call", "calls"), ("media", "media")):
+        page = EXPORT_PAGES[kind]
+        for skip in range(page, row[f"{kind}_count"], page):
+            for more in await db.read(f"backup_export_{key}", session_id=session_id,
+                                      tenant=tenant, **{f"{kind}_skip": skip,
+                                                        f"{kind}_page": page}):
+                row[key] += more[key]
     where = f"session {session_id}"
     document = {
         "format": FORMAT,

@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from service.errors import BadInput, Conflict, NotFound
-from service.store import CallRecord, Ledger, Limits, Purpose
+from service.store import CallRecord, Ledger, Limits, Purpose, backup
 from service.store.backup import (
     FORMAT, INFORMATION_KEYS, VERSION, export_session, import_session,
 )
@@ -1098,3 +1098,28 @@ async def test_a_document_with_bad_tool_set_versions_is_bad_input_and_writes_not
     left = await run_cypher(db, "MATCH (x {session_id: $sid}) RETURN count(x) AS n",
                             sid=session.id)
     assert left == [{"n": 0}]
+
+
+async def test_a_session_exported_a_page_at_a_time_is_the_document_exported_at_once(
+        ledger, compactor, turns, db, tenant, monkeypatch):
+    """A long session's nodes, calls and media are read a page of each at a time (one
+    Neo4j result holds no more than a page); read so, a page of one, two or three, each
+    session's document is the one read at once, and each further page is a round trip."""
+    rich, _ = await build_rich_session(ledger, compactor, turns)
+    agent, _ = await agent_session(ledger, compactor)
+    for session in (rich, agent):
+        await turns.send_message(session.id, "One more question?")
+        whole = without_information(await export_session(db, tenant, session.id, Limits()))
+        sizes = {"node": len(whole["nodes"]), "call": len(whole["calls"]),
+                 "media": len(whole["media"])}
+        assert sizes["node"] > 10 and sizes["call"] > 2
+        for page in (1, 2, 3):
+            monkeypatch.setattr(backup, "EXPORT_PAGES", dict.fromkeys(sizes, page))
+            db.round_trips.by_name.clear()
+            paged = await export_session(db, tenant, session.id, Limits())
+            assert without_information(paged) == whole, page
+            more = {f"backup_export_{key}": -(-sizes[kind] // page) - 1
+                    for kind, key in (("node", "nodes"), ("call", "calls"), ("media", "media"))}
+            assert db.round_trips.by_name == {"backup_export": 1, **{
+                name: count for name, count in more.items() if count > 0}}
+    assert len(whole["media"]) == 2  # the agent's image and PDF

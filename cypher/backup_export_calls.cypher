@@ -1,0 +1,8 @@
+// name: backup_export_calls
+// returns: zero or one row {calls}: a page of the session's calls as backup_export returns them (its first page), read on from $call_skip
+// purpose: a backup of a long session, read a page at a time
+// params: session_id, tenant, call_skip, call_page
+MATCH (s:Session {id: $session_id, tenant: $tenant})
+RETURN
+  // include: backup_export_calls
+  AS calls
