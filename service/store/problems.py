@@ -47,7 +47,8 @@ def _ids_taken(ids: Mapping[str, Any]) -> CtxdagError:
     parts = [f"ids already exist ({some(own)})"] if own else []
     if elsewhere:
         parts.append(f"{elsewhere} of its node or call ids are already used by another tenant")
-    return Conflict(f"session {ids['session_id']} cannot be imported: " + "; ".join(parts))
+    return Conflict(f"session {ids['session_id']} cannot be imported: " + "; ".join(parts),
+                    ids_taken=True)
 
 
 class ToolsToCheck(Conflict):

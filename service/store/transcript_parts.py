@@ -18,17 +18,16 @@ checks.
 
 A part or check that fails clears what the import wrote before the error is raised. What
 a kill or an outage leaves is cleared by the session's next import, which takes the claim
-over, or by clear_abandoned, run before a folder is imported and before any import in
+over (pending_imports.py; an import of the session at once too, store/transcripts.py), or
+by clear_abandoned, run before a folder is imported and before any import in
 parts (importTranscript's too). An import whose claim another one took over (two
 importers of one file) writes nothing more: Conflict.
 """
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections import Counter
 from dataclasses import replace
-from datetime import timedelta
 from typing import Any, Mapping, Protocol
 
 from ..errors import CtxdagError
@@ -37,16 +36,12 @@ from .backup import FORMAT, VERSION, Checked, check, import_check
 from .db import Database, Rows, RowCheck
 from .problems import raise_for_problem
 from .transcript_known import DocumentRows
+from .pending_imports import claimed, clear_abandoned, released
 from .transcripts import DIGEST, Known, Stored, as_imported, import_span
 
 # Node rows per part: a part's rows, checked and packed for the driver, take some tens of
 # MB at most (a turn's row is a few KB); each part costs one statement.
 PART_NODES = 1_000
-# Nodes deleted a transaction when what an unfinished import wrote is cleared.
-CLEAR_NODES = 5_000
-# A claim no part touched for this long is an import a kill or an outage left: a part takes
-# a second or so.
-ABANDONED_AFTER = timedelta(minutes=10)
 
 # What `expected` counts of a part's own rows (the rest is the session's: its last statement).
 _OF_ROWS = ("nodes", "predecessor", "caller", "covers", "carries_over", "absorbed",
@@ -83,12 +78,12 @@ async def _import(db: Database, tenant: str, document: InParts, limits: Limits,
                   part_nodes: int) -> tuple[Stored, Known | None]:
     session_id = document.session_id
     await clear_abandoned(db, tenant)
-    token = await _claimed(db, tenant, session_id)
+    token = await claimed(db, tenant, session_id)
     try:
         return await _write_parts(db, tenant, document, limits, part_nodes, token)
     except Exception:
         try:
-            await _released(db, session_id, token)
+            await released(db, session_id, token)
         except CtxdagError:
             pass  # the next import of the session, or clear_abandoned, clears it
         raise
@@ -156,43 +151,6 @@ async def _write_parts(db: Database, tenant: str, document: InParts, limits: Lim
     if known is not None and built is not None:
         known = DocumentRows(built, None).known_after(known, ())
     return Stored(session_id, True, document.size, document.size), known
-
-
-async def _claimed(db: Database, tenant: str, session_id: str) -> str:
-    """Claims the session's import for a new token (taking over any other import's claim)
-    and clears what the import held before wrote; the token."""
-    token = uuid.uuid4().hex
-    await db.write("transcript_pending_claim", tenant=tenant, session_id=session_id,
-                   token=token)
-    await _clear(db, session_id, token)
-    return token
-
-
-async def _released(db: Database, session_id: str, token: str) -> None:
-    """Clears what the import holding `token` wrote, then ends its claim."""
-    await _clear(db, session_id, token)
-    await db.write("transcript_pending_release", session_id=session_id, token=token)
-
-
-async def _clear(db: Database, session_id: str, token: str) -> None:
-    """Deletes the nodes and tool uses an unfinished import of the session wrote while its
-    claim is `token`'s, a transaction at a time."""
-    while True:
-        rows = await db.write("transcript_pending_clear", session_id=session_id, token=token,
-                              limit=CLEAR_NODES)
-        if not rows or rows[0]["cleared"] == 0:
-            return
-
-
-async def clear_abandoned(db: Database, tenant: str) -> int:
-    """Clears what the tenant's imports in parts left unfinished (a claim no part touched
-    for ABANDONED_AFTER: a kill or an outage); how many it cleared."""
-    rows = await db.read_on_leader("transcript_pending_stale", tenant=tenant,
-                                   idle=ABANDONED_AFTER)
-    for row in rows:
-        session_id = row["session_id"]
-        await _released(db, session_id, await _claimed(db, tenant, session_id))
-    return len(rows)
 
 
 def _backup_session(header: dict[str, Any]) -> dict[str, Any]:

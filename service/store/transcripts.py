@@ -36,6 +36,7 @@ from ..errors import BadInput, Conflict, CtxdagError
 from .backup import Checked, check, checked_rows, import_session, placed, stored_form
 from .db import Database, Rows
 from .events import Events
+from .pending_imports import clear_unfinished
 from ..model import listing
 from ..model.ids import utcnow
 from .problems import Stale as StaleSession, raise_for_problem
@@ -223,7 +224,7 @@ async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
             # The caller found the session new: imported without reading it back first,
             # unless someone imported it since.
             try:
-                await import_session(db, tenant, document, limits, checked)
+                await _import_new(db, tenant, document, limits, checked)
                 return Stored(session_id, True, len(rows), len(rows)), _known_imported(document)
             except Conflict as e:
                 if e.details.get("session_id") != session_id:
@@ -233,7 +234,7 @@ async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
                                        tenant=tenant, node_ids=list(rows.digests),
                                        label_node_ids=labeled + unlabeled, new_turns=new_turns)
         if not held:
-            await import_session(db, tenant, document, limits)
+            await _import_new(db, tenant, document, limits)
             return Stored(session_id, True, len(rows), len(rows)), _known_imported(document)
         found = {**held[0], "stored_ids": frozenset(held[0]["stored_ids"]),
                  "live": {node["id"]: (node["seq"], node["digest"]) for node in held[0]["live"]}}
@@ -273,6 +274,20 @@ async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
                   sum(label["node_id"] in stored for label in labels) + len(cleared),
                   described), _known_after(session_id, found, description["source"],
                                            params["nodes"], stale, rows)
+
+
+async def _import_new(db: Database, tenant: str, document: dict[str, Any], limits: Limits,
+                      checked: Checked | None = None) -> None:
+    """import_session of a new session; when ids of its nodes are taken, what an unfinished
+    import in parts of it left (pending_imports.py: a kill's, before the sweep) is cleared
+    and the import tried once more."""
+    try:
+        await import_session(db, tenant, document, limits, checked)
+    except Conflict as e:
+        if not e.details.get("ids_taken"):
+            raise
+        await clear_unfinished(db, tenant, document["session"]["properties"]["id"])
+        await import_session(db, tenant, document, limits, checked)
 
 
 async def _renamed_tools(db: Database, tenant: str, document: dict[str, Any],

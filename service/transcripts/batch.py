@@ -23,7 +23,8 @@ from typing import Any, Callable, TextIO
 from ..errors import CtxdagError
 from ..store.ledger import Ledger
 from ..store.backup import Checked
-from ..store.transcript_parts import clear_abandoned, import_in_parts
+from ..store.pending_imports import clear_abandoned
+from ..store.transcript_parts import import_in_parts
 from ..store.transcripts import (Stored, first_import_check, known_if_imported,
                                    session_held, store_known, store_transcript)
 from . import document_of, new_in_parts, reading_of, streamed, unchanged

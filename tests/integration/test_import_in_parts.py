@@ -23,7 +23,7 @@ from service.model.validate import Limits
 from service.store.backup import export_session
 from service.search.find import search
 from service.store.ledger import Ledger
-from service.store import transcript_parts
+from service.store import pending_imports, transcript_parts
 from service.transcripts import (batch, detect, kept, reading_of, source_fingerprint,
                                  spill, streamed)
 from service.transcripts import jsonl
@@ -287,6 +287,26 @@ async def test_an_import_stopped_midway_is_cleared_by_the_next_of_its_session(
     await the_one_session_is_the_file_imported_whole(db, events, ledger, path, monkeypatch)
 
 
+async def test_an_import_stopped_midway_is_cleared_by_an_import_of_its_session_at_once(
+        db, events, tmp_path, in_parts, monkeypatch):
+    """A kill leaves parts written; the same session then arrives whole (its file cut below
+    the size read in parts, or as a text posted): its nodes' ids are those the parts took,
+    so the import clears what the stopped one left and imports the session once more."""
+    path = tmp_path / "long-session.jsonl"
+    path.write_text("".join(claude_code_lines(200)))
+    ledger = fresh(db, events, "then-whole")
+    await killed_after_parts(ledger, path, 5, monkeypatch)
+    assert await orphans(db, ledger.tenant) >= 15
+    monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", 1 << 40)  # read whole, one transaction
+    ran = published(monkeypatch)
+    status, out, err = await imported(ledger, [str(path)])
+    assert status == 0 and "imported as session" in out, err
+    assert ran == []  # not in parts
+    assert await orphans(db, ledger.tenant) == 0
+    assert (await left(db, ledger.tenant))["PendingImport"] == 0
+    await the_one_session_is_the_file_imported_whole(db, events, ledger, path, monkeypatch)
+
+
 async def test_what_an_abandoned_import_left_is_cleared_by_the_next_run(
         db, events, tmp_path, in_parts, monkeypatch):
     """The file of a killed import is gone: the next import of other files clears what it
@@ -301,7 +321,7 @@ async def test_what_an_abandoned_import_left_is_cleared_by_the_next_run(
     assert status == 0 and "cleared" not in out, err  # touched a moment ago: not abandoned
     assert (await left(db, ledger.tenant))["PendingImport"] == 1
     assert await orphans(db, ledger.tenant) > 0
-    monkeypatch.setattr(transcript_parts, "ABANDONED_AFTER", timedelta(0))
+    monkeypatch.setattr(pending_imports, "ABANDONED_AFTER", timedelta(0))
     status, out, err = await imported(ledger, [str(other)])
     assert status == 0 and out.splitlines()[0] == (
         "cleared what 1 import(s) stopped midway by an earlier run left written"), out
