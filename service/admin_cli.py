@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .errors import BadInput
 from .model import redaction, validate
@@ -74,14 +74,23 @@ def add_commands(commands: Any) -> None:
 async def _export(runtime: Runtime, args: argparse.Namespace) -> int:
     ledger = runtime.ledger
     document = await export_session(ledger.db, ledger.tenant, args.session, ledger.limits)
-    text = json.dumps(document, ensure_ascii=False, indent=1) + "\n"
     if args.output is None:
-        sys.stdout.write(text)
+        _write_json(document, sys.stdout)
         return 0
-    Path(args.output).write_text(text, encoding="utf-8")
+    part = Path(f"{args.output}.part")  # a failed write leaves the file as it was
+    with part.open("w", encoding="utf-8") as f:
+        _write_json(document, f)
+    part.replace(args.output)
     print(f"exported session {args.session}: {len(document['nodes'])} nodes, "
           f"{len(document['calls'])} calls to {args.output}")
     return 0
+
+
+def _write_json(document: dict, f: TextIO) -> None:
+    """The document as the file of a backup, written as it is encoded: a long session's
+    text is never held whole."""
+    json.dump(document, f, ensure_ascii=False, indent=1)
+    f.write("\n")
 
 
 async def _import(runtime: Runtime, args: argparse.Namespace) -> int:

@@ -136,13 +136,16 @@ async def export_session(db: Database, tenant: str, session_id: str, limits: Lim
     if not rows:
         raise NotFound("session", session_id)
     row = rows[0]
+    # Each page is taken into the document as it comes: the rows Neo4j returned of a long
+    # session are not held beside it.
+    listed = {key: [convert(item) for item in row[key]] for key, convert in _EXPORTED.items()}
     for kind, key in (("node", "nodes"), ("call", "calls"), ("media", "media")):
         page = EXPORT_PAGES[kind]
         for skip in range(page, row[f"{kind}_count"], page):
             for more in await db.read(f"backup_export_{key}", session_id=session_id,
                                       tenant=tenant, **{f"{kind}_skip": skip,
                                                         f"{kind}_page": page}):
-                row[key] += more[key]
+                listed[key] += map(_EXPORTED[key], more[key])
     where = f"session {session_id}"
     document = {
         "format": FORMAT,
@@ -156,9 +159,7 @@ async def export_session(db: Database, tenant: str, session_id: str, limits: Lim
             "head_id": _one(row["head_ids"], f"{where} HEAD", required=True),
             "active_summary_id": _one(row["active_summary_ids"], f"{where} ACTIVE_SUMMARY"),
         },
-        "nodes": [_export_node(node) for node in row["nodes"]],
-        "calls": [_export_call(call) for call in row["calls"]],
-        "media": [dict(medium) for medium in row["media"]],
+        **listed,
         "labels": [{"node_id": label["node_id"], "properties": _encode_properties(
             label["properties"], f"label of node {label['node_id']}")}
             for label in row["labels"]],
@@ -204,6 +205,11 @@ def _export_call(call: Mapping[str, Any]) -> dict:
         "reads": list(call["reads"]),
         "produced_id": _one(call["produced_ids"], f"{where} PRODUCED"),
     }
+
+
+# How each kind read a page at a time is taken into the document.
+_EXPORTED: dict[str, Callable[[Mapping[str, Any]], dict]] = {
+    "nodes": _export_node, "calls": _export_call, "media": dict}
 
 
 def _one(ids: list[str], what: str, required: bool = False) -> str | None:

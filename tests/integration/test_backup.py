@@ -523,6 +523,7 @@ async def test_export_and_import_from_the_command_line(
     assert await admin(db, tenant, "export", session.id, "--output", str(file)) == 0
     assert str(file) in capsys.readouterr().out
     assert without_information(json.loads(file.read_text())) == without_information(printed)
+    assert [path.name for path in tmp_path.iterdir()] == ["backup.json"]  # no part left
 
     await run_cypher(db, DELETE_SESSION, sid=session.id)
     assert await admin(db, other_tenant, "import", str(file)) == 0
