@@ -46,10 +46,12 @@ class Spill:
     closed or collected)."""
 
     def __init__(self, least: int | None = None) -> None:
+        """OSError when no temporary file can be made."""
         self.least = SPILL_FROM_CHARS if least is None else least
         self._file = tempfile.TemporaryFile(prefix="ctxdag-spill-")
         self._end = 0
         self._unflushed = False
+        self._full = False  # a write failed (a full disk): the strings stay in memory
 
     def set_aside(self, blocks: Iterable[dict[str, Any]]) -> None:
         """Each long string in `blocks` (nested in theirs too) replaced in place by a
@@ -66,9 +68,15 @@ class Spill:
             elif isinstance(item, (dict, list)):
                 self._walk(item)
 
-    def _written(self, text: str) -> Spilled:
+    def _written(self, text: str) -> Spilled | str:
+        if self._full:
+            return text
         data = text.encode("utf-8", "surrogatepass")  # JSON may hold lone surrogates
-        self._file.write(data)
+        try:
+            self._file.write(data)
+        except OSError:
+            self._full = True  # what was written is read back; the rest stays in memory
+            return text
         self._unflushed = True
         spilled = Spilled(self, self._end, len(data))
         self._end += len(data)
@@ -82,6 +90,14 @@ class Spill:
 
     def close(self) -> None:
         self._file.close()
+
+
+def opened() -> Spill | None:
+    """A Spill, or None when no temporary file can be made (the strings stay in memory)."""
+    try:
+        return Spill()
+    except OSError:
+        return None
 
 
 def restored(value: Any) -> Any:

@@ -28,7 +28,7 @@ from .document import Plan
 from .jsonl import text_parts, utf8
 from .model import Mode, NotATranscript, Transcript
 from .reading import Reading
-from .spill import Spill
+from .spill import opened as spill_file
 from .subagents import SubAgent
 
 STREAM_FROM_BYTES = 4 << 20
@@ -188,7 +188,7 @@ def _planned(parts: Iterator[tuple[str, bytes]], file: str, tool: str, tenant: s
     their bytes hashed, and its document planned (`settle` and `keep_rows`: Reading.plan's;
     `spill`: read's)."""
     reading = Reading(file, tool, tenant, limits, mode.strict,
-                      spill=Spill() if spill else None)
+                      spill=spill_file() if spill else None)
     whole, complete = _digest(file, tool), hashlib.sha256()
     read_to = offset = 0
     for text, data in parts:
@@ -202,7 +202,7 @@ def _planned(parts: Iterator[tuple[str, bytes]], file: str, tool: str, tenant: s
     planned = reading.plan(mode, agents, settle, keep_rows)
     # A reading whose strings were set aside is kept nowhere: its parse is let go, the
     # plan's turns are all the rows need.
-    return Streamed(None if spill else reading, planned, mode,
+    return Streamed(None if reading.spill is not None else reading, planned, mode,
                     {"bytes": read_to, "sha256": complete.hexdigest()},
                     _fingerprint(whole, offset, agents), read_to == offset,
                     settle is not None)

@@ -100,3 +100,31 @@ def test_a_title_from_a_first_prompt_set_aside_is_read_back(fixture, monkeypatch
     aside, whole = read(str(fixture), True), read(str(fixture), False)
     title = whole.header()["session"]["properties"].get("title")
     assert title and aside.header()["session"]["properties"].get("title") == title
+
+
+def test_a_disk_that_fills_up_leaves_the_rest_of_the_strings_in_memory(monkeypatch):
+    aside = Spill(least=1)
+    first, second = {"type": "text", "text": "written"}, {"type": "text", "text": "kept"}
+    aside.set_aside([first])
+
+    class Full:
+        def __init__(self, file):
+            self.file = file
+
+        def write(self, data):
+            raise OSError(28, "No space left on device")
+
+        def __getattr__(self, name):
+            return getattr(self.file, name)
+
+    monkeypatch.setattr(aside, "_file", Full(aside._file))
+    aside.set_aside([second])
+    assert isinstance(first["text"], Spilled) and second["text"] == "kept"
+    assert restored([first, second]) == [{"type": "text", "text": "written"},
+                                         {"type": "text", "text": "kept"}]
+    # No temporary file at all: the file is read with its strings in memory.
+    def no_room(**_):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(spill.tempfile, "TemporaryFile", no_room)
+    assert spill.opened() is None
