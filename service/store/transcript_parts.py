@@ -34,9 +34,9 @@ from ..errors import CtxdagError
 from ..model.validate import Limits
 from .backup import FORMAT, VERSION, Checked, check, import_check
 from .db import Database, Rows, RowCheck
+from .pending_imports import claimed, clear_abandoned, released
 from .problems import raise_for_problem
 from .transcript_known import DocumentRows
-from .pending_imports import claimed, clear_abandoned, released
 from .transcripts import DIGEST, Known, Stored, as_imported, import_span
 
 # Node rows per part: a part's rows, checked and packed for the driver, take some tens of

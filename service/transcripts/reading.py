@@ -16,8 +16,8 @@ from typing import Any, Callable, Protocol
 
 from ..model.validate import Limits
 from . import claude_code, codex, origin, pi, subagents
-from .document import Memo, Plan, document, plan
 from .building import Building
+from .document import Memo, Plan, document, plan
 from .jsonl import line_count, objects, text_parts
 from .model import Degraded, Mode, Transcript, no_turns
 from .spill import Spill

@@ -4,7 +4,8 @@ pass (the fingerprint an unchanged file is recognised by, and IMPORTED: what the
 notes of the lines it was read from), and its document's node rows are built a part at a
 time while the store writes them (store/transcript_parts.py). The session is the one the
 file read whole makes; only the memory differs, which follows a part's rows and the parse
-(the turns' blocks), not the file's text and every row.
+(the turns' blocks), not the file's text and every row; a reading not kept sets its
+turns' long strings aside on disk (spill.py), so it holds their structure only.
 
 A file is read so when it holds STREAM_FROM_BYTES or more and its session is new; a file
 whose session exists (grown since its import) is read whole, as the store compares what
