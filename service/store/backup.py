@@ -109,6 +109,8 @@ PROBLEMS_NAMED = 5
 # of Neo4j's is one message, and all the nodes of a long session are more than its network
 # buffers take. A call holds its reads, a medium its data: fewer of them a page.
 EXPORT_PAGES = {"node": 5_000, "call": 500, "media": 50}
+# Reads of a long session's pages begun again when it was written to between them.
+EXPORT_ATTEMPTS = 3
 
 _DOCUMENT_KEYS = {"format", "version", "session", "nodes", "calls", *INFORMATION_KEYS}
 _MEDIA_KEY = "media"  # from version 2
@@ -130,22 +132,14 @@ _MIN_INTEGER = -validate.MAX_INTEGER - 1
 async def export_session(db: Database, tenant: str, session_id: str, limits: Limits) -> dict:
     """The session of `tenant` as a JSON-serializable document (NotFound when there is none)."""
     validate.identifier(session_id, "session id")
-    pages = {f"{kind}_{key}": value for kind, page in EXPORT_PAGES.items()
-             for key, value in (("skip", 0), ("page", page))}
-    rows = await db.read("backup_export", session_id=session_id, tenant=tenant, **pages)
-    if not rows:
-        raise NotFound("session", session_id)
-    row = rows[0]
-    # Each page is taken into the document as it comes: the rows Neo4j returned of a long
-    # session are not held beside it.
-    listed = {key: [convert(item) for item in row[key]] for key, convert in _EXPORTED.items()}
-    for kind, key in (("node", "nodes"), ("call", "calls"), ("media", "media")):
-        page = EXPORT_PAGES[kind]
-        for skip in range(page, row[f"{kind}_count"], page):
-            for more in await db.read(f"backup_export_{key}", session_id=session_id,
-                                      tenant=tenant, **{f"{kind}_skip": skip,
-                                                        f"{kind}_page": page}):
-                listed[key] += map(_EXPORTED[key], more[key])
+    for _ in range(EXPORT_ATTEMPTS):
+        read = await _export_read(db, tenant, session_id)
+        if read is not None:
+            row, listed = read
+            break
+    else:
+        raise Conflict(f"session {session_id} was written to while it was exported, "
+                       f"{EXPORT_ATTEMPTS} times; export it again once it is quiet")
     where = f"session {session_id}"
     document = {
         "format": FORMAT,
@@ -185,6 +179,31 @@ async def export_session(db: Database, tenant: str, session_id: str, limits: Lim
         raise Conflict(f"{where} cannot be exported as it is stored: {e.message} "
                        f"(check it with `ctxdag check {session_id}`)") from e
     return document
+
+
+async def _export_read(db: Database, tenant: str, session_id: str
+                       ) -> tuple[dict[str, Any], dict[str, list[dict]]] | None:
+    """backup_export's row, and the session's nodes, calls and media read a page of each
+    at a time and taken into the document as they come (the rows Neo4j returned of a long
+    session are not held beside it); None when the session gained nodes or calls between
+    its pages, which would shift them."""
+    pages = {f"{kind}_{key}": value for kind, page in EXPORT_PAGES.items()
+             for key, value in (("skip", 0), ("page", page))}
+    rows = await db.read("backup_export", session_id=session_id, tenant=tenant, **pages)
+    if not rows:
+        raise NotFound("session", session_id)
+    row = rows[0]
+    as_read = (row["session"].get("next_seq"), row["call_count"])
+    listed = {key: [convert(item) for item in row[key]] for key, convert in _EXPORTED.items()}
+    for kind, key in (("node", "nodes"), ("call", "calls"), ("media", "media")):
+        page = EXPORT_PAGES[kind]
+        for skip in range(page, row[f"{kind}_count"], page):
+            found = await db.read(f"backup_export_{key}", session_id=session_id,
+                                  tenant=tenant, **{f"{kind}_skip": skip, f"{kind}_page": page})
+            if not found or (found[0]["next_seq"], found[0]["call_count"]) != as_read:
+                return None
+            listed[key] += map(_EXPORTED[key], found[0][key])
+    return row, listed
 
 
 def _export_node(node: Mapping[str, Any]) -> dict:

@@ -1124,3 +1124,35 @@ async def test_a_session_exported_a_page_at_a_time_is_the_document_exported_at_o
             assert db.round_trips.by_name == {"backup_export": 1, **{
                 name: count for name, count in more.items() if count > 0}}
     assert len(whole["media"]) == 2  # the agent's image and PDF
+
+
+async def test_a_long_session_written_to_while_it_is_exported_is_read_again(
+        ledger, turns, db, tenant, monkeypatch):
+    """A session that gains a node between the pages of its export is read again from its
+    first page, so the document is the session at one moment; one written to at every read
+    is refused after EXPORT_ATTEMPTS reads, with a message that says to export it again."""
+    session = await ledger.sessions.create("busy", "sys")
+    await chat(ledger, session, *texts(4))
+    monkeypatch.setattr(backup, "EXPORT_PAGES", {"node": 2, "call": 2, "media": 2})
+    read, written = db.read, []
+
+    async def busy(name, /, **params):
+        if name == "backup_export_nodes" and len(written) < writes:
+            written.append((await ledger.head.append_message(
+                session.id, "user", f"more {len(written)}")).node.id)
+        return await read(name, **params)
+
+    monkeypatch.setattr(db, "read", busy)
+    writes = 1
+    db.round_trips.by_name.clear()
+    document = await export_session(db, tenant, session.id, Limits())
+    assert db.round_trips.by_name["backup_export"] == 2
+    assert document["nodes"][-1]["properties"]["id"] == written[-1]
+    monkeypatch.setattr(db, "read", read)
+    assert without_information(document) == without_information(
+        await export_session(db, tenant, session.id, Limits()))
+
+    monkeypatch.setattr(db, "read", busy)
+    writes = 10
+    with pytest.raises(Conflict, match="written to while it was exported, 3 times"):
+        await export_session(db, tenant, session.id, Limits())
