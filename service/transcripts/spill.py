@@ -42,8 +42,8 @@ class Spilled:
 
 
 class Spill:
-    """The temporary file the strings of one file's read are set aside in (removed when
-    closed or collected)."""
+    """The temporary file the strings of one file's read are set aside in (unlinked from
+    the start: gone once collected, or the process ends however it ends)."""
 
     def __init__(self, least: int | None = None) -> None:
         """OSError when no temporary file can be made."""
@@ -87,9 +87,6 @@ class Spill:
             self._file.flush()
             self._unflushed = False
         return os.pread(self._file.fileno(), size, offset).decode("utf-8", "surrogatepass")
-
-    def close(self) -> None:
-        self._file.close()
 
 
 def opened() -> Spill | None:

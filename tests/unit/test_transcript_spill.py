@@ -91,7 +91,6 @@ def test_only_long_strings_are_set_aside_and_ids_and_types_never():
     # A copy shares what was set aside; a pickle (a kept reading) holds the string.
     assert copy.deepcopy(text)["text"] is text["text"]
     assert pickle.loads(pickle.dumps(text)) == {"type": "text", "text": "ab\ud800cd"}
-    aside.close()
 
 
 @pytest.mark.parametrize("fixture", sorted((FIXTURES / "claude_code").glob("*.jsonl"))[:1])
