@@ -4,7 +4,7 @@
 // params: node_ids, tenant
 UNWIND $node_ids AS parent_id
 MATCH (parent:Node {id: parent_id, tenant: $tenant})<-[:PREDECESSOR]-(n:Node)
-WHERE n.deleted_at IS NULL
+WHERE n.deleted_at IS NULL AND EXISTS { (:Session {id: parent.session_id, tenant: $tenant}) }
 RETURN parent_id,
   // include: node_map
   AS node

@@ -4,6 +4,7 @@
 // params: node_ids, tenant, after_key, after_id, before_key, before_id, from_end, limit
 UNWIND $node_ids AS node_id
 MATCH (n:Node {id: node_id, tenant: $tenant})
+WHERE EXISTS { (:Session {id: n.session_id, tenant: $tenant}) }  // not an unfinished import's
 CALL (n) {
   MATCH (n)<-[r:READ]-(c:Call)
   WHERE ($after_key IS NULL OR c.started_at < $after_key

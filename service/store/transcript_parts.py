@@ -12,9 +12,8 @@ ROOT, HEAD and active summary, and checks what all the parts wrote as backup_imp
 checks a session imported at once. The session is what importing the whole document at
 once makes of it (service/store/transcripts.py): the same nodes, edges, seqs and
 properties. Until that transaction commits, its nodes belong to no session: no listing,
-search or session's statement reaches them (only a read of a node by its id, in its
-tenant), and that last transaction's cost does not grow with the document but for its
-checks.
+search, session's statement or read of a node by its id reaches them, and that last
+transaction's cost does not grow with the document but for its checks.
 
 A part or check that fails clears what the import wrote before the error is raised. What
 a kill or an outage leaves is cleared by the session's next import, which takes the claim

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from service.errors import Conflict
+from service.errors import Conflict, NotFound
 from service.model.validate import Limits
 from service.store.backup import export_session
 from service.search.find import search
@@ -279,6 +279,11 @@ async def test_an_import_stopped_midway_is_cleared_by_the_next_of_its_session(
     held = await left(db, ledger.tenant)
     assert held["Node"] >= 15 and held["PendingImport"] == 1 and held["Session"] == 0
     assert (await search(ledger, "Reading")).hits == ()  # in no session: nothing finds them
+    pending = await orphan_ids(db, ledger.tenant)
+    assert await ledger.nodes.get_many(pending) == []  # nor a read by id
+    assert await ledger.nodes.children_many(pending) == {id: [] for id in pending}
+    with pytest.raises(NotFound):
+        await ledger.nodes.get(pending[0])
 
     status, out, err = await imported(ledger, [str(path)])
     assert status == 0 and "imported as session" in out, err
@@ -385,6 +390,14 @@ async def orphans(db, tenant: str) -> int:
         "AND NOT EXISTS { MATCH (:Session {id: x.session_id}) } RETURN count(x) AS n"),
         tenant=tenant)
     return row["n"]
+
+
+async def orphan_ids(db, tenant: str) -> list[str]:
+    """The ids of the tenant's nodes of no session."""
+    rows = await run_cypher(db, (
+        "MATCH (x:Node {tenant: $tenant}) WHERE NOT EXISTS { MATCH (:Session {id: x.session_id}) } "
+        "RETURN x.id AS id ORDER BY x.seq"), tenant=tenant)
+    return [row["id"] for row in rows]
 
 
 async def session_nodes(db, tenant: str) -> int:
