@@ -1,5 +1,5 @@
 // name: render_context
-// returns: one row {index, problem, head_id, summary_id, stand_in_ids, strategy, recall, summary_version, kept_count, pinned_ids, hidden, nodes} per request whose session exists; nodes in prompt order
+// returns: rows {index, part, problem, head_id, summary_id, stand_in_ids, strategy, recall, summary_version, kept_count, pinned_ids, hidden, nodes} per request whose session exists: its nodes in prompt order, 1,000 a row from `part` on (stand_in_ids, pinned_ids and hidden on part 0 only)
 // purpose: what the model reads from a head: the chain from ROOT, with the summary that applies to the head (per the session's strategy) standing in for its segment, followed by the segment's pinned turns; nodes marked out_of_context left out
 // params: requests, tenant
 // $requests: [{session_id, head_id}] (head_id null: the session's HEAD).
@@ -85,17 +85,24 @@ OPTIONAL CALL (h, summary, chain, problem) {
 WITH index, problem, h, s, summary, stand_ins, summary_version, kept,
   coalesce(compacted,
       CASE WHEN summary IS NOT NULL AND stand_ins IS NOT NULL THEN segmented_render END, CASE WHEN summary IS NULL THEN coalesce(chain, walked) END, []) AS listed
-RETURN index, problem, h.id AS head_id, summary.id AS summary_id,
-  [x IN coalesce(stand_ins, []) WHERE x.role = 'summary' | x.id] AS stand_in_ids,
-  s.summary_strategy AS strategy, coalesce(s.recall, false) AS recall, summary_version, size(coalesce(kept, [])) AS kept_count,
-  COLLECT { MATCH (s)-[:PINNED]->(p:Node) RETURN p.id } AS pinned_ids,
-  // The nodes kept out among them, each with the read node after it (null: none), so that a
-  // compaction's segment holds those inside it (chain segments have no holes).
-  [i IN range(0, size(listed) - 1) WHERE listed[i].out_of_context |
-    [listed[i].id, head([j IN range(i + 1, size(listed) - 1)
-                         WHERE listed[j].out_of_context IS NULL | listed[j].id])]] AS hidden,
+WITH index, problem, h, s, summary, stand_ins, summary_version, kept, listed,
   // A node kept out of the context (an imported aborted reply, its results) is never read.
   [n IN listed
     WHERE n.out_of_context IS NULL |
     // include: node_map
   ] AS nodes
+// The nodes come a part of 1,000 a row (`part`: the first one's place; the rest of the row
+// only on part 0): Neo4j encodes a row whole in its network buffers, and a render of a long
+// session never compacted, in one row, is more than they hold on a default heap (Neo4j then
+// drops the connection). A render of 1,000 nodes or fewer is one row.
+UNWIND range(0, CASE WHEN size(nodes) > 0 THEN size(nodes) - 1 ELSE 0 END, 1000) AS part
+RETURN index, part, problem, h.id AS head_id, summary.id AS summary_id,
+  CASE WHEN part = 0 THEN [x IN coalesce(stand_ins, []) WHERE x.role = 'summary' | x.id] END AS stand_in_ids,
+  s.summary_strategy AS strategy, coalesce(s.recall, false) AS recall, summary_version, size(coalesce(kept, [])) AS kept_count,
+  CASE WHEN part = 0 THEN COLLECT { MATCH (s)-[:PINNED]->(p:Node) RETURN p.id } END AS pinned_ids,
+  // The nodes kept out among them, each with the read node after it (null: none), so that a
+  // compaction's segment holds those inside it (chain segments have no holes).
+  CASE WHEN part = 0 THEN [i IN range(0, size(listed) - 1) WHERE listed[i].out_of_context |
+    [listed[i].id, head([j IN range(i + 1, size(listed) - 1)
+                         WHERE listed[j].out_of_context IS NULL | listed[j].id])]] END AS hidden,
+  nodes[part..part + 1000] AS nodes

@@ -1,5 +1,5 @@
 // name: session_graph
-// returns: one row {session_id, nodes} per session of the tenant; nodes in seq order (deleted ones only when $include_deleted)
+// returns: rows {session_id, nodes} per session of the tenant, each of up to 1,000 of its nodes (deleted ones only when $include_deleted), in no set order
 // purpose: the capsule contract: every live node; each capsule's row carries its coverage plus the caller subtrees of covered turns, minus ids that no longer exist; relics are flagged and carry none
 // params: session_ids, tenant, include_deleted, preview_length
 // Capsules: under the rolling strategy the active summary (spec §6); under the branch and
@@ -58,4 +58,6 @@ CALL (s, head, rolling, capsule_ids) {
     } END
   }) AS nodes
 }
-RETURN s.id AS session_id, nodes
+// The nodes come a part of 1,000 a row (render_context says why).
+UNWIND range(0, CASE WHEN size(nodes) > 0 THEN size(nodes) - 1 ELSE 0 END, 1000) AS part
+RETURN s.id AS session_id, nodes[part..part + 1000] AS nodes

@@ -3,11 +3,11 @@ service/context/render.py; the capsule contract in cypher/session_graph.cypher."
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..errors import CtxdagError, NotFound
 from ..model import validate
-from .db import Database
+from .db import Database, Rows
 from ..model.models import Rendered, node_from_row
 from .problems import error_for
 
@@ -60,7 +60,7 @@ class Views:
         rows = await self._db.read_untorn(
             "render_context", lambda rows: any(r["problem"] == "head_moving" for r in rows),
             tenant=self._tenant, requests=[{"session_id": s, "head_id": h} for s, h in requests])
-        by_index = {row["index"]: row for row in rows}
+        by_index = _joined(rows)
         results: list[Rendered | CtxdagError] = []
         for index, (session_id, head_id) in enumerate(requests):
             row = by_index.get(index)
@@ -92,9 +92,22 @@ class Views:
                                    preview_length=PREVIEW_LENGTH)
         graphs: dict[str, list[GraphRow]] = {session_id: [] for session_id in session_ids}
         for row in rows:
-            graphs[row["session_id"]] = sorted(
-                (_graph_row(n) for n in row["nodes"]), key=lambda r: r.seq)
+            graphs[row["session_id"]].extend(_graph_row(n) for n in row["nodes"])
+        for graph in graphs.values():
+            graph.sort(key=lambda r: r.seq)
         return graphs
+
+
+def _joined(rows: Rows) -> dict[int, dict[str, Any]]:
+    """render_context's rows by request: each request's first row (part 0), holding the
+    nodes of all its rows in order."""
+    joined: dict[int, dict[str, Any]] = {}
+    for row in sorted(rows, key=lambda r: (r["index"], r["part"])):
+        if row["part"] == 0:
+            joined[row["index"]] = {**row, "nodes": list(row["nodes"])}
+        else:
+            joined[row["index"]]["nodes"].extend(row["nodes"])
+    return joined
 
 
 def _graph_row(n: dict) -> GraphRow:

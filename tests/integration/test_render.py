@@ -2,6 +2,7 @@
 import pytest
 
 from service.context.render import render_context
+from service.errors import NotFound
 
 from tests.integration.helpers import KEEP_FOUR, chat, head_id, rendered, turns
 
@@ -91,12 +92,10 @@ async def test_render_is_one_round_trip_whatever_the_history(ledger, compactor):
     assert await head_id(ledger, session.id) == nodes[-1].id
 
 
-async def test_a_very_long_verbatim_chain_renders(ledger):
-    """A path value of ~10,000 hops overflowed Neo4j's stack when encoded; the render walks
-    distinct ancestors instead. The chain is bulk-written here with test-only Cypher that
+async def long_chain(ledger, length: int):
+    """A session of ROOT and `length` turns, bulk-written with test-only Cypher that
     creates what append_message would, then checked against the invariants."""
     session = await ledger.sessions.create("long", "sys")
-    length = 25_000
     await ledger.db.driver.execute_query(
         "MATCH (s:Session {id: $sid})-[h:HEAD]->(root:Node) "
         "UNWIND range(1, $n) AS i "
@@ -113,9 +112,53 @@ async def test_a_very_long_verbatim_chain_renders(ledger):
         "WITH s, chain[-1] AS tip CREATE (s)-[:HEAD]->(tip) SET s.next_seq = $n + 1",
         sid=session.id, n=length)
     assert await ledger.violations(session.id) == []
+    return session
+
+
+async def test_a_very_long_verbatim_chain_renders(ledger):
+    """A path value of ~10,000 hops overflowed Neo4j's stack when encoded; the render walks
+    distinct ancestors instead."""
+    length = 25_000
+    session = await long_chain(ledger, length)
     view = await rendered(ledger, session.id)
     assert len(view) == length + 1
     assert view[:2] == [session.root_id, f"{session.id}-1"] and view[-1] == f"{session.id}-{length}"
+
+
+async def test_renders_of_many_parts_come_back_whole_and_in_the_order_asked(ledger):
+    """A render's nodes come a part of 1,000 a row (one row would outgrow Neo4j's network
+    buffers on a long session never compacted); several renders in one statement, each
+    of several parts, are put back together each in its own order, with what only the
+    first part carries (the pins)."""
+    length = 2_500
+    long = await long_chain(ledger, length)
+    await ledger.pins.set(f"{long.id}-1800", max_pinned_tokens=1_000)
+    short = await ledger.sessions.create("short", "sys")
+    await chat(ledger, short, *turns(2))
+    before = ledger.db.round_trips.total
+    whole, cut, small, missing = await ledger.views.render_many(
+        [(long.id, None), (long.id, f"{long.id}-1500"), (short.id, None), ("ses_none", None)])
+    assert ledger.db.round_trips.total - before == 1
+    assert [n.id for n in whole.nodes] == [long.root_id] + [
+        f"{long.id}-{i}" for i in range(1, length + 1)]
+    assert [n.id for n in cut.nodes] == [long.root_id] + [
+        f"{long.id}-{i}" for i in range(1, 1501)]
+    assert whole.pinned_ids == cut.pinned_ids == {f"{long.id}-1800"}
+    assert whole.head_id == f"{long.id}-{length}" and cut.head_id == f"{long.id}-1500"
+    assert len(small.nodes) == 3 and small.pinned_ids == frozenset()
+    assert isinstance(missing, NotFound)
+
+
+async def test_a_graph_of_many_parts_comes_back_whole(ledger):
+    """The graph's nodes come a part of 1,000 a row too: every node once, in seq order."""
+    length = 2_500
+    long = await long_chain(ledger, length)
+    short = await ledger.sessions.create("short", "sys")
+    graphs = await ledger.views.graph_many([long.id, short.id, "ses_none"])
+    assert [r.id for r in graphs[long.id]] == [long.root_id] + [
+        f"{long.id}-{i}" for i in range(1, length + 1)]
+    assert [r.id for r in graphs[long.id] if r.is_head] == [f"{long.id}-{length}"]
+    assert [r.id for r in graphs[short.id]] == [short.root_id] and graphs["ses_none"] == []
 
 
 async def render_db_hits(ledger, session_id) -> int:
