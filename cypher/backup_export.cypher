@@ -1,7 +1,7 @@
 // name: backup_export
-// returns: zero or one row {session, root_ids, head_ids, active_summary_ids, nodes, calls, media, node_count, call_count, media_count, tool_sets, tool_set_versions, labels, branch_names, pins}: nodes, calls and media a page of each (from $node_skip, $call_skip, $media_skip): backup_export_nodes, _calls and _media read the next pages
+// returns: zero or one row {session, root_ids, head_ids, active_summary_ids, nodes, calls, media, node_count, call_count, media_count, tool_sets, tool_set_versions, labels, branch_names, pins}: nodes, calls and media, the first page of each: backup_export_nodes, _calls and _media read the next pages
 // purpose: everything a backup needs to rebuild a session — its properties, every node (deleted and superseded ones too) and every call, with all their edges, the media its nodes carry, the tools its calls were offered and its tool set versions (setTools) with the tools they offer
-// params: session_id, tenant, node_skip, node_page, call_skip, call_page, media_skip, media_page
+// params: session_id, tenant, node_after_seq, node_after_id, node_page, call_after_started_at, call_after_id, call_page, media_skip, media_page
 // Edges to single targets come back as lists, so a session holding two of them is seen,
 // not silently reduced to one. Nodes are in seq order, calls in start order. Events are
 // news of changes, not part of the conversation, and are not exported. A node's ToolUse

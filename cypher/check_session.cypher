@@ -1,7 +1,7 @@
 // name: check_session
-// returns: zero or one row {violations, session, nodes, edges, media, node_count, calls, labels, branch_names, pins}: the broken storage invariants, and every record's properties for the caller to check by the API's rules: the session's, its calls', its labels', names' and pins', and of its nodes the first $page in (seq, id) order from $skip (with the tool and media edges of those holding blocks, and the media they carry: check_session_nodes reads the next pages)
+// returns: zero or one row {violations, session, nodes, edges, media, node_count, calls, labels, branch_names, pins}: the broken storage invariants, and every record's properties for the caller to check by the API's rules: the session's, its calls', its labels', names' and pins', and of its nodes the first page of $page in (seq, id) order after ($after_seq, $after_id) (with the tool and media edges of those holding blocks, and the media they carry: check_session_nodes reads the next pages)
 // purpose: the ledger's invariants, checked on stored data (tests run it after every scenario)
-// params: session_id, tenant, skip, page
+// params: session_id, tenant, after_seq, after_id, page
 // The invariants are a fragment so an import can check what it wrote in its own transaction.
 // Property values (metadata JSON, byte limits) and what only a node's blocks say (tool
 // names, error flags, the media it names) are checked in Python, by the rules the API's

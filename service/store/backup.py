@@ -184,26 +184,48 @@ async def export_session(db: Database, tenant: str, session_id: str, limits: Lim
 async def _export_read(db: Database, tenant: str, session_id: str
                        ) -> tuple[dict[str, Any], dict[str, list[dict]]] | None:
     """backup_export's row, and the session's nodes, calls and media read a page of each
-    at a time and taken into the document as they come (the rows Neo4j returned of a long
-    session are not held beside it); None when the session gained nodes or calls between
-    its pages, which would shift them."""
-    pages = {f"{kind}_{key}": value for kind, page in EXPORT_PAGES.items()
-             for key, value in (("skip", 0), ("page", page))}
-    rows = await db.read("backup_export", session_id=session_id, tenant=tenant, **pages)
+    at a time, each page from where the last ended, and taken into the document as they
+    come (the rows Neo4j returned of a long session are not held beside it); None when the
+    session gained nodes or calls between its pages, which would shift them."""
+    pages = {f"{kind}_page": page for kind, page in EXPORT_PAGES.items()}
+    rows = await db.read("backup_export", session_id=session_id, tenant=tenant,
+                         **pages, **_FIRST_PAGES)
     if not rows:
         raise NotFound("session", session_id)
     row = rows[0]
     as_read = (row["session"].get("next_seq"), row["call_count"])
     listed = {key: [convert(item) for item in row[key]] for key, convert in _EXPORTED.items()}
     for kind, key in (("node", "nodes"), ("call", "calls"), ("media", "media")):
-        page = EXPORT_PAGES[kind]
-        for skip in range(page, row[f"{kind}_count"], page):
+        page, count, last = EXPORT_PAGES[kind], row[f"{kind}_count"], row[key]
+        while len(last) == page and len(listed[key]) < count:
             found = await db.read(f"backup_export_{key}", session_id=session_id,
-                                  tenant=tenant, **{f"{kind}_skip": skip, f"{kind}_page": page})
+                                  tenant=tenant, **{f"{kind}_page": page},
+                                  **_AFTER[kind](last[-1], len(listed[key])))
             if not found or (found[0]["next_seq"], found[0]["call_count"]) != as_read:
                 return None
-            listed[key] += map(_EXPORTED[key], found[0][key])
+            last = found[0][key]
+            listed[key] += map(_EXPORTED[key], last)
+        if len(listed[key]) < count:  # on no page: a node's seq or a call's start is amiss
+            raise Conflict(
+                f"session {session_id} cannot be exported as it is stored: "
+                f"{count - len(listed[key])} of its {count} {key} have no "
+                f"{_ORDERED_BY[kind]} (check it with `ctxdag check {session_id}`)")
     return row, listed
+
+
+# The first page of each kind, and the next after a page's last row (media are paged by
+# position: a session carries few).
+_FIRST_PAGES = {"node_after_seq": -validate.MAX_INTEGER - 1, "node_after_id": "",
+                "call_after_started_at": DateTime(1, 1, 1, tzinfo=timezone.utc),
+                "call_after_id": "", "media_skip": 0}
+_AFTER: dict[str, Callable[[Mapping[str, Any], int], dict[str, Any]]] = {
+    "node": lambda last, read: {"node_after_seq": last["properties"]["seq"],
+                                "node_after_id": last["properties"]["id"]},
+    "call": lambda last, read: {"call_after_started_at": last["properties"]["started_at"],
+                                "call_after_id": last["properties"]["id"]},
+    "media": lambda last, read: {"media_skip": read},
+}
+_ORDERED_BY = {"node": "numeric seq", "call": "start time", "media": "place"}
 
 
 def _export_node(node: Mapping[str, Any]) -> dict:

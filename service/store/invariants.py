@@ -12,6 +12,7 @@ from typing import Any, AsyncIterator, Mapping
 
 from . import records
 from ..model import validate
+from ..errors import Conflict
 from .db import Database
 from ..model.validate import Limits
 
@@ -19,6 +20,10 @@ from ..model.validate import Limits
 # the properties of a long session's nodes are more than its network buffers take (331 MB
 # for 170,000 Claude Code turns).
 PAGE_NODES = 5_000
+# Checks begun again when the session was written to between their pages.
+CHECK_ATTEMPTS = 3
+# The first page's cursor: before every node (seqs are integers of Neo4j's range).
+_BEFORE_ALL = {"after_seq": -validate.MAX_INTEGER - 1, "after_id": ""}
 # What reference_problems reads of a node.
 _REFERRING = ("id", "role", *records.NODE_REFERENCES)
 
@@ -29,17 +34,35 @@ async def violations(db: Database, tenant: str, session_id: str, limits: Limits)
 
 
 async def _check(db: Database, tenant: str, session_id: str, limits: Limits) -> list[str]:
-    rows = await db.read("check_session", session_id=session_id, tenant=tenant, skip=0,
-                         page=PAGE_NODES)
+    for _ in range(CHECK_ATTEMPTS):
+        read = await _check_read(db, tenant, session_id, limits)
+        if read is not None:
+            return read
+    raise Conflict(f"session {session_id} was written to while it was checked, "
+                   f"{CHECK_ATTEMPTS} times; check it again once it is quiet")
+
+
+async def _check_read(db: Database, tenant: str, session_id: str, limits: Limits
+                      ) -> list[str] | None:
+    """The session's violations, its nodes read a page at a time; None when it was written
+    to between its pages (its next seq moved), which the pages would not see as one."""
+    rows = await db.read("check_session", session_id=session_id, tenant=tenant,
+                         page=PAGE_NODES, **_BEFORE_ALL)
     if not rows:
         return []
     row = rows[0]
     nodes = _Nodes(tenant, limits)
-    nodes.take(row)
-    for skip in range(PAGE_NODES, row["node_count"], PAGE_NODES):
-        for page in await db.read("check_session_nodes", session_id=session_id, tenant=tenant,
-                                  skip=skip, page=PAGE_NODES):
-            nodes.take(page)
+    page = row
+    while len(page["nodes"]) == PAGE_NODES and nodes.count + PAGE_NODES < row["node_count"]:
+        nodes.take(page)
+        last = page["nodes"][-1]
+        found = await db.read("check_session_nodes", session_id=session_id, tenant=tenant,
+                              after_seq=last["seq"], after_id=last["id"], page=PAGE_NODES)
+        if not found or found[0]["next_seq"] != row["session"].get("next_seq"):
+            return None
+        page = found[0]
+    nodes.take(page)
+    unread = row["node_count"] - nodes.count  # their seq is not a number
     calls = [_untenanted(c) for c in row["calls"]]
     strangers = nodes.strangers + [
         f"tenant: {records.label('call', r)} is stored under another tenant"
@@ -64,7 +87,11 @@ async def _check(db: Database, tenant: str, session_id: str, limits: Limits) -> 
                   for entry in row["pins"] if entry["node_session_id"] != session_id]
     problems += records.pin_problems(pins, {node_id: {"role": role} for node_id, role
                                             in nodes.roles.items()}, limits)
-    return row["violations"] + strangers + [f"property: {p}" for p in problems] + nodes.edges
+    unpaged = [f"seq: {unread} of the session's {row['node_count']} nodes have no numeric "
+               "seq, so no page of its nodes holds them: they were not checked further"
+               ] if unread > 0 else []
+    return (row["violations"] + unpaged + strangers + [f"property: {p}" for p in problems]
+            + nodes.edges)
 
 
 class _Nodes:
@@ -82,9 +109,11 @@ class _Nodes:
         self.edges: list[str] = []
         self.references: list[dict[str, Any]] = []
         self.roles: dict[Any, Any] = {}
+        self.count = 0  # the nodes taken
         self._media: set[Any] = set()
 
     def take(self, page: Mapping[str, Any]) -> None:
+        self.count += len(page["nodes"])
         self.strangers += [f"tenant: {records.label('node', r)} is stored under another tenant"
                            for r in page["nodes"] if r.get("tenant") != self.tenant]
         by_id = {}

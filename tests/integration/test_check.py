@@ -5,9 +5,11 @@ import json
 
 import pytest
 
-from service.errors import NotFound
+from service.errors import Conflict, NotFound
 from service.model import blocks
-from service.store import Limits, invariants
+from service.store import Limits, backup, invariants
+from service.store.backup import export_session
+from service.store.db import Database
 from service.tokens import estimate_tokens
 from tests.integration.helpers import (
     DELETE_SESSION, KEEP_FOUR, agent_session, broken_sessions, chat, run_command, run_cypher,
@@ -449,3 +451,54 @@ async def test_a_session_checked_a_page_of_nodes_at_a_time_is_named_as_in_one(
             assert await ledger.violations(session_id) == found, page
             assert db.round_trips.by_name == {
                 "check_session": 1, "check_session_nodes": -(-nodes // page) - 1}
+
+
+async def test_a_node_on_no_page_is_counted_and_its_session_not_exported(
+        ledger, db, tenant, corrupted, monkeypatch):
+    """The check and the export read nodes a page at a time in seq order: a node whose seq
+    is no number (a hand edit) is on no page. The check names how many there are, however
+    the pages fall; the export refuses the session rather than leave them out."""
+    session = await ledger.sessions.create("edited", "sys")
+    nodes = await chat(ledger, session, *texts(6))
+    corrupted.append(session.id)
+    await run_cypher(db, "MATCH (a:Node {id: $a}), (b:Node {id: $b}) "
+                         "SET a.seq = 'three' REMOVE b.seq", a=nodes[2].id, b=nodes[4].id)
+    says = "seq: 2 of the session's 7 nodes have no numeric seq, so no page of its nodes " \
+           "holds them: they were not checked further"
+    for page in (1, 2, 5, invariants.PAGE_NODES):
+        monkeypatch.setattr(invariants, "PAGE_NODES", page)
+        assert says in await ledger.violations(session.id), page
+    for page in (1, 5_000):
+        monkeypatch.setattr(backup, "EXPORT_PAGES", {"node": page, "call": page, "media": page})
+        with pytest.raises(Conflict, match=f"session {session.id} cannot be exported as it is "
+                           "stored: 2 of its 7 nodes have no numeric seq"):
+            await export_session(db, tenant, session.id, Limits())
+
+
+async def test_a_session_written_to_while_checked_is_checked_again(
+        ledger, db, tenant, monkeypatch):
+    """A node appended between two pages of the check would be counted against a session
+    read before it: the check begins again, and after CHECK_ATTEMPTS such writes says to
+    check once the session is quiet."""
+    session = await ledger.sessions.create("busy", "sys")
+    await chat(ledger, session, *texts(6))
+    monkeypatch.setattr(invariants, "PAGE_NODES", 2)
+    read, writes = Database.read, []
+
+    async def written_between(self, name, /, **params):
+        if name == "check_session_nodes" and len(writes) < budget:
+            role = ("user", "assistant")[len(writes) % 2]
+            writes.append(await ledger.head.append_message(session.id, role, "more"))
+        return await read(self, name, **params)
+
+    monkeypatch.setattr(Database, "read", written_between)
+    budget = 2
+    db.round_trips.by_name.clear()
+    assert await ledger.violations(session.id) == []
+    assert db.round_trips.by_name["check_session"] == 3 and len(writes) == 2
+    budget = 2 + invariants.CHECK_ATTEMPTS
+    with pytest.raises(Conflict, match=f"session {session.id} was written to while it was "
+                       "checked, 3 times; check it again once it is quiet"):
+        await ledger.violations(session.id)
+    monkeypatch.setattr(Database, "read", read)
+    assert await ledger.violations(session.id) == []

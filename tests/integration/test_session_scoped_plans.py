@@ -15,6 +15,7 @@ from bench.transcripts import claude_code_transcript
 from service import transcripts
 from service.store import Ledger, Limits
 from service.store.transcripts import store_transcript
+from tests.integration.test_render import long_chain
 
 # Operators whose work follows the whole store (a label's or a type's every entry).
 STORE_SCANS = ("AllNodesScan", "NodeByLabelScan", "UnionNodeByLabelsScan",
@@ -77,3 +78,32 @@ async def test_an_import_costs_in_proportion_to_its_session(db):
     assert small_uses > 50 and large_uses >= 3.5 * small_uses
     # Four times the entries and tool uses: at most about four times the db hits.
     assert large / small < 4.6, (small, large)
+
+
+async def _page_db_hits(ledger, length: int) -> dict[str, int]:
+    """The db hits of a page of 100 nodes from the middle of a session of `length` turns,
+    as the check and the export read it, profiled."""
+    session = await long_chain(ledger, length)
+    db, after = ledger.db, length // 2
+    last = f"{session.id}-{after}"  # the page before ended with turn `after`
+    pages = {"check_session_nodes": {"after_seq": after, "after_id": last, "page": 100},
+             "backup_export_nodes": {"node_after_seq": after, "node_after_id": last,
+                                     "node_page": 100}}
+    hits = {}
+    for name, params in pages.items():
+        query = db.queries[name]
+        rows, plan = await profiled(db, query, query.bind(
+            {"session_id": session.id, "tenant": ledger.tenant, **params}))
+        assert [n.get("seq", n.get("properties", {}).get("seq")) for n in rows[0]["nodes"]] \
+            == list(range(after + 1, after + 101))
+        hits[name] = sum(int(op.get("dbHits", 0)) for op in _operators(plan))
+    return hits
+
+
+async def test_a_page_of_the_check_or_the_export_costs_the_same_at_ten_times_the_session(
+        ledger):
+    """Pages are read on from the last node of the page before, in the (session_id, seq)
+    index's order: no page sorts the session's nodes."""
+    small, large = await _page_db_hits(ledger, 1_000), await _page_db_hits(ledger, 10_000)
+    for name in small:
+        assert large[name] < 1.2 * small[name], (name, small, large)

@@ -26,7 +26,7 @@ def read(ledger, lines, name=SESSION.name):
 
 async def stored_state(ledger, session_id):
     rows = await ledger.db.read("check_session", session_id=session_id, tenant=ledger.tenant,
-                                skip=0, page=1)
+                                after_seq=-2**63, after_id="", page=1)
     session = rows[0]["session"]
     return (rows[0]["node_count"], (await ledger.sessions.get(session_id)).head_id,
             session["next_seq"], session["next_event_seq"], session["summary_version"])
