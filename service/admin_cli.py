@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .errors import BadInput
 from .model import redaction, validate
-from .store.backup import export_session, import_session
+from .store.backup import export_session
+from .store import backup_parts
 from .store.invariants import check_each
 from .store.paging import window
 
@@ -96,7 +97,7 @@ def _write_json(document: dict, f: TextIO) -> None:
 async def _import(runtime: Runtime, args: argparse.Namespace) -> int:
     ledger = runtime.ledger
     document = validate.parse_json(_read_text(args.file), args.file)
-    print(await import_session(ledger.db, ledger.tenant, document, ledger.limits))
+    print(await backup_parts.restore(ledger.db, ledger.tenant, document, ledger.limits))
     return 0
 
 

@@ -7,9 +7,12 @@ claim once the session exists, or after clearing what it wrote when it fails.
 """
 from __future__ import annotations
 
+import contextlib
 import uuid
 from datetime import timedelta
+from typing import AsyncIterator
 
+from ..errors import CtxdagError
 from .db import Database
 
 # Nodes deleted a transaction when what an unfinished import wrote is cleared.
@@ -17,6 +20,24 @@ CLEAR_NODES = 5_000
 # A claim no part touched for this long is an import a kill or an outage left: a part takes
 # a second or so.
 ABANDONED_AFTER = timedelta(minutes=10)
+
+
+@contextlib.asynccontextmanager
+async def import_claimed(db: Database, tenant: str, session_id: str) -> AsyncIterator[str]:
+    """An import in parts of the session: clears what the tenant's abandoned imports left,
+    claims the session for a new token (yielded), and when the import fails clears what it
+    wrote before the error goes on. A kill (or a cancellation) clears nothing: the next
+    import of the session, or clear_abandoned, does."""
+    await clear_abandoned(db, tenant)
+    token = await claimed(db, tenant, session_id)
+    try:
+        yield token
+    except Exception:
+        try:
+            await released(db, session_id, token)
+        except CtxdagError:
+            pass  # the next import of the session, or clear_abandoned, clears it
+        raise
 
 
 async def claimed(db: Database, tenant: str, session_id: str) -> str:

@@ -29,11 +29,10 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any, Mapping, Protocol
 
-from ..errors import CtxdagError
 from ..model.validate import Limits
 from .backup import FORMAT, VERSION, Checked, check, import_check
 from .db import Database, Rows, RowCheck
-from .pending_imports import claimed, clear_abandoned, released
+from .pending_imports import import_claimed
 from .problems import raise_for_problem
 from .transcript_known import DocumentRows
 from .transcripts import DIGEST, Known, Stored, as_imported, import_span
@@ -75,17 +74,8 @@ async def import_in_parts(db: Database, tenant: str, document: InParts, limits: 
 
 async def _import(db: Database, tenant: str, document: InParts, limits: Limits,
                   part_nodes: int) -> tuple[Stored, Known | None]:
-    session_id = document.session_id
-    await clear_abandoned(db, tenant)
-    token = await claimed(db, tenant, session_id)
-    try:
+    async with import_claimed(db, tenant, document.session_id) as token:
         return await _write_parts(db, tenant, document, limits, part_nodes, token)
-    except Exception:
-        try:
-            await released(db, session_id, token)
-        except CtxdagError:
-            pass  # the next import of the session, or clear_abandoned, clears it
-        raise
 
 
 async def _write_parts(db: Database, tenant: str, document: InParts, limits: Limits,
