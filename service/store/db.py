@@ -72,11 +72,29 @@ async def translate_driver_errors() -> AsyncIterator[None]:
                 "growth, a session's backup) is one transaction: give Neo4j more heap (the "
                 "managed one: CTXDAG_NEO4J_HEAP, 1g by default, of which a transaction may "
                 "use 70%) and import it again") from e
+        if e.code == "Neo.TransientError.General.OutOfMemoryError":
+            # The heap, or the network buffers a row of the answer is encoded in.
+            raise Unavailable(
+                f"Neo4j ran out of memory for this request ({e.message}). Nothing was "
+                "written. Ask for less at once, or give Neo4j more memory (the managed "
+                "one: CTXDAG_NEO4J_HEAP, 1g by default; its network buffers are as large)"
+            ) from e
         raise Unavailable(f"Neo4j could not complete the transaction in time: {e.message}") from e
     except Neo4jError as e:
         raise StoreFailure(f"Neo4j refused a statement ({e.code}): {e.message}") from e
     except (DriverError, OSError, asyncio.TimeoutError) as e:
         raise Unavailable(f"Neo4j is unreachable: {e}") from e
+
+
+# What a statement's failure says when Neo4j dropped its connection and answers a new one.
+# Neo4j encodes a result's row whole in its network buffers (direct memory, as large as
+# its heap by default) and closes the connection when a row outgrows them.
+_DROPPED = ("Neo4j closed the connection while answering {name} (after the driver's "
+            "retries), and answers other requests: most likely the answer is more than its "
+            "network buffers hold (Neo4j's debug.log then shows an OutOfDirectMemoryError). "
+            "If it happens again, ask for less at once or give Neo4j more memory (the "
+            "managed one: CTXDAG_NEO4J_HEAP)")
+_PROBE_SECONDS = 5.0
 
 
 @dataclass
@@ -173,6 +191,19 @@ class Database:
                     bookmark_manager_=manager, result_transformer_=rows)
             except Neo4jError as e:
                 raise refused_bookmarks(e, scope) or e
+            except (ServiceUnavailable, SessionExpired) as e:
+                if await self._answers():
+                    raise Unavailable(_DROPPED.format(name=query.name)) from e
+                raise
+
+    async def _answers(self) -> bool:
+        """Whether Neo4j answers a new connection now: a connection it dropped mid-answer
+        while it answers others tells an answer too large from an outage."""
+        try:
+            await asyncio.wait_for(self.driver.verify_connectivity(), _PROBE_SECONDS)
+            return True
+        except (DriverError, OSError, asyncio.TimeoutError):
+            return False
 
     async def ping(self) -> str:
         """Returns the server agent, e.g. 'Neo4j/5.26.31'."""

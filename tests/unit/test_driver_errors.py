@@ -25,3 +25,16 @@ async def test_another_transient_refusal_is_unavailable_as_before():
         async with translate_driver_errors():
             raise Neo4jError._hydrate_neo4j(
                 code="Neo.TransientError.Transaction.DeadlockDetected", message="deadlock")
+
+
+async def test_neo4j_out_of_memory_for_an_answer_says_so_not_in_time():
+    """A row of an answer too large for Neo4j's network buffers (seen on a 1 GB heap)."""
+    with pytest.raises(Unavailable) as raised:
+        async with translate_driver_errors():
+            raise Neo4jError._hydrate_neo4j(
+                code="Neo.TransientError.General.OutOfMemoryError",
+                message="failed to allocate 532676608 byte(s) of direct memory (used: "
+                        "545259520, max: 1073741824)")
+    message = raised.value.message
+    assert message.startswith("Neo4j ran out of memory for this request (failed to allocate")
+    assert "CTXDAG_NEO4J_HEAP" in message and "in time" not in message
