@@ -87,7 +87,7 @@ class Views:
         nodes deleted with their branch only when `include_deleted`."""
         for session_id in session_ids:
             validate.identifier(session_id, "session id")
-        rows = await self._db.read("session_graph", session_ids=list(session_ids),
+        rows = await self._db.read("session_graph", session_ids=list(dict.fromkeys(session_ids)),
                                    tenant=self._tenant, include_deleted=include_deleted,
                                    preview_length=PREVIEW_LENGTH)
         graphs: dict[str, list[GraphRow]] = {session_id: [] for session_id in session_ids}

@@ -154,7 +154,7 @@ async def test_a_graph_of_many_parts_comes_back_whole(ledger):
     length = 2_500
     long = await long_chain(ledger, length)
     short = await ledger.sessions.create("short", "sys")
-    graphs = await ledger.views.graph_many([long.id, short.id, "ses_none"])
+    graphs = await ledger.views.graph_many([long.id, short.id, "ses_none", short.id])
     assert [r.id for r in graphs[long.id]] == [long.root_id] + [
         f"{long.id}-{i}" for i in range(1, length + 1)]
     assert [r.id for r in graphs[long.id] if r.is_head] == [f"{long.id}-{length}"]
