@@ -86,14 +86,17 @@ async def translate_driver_errors() -> AsyncIterator[None]:
         raise Unavailable(f"Neo4j is unreachable: {e}") from e
 
 
-# What a statement's failure says when Neo4j dropped its connection and answers a new one.
-# Neo4j encodes a result's row whole in its network buffers (direct memory, as large as
-# its heap by default) and closes the connection when a row outgrows them.
-_DROPPED = ("Neo4j closed the connection while answering {name} (after the driver's "
+def _dropped(name: str) -> str:
+    """What a statement's failure says when Neo4j dropped its connection and answers a new
+    one. Neo4j encodes a result's row whole in its network buffers (direct memory, as large
+    as its heap by default) and closes the connection when a row outgrows them."""
+    return (f"Neo4j closed the connection while answering {name} (after the driver's "
             "retries), and answers other requests: most likely the answer is more than its "
             "network buffers hold (Neo4j's debug.log then shows an OutOfDirectMemoryError). "
             "If it happens again, ask for less at once or give Neo4j more memory (the "
             "managed one: CTXDAG_NEO4J_HEAP)")
+
+
 _PROBE_SECONDS = 5.0
 
 
@@ -193,7 +196,7 @@ class Database:
                 raise refused_bookmarks(e, scope) or e
             except (ServiceUnavailable, SessionExpired) as e:
                 if await self._answers():
-                    raise Unavailable(_DROPPED.format(name=query.name)) from e
+                    raise Unavailable(_dropped(query.name)) from e
                 raise
 
     async def _answers(self) -> bool:
