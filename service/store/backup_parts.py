@@ -6,13 +6,14 @@ transaction use on its default heap.
 
 The document is checked whole first, by every rule of the import at once, so a document
 refused writes nothing. The import then claims the session (pending_imports.py), writes
-its nodes a part at a time in seq order (transcript_import_part: each part's ids checked
-free, each medium carried by the first part naming it) and creates the session with its
-calls, labels, branch names, pins and tool sets (transcript_import_session), which checks
-what all the parts wrote as backup_import checks a session imported at once: the same
-session. A part or the last statement that fails clears what the import wrote before the
-error is raised; what a kill leaves is cleared by the session's next import or by
-clear_abandoned. Until the last statement commits, the nodes belong to no session.
+its nodes a part at a time in seq order (transcript_import_part: the session's id and each
+part's ids checked free, each medium carried by the first part naming it) and creates the
+session with its calls, labels, branch names, pins and tool sets
+(transcript_import_session), which checks what all the parts wrote as backup_import checks
+a session imported at once: the same session. A part or the last statement that fails
+clears what the import wrote before the error is raised; what a kill leaves is cleared by
+the session's next import or by clear_abandoned. Until the last statement commits, the
+nodes belong to no session.
 """
 from __future__ import annotations
 

@@ -180,7 +180,7 @@ async def test_a_session_restored_twice_is_a_conflict_and_the_first_stays(
         await turns.send_message(session.id, text)
     document = await export_session(db, tenant, session.id, Limits())
     before = await _store_counts(db, session.id)
-    with pytest.raises(Conflict, match="ids already exist"):
+    with pytest.raises(Conflict, match=f"session {session.id} already exists"):
         await backup_parts.restore(db, tenant, document, Limits())
     assert await _store_counts(db, session.id) == before
     assert (await left(db, session.id, tenant))["claims"] == 0
@@ -224,3 +224,27 @@ async def test_a_node_naming_a_later_one_is_refused_before_any_write(
         (f"node '{swapped['nodes'][-2]['properties']['id']}'", f"node '{first['id']}'"))
     assert db.round_trips.by_name == {}
     assert await left(db, session.id, other_tenant) == NOTHING
+
+
+async def test_a_taken_session_id_is_refused_by_the_first_part(
+        ledger, turns, db, tenant, other_tenant, in_parts):
+    """Under new node and call ids, the session id alone is taken: the first part says so,
+    in either tenant, and nothing more is written."""
+    session = await ledger.sessions.create("taken", "sys")
+    for text in ("Hello.", "And again.", "Once more."):
+        await turns.send_message(session.id, text)
+    document = json.dumps(await export_session(db, tenant, session.id, Limits()))
+    for row in json.loads(document)["nodes"] + json.loads(document)["calls"]:
+        document = document.replace(row["properties"]["id"], row["properties"]["id"] + "x")
+    before = await _store_counts(db, session.id)
+    for into, says in ((tenant, f"session {session.id} already exists"),
+                       (other_tenant, "the document's session id is already used by another "
+                                      "tenant")):
+        db.round_trips.by_name.clear()
+        with pytest.raises(Conflict, match=says):
+            await backup_parts.restore(db, into, json.loads(document), Limits())
+        assert db.round_trips.by_name["transcript_import_part"] == 1
+        assert "transcript_import_session" not in db.round_trips.by_name
+        assert (await left(db, session.id, into))["claims"] == 0
+    assert await _store_counts(db, session.id) == before
+    assert await ledger.violations(session.id) == []
