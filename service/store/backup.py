@@ -220,9 +220,9 @@ _FIRST_PAGES = {"node_after_seq": -validate.MAX_INTEGER - 1, "node_after_id": ""
                 "call_after_id": "", "media_skip": 0}
 _AFTER: dict[str, Callable[[Mapping[str, Any], int], dict[str, Any]]] = {
     "node": lambda last, read: {"node_after_seq": last["properties"]["seq"],
-                                "node_after_id": last["properties"]["id"]},
+                                "node_after_id": last["properties"].get("id")},
     "call": lambda last, read: {"call_after_started_at": last["properties"]["started_at"],
-                                "call_after_id": last["properties"]["id"]},
+                                "call_after_id": last["properties"].get("id")},
     "media": lambda last, read: {"media_skip": read},
 }
 _ORDERED_BY = {"node": "numeric seq", "call": "start time", "media": "place"}

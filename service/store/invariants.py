@@ -57,7 +57,7 @@ async def _check_read(db: Database, tenant: str, session_id: str, limits: Limits
         nodes.take(page)
         last = page["nodes"][-1]
         found = await db.read("check_session_nodes", session_id=session_id, tenant=tenant,
-                              after_seq=last["seq"], after_id=last["id"], page=PAGE_NODES)
+                              after_seq=last["seq"], after_id=last.get("id"), page=PAGE_NODES)
         if not found or found[0]["next_seq"] != row["session"].get("next_seq"):
             return None
         page = found[0]

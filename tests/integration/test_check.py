@@ -502,3 +502,18 @@ async def test_a_session_written_to_while_checked_is_checked_again(
         await ledger.violations(session.id)
     monkeypatch.setattr(Database, "read", read)
     assert await ledger.violations(session.id) == []
+
+
+async def test_a_node_without_an_id_is_named_however_the_pages_fall(
+        ledger, db, tenant, corrupted, monkeypatch):
+    """A page is read on from the last node's (seq, id): one without an id ends a page as
+    well as any (a hand edit), and is named, not a crash."""
+    session = await ledger.sessions.create("edited", "sys")
+    nodes = await chat(ledger, session, *texts(4))
+    corrupted.append(session.id)
+    await run_cypher(db, "MATCH (a:Node {id: $a}) REMOVE a.id", a=nodes[1].id)
+    whole = await ledger.violations(session.id)
+    assert any("id" in line for line in whole) and len(whole) >= 1
+    for page in (1, 2):
+        monkeypatch.setattr(invariants, "PAGE_NODES", page)
+        assert await ledger.violations(session.id) == whole, page
