@@ -801,6 +801,12 @@ TENANT_MEDIA = "MATCH (m:Media {tenant: $tenant}) RETURN m.sha256 AS sha256 ORDE
 TOOL_USE_TENANTS = "MATCH (t:ToolUse {session_id: $sid}) RETURN DISTINCT t.tenant AS tenant"
 
 
+async def tool_state(ledger, session_id):
+    """Each branch tip's render, and the tool uses, answers and media edges the store holds."""
+    return {"renders": await tips_rendered(ledger, session_id),
+            "graph": await run_cypher(ledger.db, TOOL_GRAPH, sid=session_id)}
+
+
 async def tips_rendered(ledger, session_id):
     """Each branch tip's render: the node ids and blocks the model reads there."""
     tips = sorted(b.tip.id for b in await ledger.branches.list(session_id))
@@ -829,8 +835,7 @@ async def test_an_agent_session_round_trips_its_blocks_tool_pairs_and_media(
     assert json.loads(tool_set["tools"])[0]["name"] == "read_file"
     offered = [c for c in document["calls"] if c["properties"].get("tools_sha256")]
     assert [c["properties"]["tools_sha256"] for c in offered] == [tool_set["sha256"]]
-    before = {"renders": await tips_rendered(ledger, session.id),
-              "graph": await run_cypher(db, TOOL_GRAPH, sid=session.id)}
+    before = await tool_state(ledger, session.id)
     assert len(before["renders"]) == 2  # the reply, and the answer of the first lookup
 
     await run_cypher(db, DELETE_SESSION, sid=session.id)
@@ -840,8 +845,7 @@ async def test_an_agent_session_round_trips_its_blocks_tool_pairs_and_media(
     assert await imported.violations(session.id) == []
     again = await export_session(db, other_tenant, session.id, Limits())
     assert without_information(again) == without_information(document)
-    assert {"renders": await tips_rendered(imported, session.id),
-            "graph": await run_cypher(db, TOOL_GRAPH, sid=session.id)} == before
+    assert await tool_state(imported, session.id) == before
     assert await run_cypher(db, TOOL_USE_TENANTS, sid=session.id) == [{"tenant": other_tenant}]
     # Each medium is stored once per tenant, however many nodes name it.
     expected = [{"sha256": h} for h in sorted([image.sha256, pdf.sha256])]

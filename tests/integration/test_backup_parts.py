@@ -15,8 +15,8 @@ from tests.integration.helpers import (
     DELETE_SESSION, agent_session, assert_sound, run_cypher, two_compactions,
 )
 from tests.integration.test_backup import (
-    SUMMARY_GRAPH, TENANT_MEDIA, TOOL_GRAPH, _store_counts, admin, build_rich_session,
-    legacy_document, observe, other_tenant, record_of, tips_rendered, without_information,
+    SUMMARY_GRAPH, TENANT_MEDIA, _store_counts, admin, build_rich_session, legacy_document,
+    observe, other_tenant, record_of, tool_state, without_information,
 )
 
 __all__ = ["other_tenant"]  # a fixture
@@ -85,8 +85,7 @@ async def test_an_agent_session_restored_in_parts_keeps_its_tool_pairs_and_media
     await assert_sound(ledger, session.id)
     document = await export_session(db, tenant, session.id, Limits())
     assert len(document["media"]) == 2
-    before = {"renders": await tips_rendered(ledger, session.id),
-              "graph": await run_cypher(db, TOOL_GRAPH, sid=session.id)}
+    before = await tool_state(ledger, session.id)
     await run_cypher(db, DELETE_SESSION, sid=session.id)
 
     assert await restored(db, other_tenant, document) == session.id
@@ -94,8 +93,7 @@ async def test_an_agent_session_restored_in_parts_keeps_its_tool_pairs_and_media
     assert await imported.violations(session.id) == []
     again = await export_session(db, other_tenant, session.id, Limits())
     assert without_information(again) == without_information(document)
-    assert {"renders": await tips_rendered(imported, session.id),
-            "graph": await run_cypher(db, TOOL_GRAPH, sid=session.id)} == before
+    assert await tool_state(imported, session.id) == before
     assert await run_cypher(db, TENANT_MEDIA, tenant=other_tenant) == [
         {"sha256": m["sha256"]} for m in document["media"]]
 
