@@ -160,7 +160,7 @@ async def ready(ledger: Ledger, file: str, format: str | None, strict: bool,
 async def _ready_streamed(ledger: Ledger, prepared: Ready, format: str | None,
                           read_text: Callable[[str], str], keeps: bool) -> bool:
     """A large file made ready as streamed.py reads it: recognised as held by its
-    fingerprint, else read a part at a time and planned, its long strings set aside on
+    fingerprint, else read a part at a time and planned, its turns' blocks set aside on
     disk unless its reading `keeps` (kept.py). False when it is to be read whole
     instead: its session exists (grown since its import), or its first part does not tell
     its format."""
@@ -180,7 +180,7 @@ async def _ready_given(ledger: Ledger, prepared: Ready, format: str | None,
                        keeps: bool) -> bool:
     """A large text given whole made ready to be stored in parts, as a large file is (its
     size counted in characters, each at least a byte): recognised as held by its
-    fingerprint, else planned, its long strings set aside unless its reading `keeps`.
+    fingerprint, else planned, its turns' blocks set aside unless its reading `keeps`.
     False when its session exists: it is read as a growth."""
     mode = prepared.mode
     tool, read_as = await asyncio.to_thread(streamed.given_read_as, prepared.text,

@@ -13,11 +13,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import compress
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .model import ROOT_KEY, Turn, tool_name, tool_use_id
 
+if TYPE_CHECKING:
+    from .spill import Aside
+
 ROOT = -1  # the index of ROOT among the turns being built
+_SET_ASIDE = frozenset({"blocks", "meta"})  # what spill.py sets aside
 
 
 @dataclass(slots=True)
@@ -38,6 +42,18 @@ class Building:
     # Changed since turns_of last made its Turn: whoever changes blocks, entries or meta
     # of a turn after adding it sets this.
     changed: bool = True
+    # Where its blocks and meta were set aside (spill.py), which it then does not hold.
+    aside: Aside | None = field(default=None, repr=False, compare=False)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only an attribute it does not hold comes here: blocks and meta set aside, taken
+        # back for good, as the parser reading them may change them.
+        if name not in _SET_ASIDE or self.aside is None:  # (unset during a copy)
+            raise AttributeError(name)
+        aside = self.aside
+        self.blocks, self.meta = aside.load()
+        self.aside = None
+        return self.blocks if name == "blocks" else self.meta
 
     def tool_uses(self) -> list[str]:
         return [b["id"] for b in self.blocks if b["type"] == "tool_use"]
@@ -76,10 +92,14 @@ def turns_of(turns: list[Building], made: list[Turn] | None = None) -> tuple[Tur
 
 
 def _turn(turns: list[Building], b: Building) -> Turn:
+    caller = None if b.caller is None else key_at(turns, b.caller)
+    if b.aside is not None:  # its Turn reads them back where they were set aside
+        return Turn.set_aside(b.aside, b.entries[-1], key_at(turns, b.parent), b.role, b.at,
+                              b.line, tuple(b.entries), caller=caller,
+                              side_branch=b.side_branch, out_of_context=b.out_of_context)
     return Turn(b.entries[-1], key_at(turns, b.parent), b.role, tuple(b.blocks), b.at, b.line,
-                tuple(b.entries), b.meta,
-                caller=None if b.caller is None else key_at(turns, b.caller),
-                side_branch=b.side_branch, out_of_context=b.out_of_context)
+                tuple(b.entries), b.meta, caller=caller, side_branch=b.side_branch,
+                out_of_context=b.out_of_context)
 
 
 def opener(turns: list[Building], parent: int) -> int | None:

@@ -55,7 +55,6 @@ from ..store import records
 from ..store.transcripts import TOOLS_SHA256
 from ..turns.requests import MAX_TOOLS, tool_definitions
 from . import origin
-from .spill import restored
 from .model import (
     ROOT_KEY, Compaction, Degraded, DegradedKind, Mode, NamedTools, Transcript, Turn,
     bad_line, cancelled_result, node_id, session_id,
@@ -120,11 +119,9 @@ class Plan:
     `media`; `size` the number of node rows; `roles` each node's role by id."""
 
     def __init__(self, transcript: Transcript, tenant: str, limits: Limits,
-                 source: dict[str, Any] | None, mode: Mode, memo: Memo | None,
-                 spilled: bool = False) -> None:
+                 source: dict[str, Any] | None, mode: Mode, memo: Memo | None) -> None:
         t = transcript
         self.transcript, self.limits, self.memo = t, limits, memo
-        self.spilled = spilled  # its turns' long strings were set aside (spill.py)
         source_of = source or origin.describe(t, ())
         self.sid = sid = session_id(tenant, t.tool, t.session_key)
         tools = _tools(t.tools, t.file, mode)
@@ -193,8 +190,7 @@ class Plan:
             taken = memo.take(turn, place, mode) if memo is not None else None
             if taken is None:
                 built = Mode(mode.strict)
-                taken = _turn_row(self.sid, layout.ids, t, turn, place, self.limits, built,
-                                  self.spilled)
+                taken = _turn_row(self.sid, layout.ids, t, turn, place, self.limits, built)
                 mode.degraded.extend(built.degraded)
                 if memo is not None:
                     memo.rows[turn.key] = (turn, place, taken[0], taken[1], built.degraded)
@@ -326,11 +322,10 @@ def _uses(turn: Turn) -> bool:
 
 def plan(transcript: Transcript, tenant: str, limits: Limits,
          source: dict[str, Any] | None = None, mode: Mode | None = None,
-         memo: Memo | None = None, spilled: bool = False) -> Plan:
-    """`document`'s Plan: all of the document but its node rows (`spilled`: the turns'
-    long strings were set aside, spill.py)."""
+         memo: Memo | None = None) -> Plan:
+    """`document`'s Plan: all of the document but its node rows."""
     return Plan(transcript, tenant, limits, source,
-                mode if mode is not None else Mode(strict=True), memo, spilled)
+                mode if mode is not None else Mode(strict=True), memo)
 
 
 def _tools(named: NamedTools | None, file: str, mode: Mode) -> tuple[str, str] | None:
@@ -366,12 +361,11 @@ def _tools(named: NamedTools | None, file: str, mode: Mode) -> tuple[str, str] |
 
 
 def _turn_row(sid: str, ids: dict[str, str], t: Transcript, turn: Turn,
-              place: tuple[int, int, bool], limits: Limits, mode: Mode,
-              spilled: bool = False) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A turn's node row (its mapping digest in it) and the media its blocks carry
-    (`spilled`: their long strings set aside, read back)."""
+              place: tuple[int, int, bool], limits: Limits, mode: Mode
+              ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A turn's node row (its mapping digest in it) and the media its blocks carry."""
     seq, depth, unread = place
-    blocks = [restored(b) for b in turn.blocks] if spilled else list(turn.blocks)
+    blocks = list(turn.blocks)
     written = _written(turn.role, blocks, limits, turn.file or t.file, turn.line, mode)
     meta = {"source": {"tool": t.tool, "file": turn.file or t.file, "line": turn.line,
                        "entries": list(turn.entries)}, **turn.meta}

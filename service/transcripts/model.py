@@ -47,6 +47,29 @@ class Turn:
     # A reply the tool keeps out of what its model reads (Pi: an aborted or errored one;
     # Claude Code: the API error it wrote in its model's place).
     out_of_context: bool = False
+    # Where its blocks and meta were set aside (spill.py): it holds neither, and reads them
+    # back each time they are read.
+    aside: Any = field(default=None, init=False, repr=False, compare=False)
+
+    @classmethod
+    def set_aside(cls, aside: Any, key: str, parent: str, role: str, at: datetime, line: int,
+                  entries: tuple[str, ...], *, caller: str | None, side_branch: bool,
+                  out_of_context: bool) -> Turn:
+        """A Turn whose blocks and meta `aside.load()` reads back."""
+        turn = object.__new__(cls)
+        for name, value in (("key", key), ("parent", parent), ("role", role), ("at", at),
+                            ("line", line), ("entries", entries), ("caller", caller),
+                            ("side_branch", side_branch), ("file", None),
+                            ("out_of_context", out_of_context), ("aside", aside)):
+            object.__setattr__(turn, name, value)
+        return turn
+
+    def __getattr__(self, name: str) -> Any:
+        # Only an attribute it does not hold comes here: blocks or meta set aside.
+        if name not in ("blocks", "meta") or self.aside is None:  # (unset during a copy)
+            raise AttributeError(name)
+        blocks, meta = self.aside.load()
+        return tuple(blocks) if name == "blocks" else meta
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ from typing import Any, Callable, Iterable
 
 from ..model.validate import MAX_TITLE_LENGTH
 from .model import Transcript
-from .spill import text_of
 
 TITLE_LENGTH = 80  # a first prompt as a title: the list shows one line
 Lines = Iterable[tuple[int, dict[str, Any]]]
@@ -164,7 +163,7 @@ def first_prompt(transcript: Transcript) -> str | None:
         if turn.role != "user" or turn.side_branch or turn.caller or _NOT_TYPED & turn.meta.keys():
             continue
         for block in turn.blocks:
-            text = text_of(block.get("text")) if block.get("type") == "text" else None
+            text = block.get("text") if block.get("type") == "text" else None
             if isinstance(text, str) and transcript.tool == "codex" and CODEX_REQUEST in text:
                 text = text.split(CODEX_REQUEST, 1)[1]
             if not isinstance(text, str) or not text.strip():

@@ -34,8 +34,9 @@ PARSINGS: dict[str, Callable[[str, Mode], _Parsing]] = {
     claude_code.TOOL: claude_code.Parsing, pi.TOOL: pi.Parsing, codex.TOOL: codex.Parsing}
 
 
-# Turns before a part's first that its lines may still add blocks to, set aside again.
-_REVISITED = 64
+# The last turns parsed, which the next part's lines may still change, are not set aside
+# (a turn set aside and read again is taken back: this only saves reading it back).
+LIVE_TURNS = 64
 
 
 @dataclass
@@ -64,7 +65,7 @@ class Reading:
     facts: origin.Facts = field(default_factory=origin.Facts)
     degraded: list[Degraded] = field(default_factory=list)  # by parsing what was fed
     memo: Memo = field(default_factory=Memo)
-    # Where the long strings of the turns parsed are set aside (spill.py), if anywhere.
+    # Where the turns parsed are set aside (spill.py), if anywhere.
     spill: Spill | None = None
     _parsing: _Parsing = field(init=False)
     _aside: int = 0  # the turns set aside so far
@@ -92,14 +93,15 @@ class Reading:
             self._set_aside()
 
     def _set_aside(self) -> None:
-        """The long strings of the turns this part made set aside, and of the last few it
-        may have added blocks to (a response split around its tool results); a string a
-        part adds to an older turn stays in memory, which only costs memory."""
+        """The turns parsed so far set aside, but the last LIVE_TURNS (a response split
+        around its tool results adds to one); a turn a later part reads again stays in
+        memory, which only costs memory."""
         assert self.spill is not None
         turns = self._parsing.turns
-        for building in turns[max(0, self._aside - _REVISITED):]:
-            self.spill.set_aside(building.blocks)
-        self._aside = len(turns)
+        settled = max(self._aside, len(turns) - LIVE_TURNS)
+        for building in turns[self._aside:settled]:
+            self.spill.set_aside(building)
+        self._aside = settled
 
     def transcript(self, mode: Mode) -> Transcript:
         """All that was fed, parsed; what the parse degraded is added to `mode`."""
@@ -118,13 +120,17 @@ class Reading:
 
     def plan(self, mode: Mode, agents: list[subagents.SubAgent] | None = None,
              settle: Callable[[Transcript], Transcript] | None = None,
-             keep_rows: bool = False) -> Plan:
+             keep_rows: bool = False, last: bool = False) -> Plan:
         """`document`'s Plan (document.py), its rows built a part at a time (a large file's
         first import: streamed.py), kept in the memo only with `keep_rows` (a followed
-        file's, which the next document takes); `settle` as for `document`."""
+        file's, which the next document takes); `settle` as for `document`. `last`: the
+        Reading is kept nowhere, so its parse is let go before the plan lays out the
+        turns (which are all its rows need), and it is unusable after."""
         transcript = self._settled(mode, agents, settle)
+        if last:
+            del self._parsing, self._sides
         return plan(transcript, self.tenant, self.limits, self._source(transcript), mode,
-                    self.memo if keep_rows else None, self.spill is not None)
+                    self.memo if keep_rows else None)
 
     def _settled(self, mode: Mode, agents: list[subagents.SubAgent] | None,
                  settle: Callable[[Transcript], Transcript] | None) -> Transcript:

@@ -1,116 +1,87 @@
-"""The long texts of a large file's turns set aside on disk while its document is planned,
-so that a first import in parts holds the file's structure, not its words
-(streamed.py): each text block's, tool call's or result's string of SPILL_FROM_CHARS or
-more is written to a temporary file once every line of a part is parsed, and its place in
-the block holds a `Spilled` naming where it went. The rows are built from the blocks
-`restored` (document.py), a part at a time.
+"""The turns of a large file's first import set aside on disk while it is read and planned
+(streamed.py), so that the import holds the file's structure, not its words: once a part's
+lines are parsed, each turn its next lines are unlikely to change has its blocks and
+metadata written to a temporary file (`set_aside`), and holds an `Aside` naming where they
+went in their place.
 
-Only what reads a turn's words after its lines are parsed sees a Spilled (document.py's
-rows, origin.py's first prompt, through `text_of`); a parser reads the blocks it makes
-while it takes their line, before they are set aside, and looks at the others' types and
-ids only (which are never set aside). A string left in place is read as it is: what is set
-aside only saves memory.
+What is set aside is read back wherever it is read, so it only saves memory:
+- a Building (building.py) a parser reads again takes its blocks and metadata back for good,
+  as the parser may change them;
+- a Turn made of a Building set aside (building.turns_of) reads them back each time they
+  are read, and holds none (the plan reads a turn's blocks a few times, its row once).
 """
 from __future__ import annotations
 
+import marshal
 import os
 import tempfile
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any
 
-# Shorter strings cost less in memory than their place on disk.
-SPILL_FROM_CHARS = 256
-# Keys a parser or the layout reads after the line that made the block.
-_KEPT_KEYS = frozenset({"type", "id", "tool_use_id", "name", "media_type"})
+if TYPE_CHECKING:
+    from .building import Building
+
+# Bytes in a format only this process reads back: marshal writes and reads JSON's values
+# (lone surrogates included) several times faster than pickle.
+_MARSHAL_VERSION = 4
 
 
-class Spilled:
-    """A string set aside: `text()` reads it back."""
+class Aside:
+    """A turn's blocks and metadata set aside: `load()` reads them back, new objects each
+    time."""
 
     __slots__ = ("_spill", "_offset", "_size")
 
     def __init__(self, spill: Spill, offset: int, size: int) -> None:
         self._spill, self._offset, self._size = spill, offset, size
 
-    def text(self) -> str:
-        return self._spill.read(self._offset, self._size)
+    def load(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        blocks, meta = marshal.loads(self._spill.read(self._offset, self._size))
+        return blocks, meta
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> Spilled:
-        return self  # as a string is
-
-    def __reduce__(self) -> Any:  # a kept reading holds the string again
-        return str, (self.text(),)
+    def __deepcopy__(self, memo: dict[int, Any]) -> Aside:
+        return self  # what it names never changes
 
 
 class Spill:
-    """The temporary file the strings of one file's read are set aside in (unlinked from
-    the start: gone once collected, or the process ends however it ends)."""
+    """The temporary file one file's turns are set aside in (unlinked from the start: gone
+    once collected, or the process ends however it ends)."""
 
-    def __init__(self, least: int | None = None) -> None:
+    def __init__(self) -> None:
         """OSError when no temporary file can be made."""
-        self.least = SPILL_FROM_CHARS if least is None else least
         self._file = tempfile.TemporaryFile(prefix="ctxdag-spill-")
         self._end = 0
         self._unflushed = False
-        self._full = False  # a write failed (a full disk): the strings stay in memory
+        self._full = False  # a write failed (a full disk): the turns stay in memory
 
-    def set_aside(self, blocks: Iterable[dict[str, Any]]) -> None:
-        """Each long string in `blocks` (nested in theirs too) replaced in place by a
-        Spilled."""
-        for block in blocks:
-            self._walk(block, top=True)
-
-    def _walk(self, value: dict[str, Any] | list[Any], top: bool = False) -> None:
-        items = value.items() if isinstance(value, dict) else enumerate(value)
-        for key, item in items:
-            if isinstance(item, str):
-                if len(item) >= self.least and not (top and key in _KEPT_KEYS):
-                    value[key] = self._written(item)  # type: ignore[index]
-            elif isinstance(item, (dict, list)):
-                self._walk(item)
-
-    def _written(self, text: str) -> Spilled | str:
-        if self._full:
-            return text
-        data = text.encode("utf-8", "surrogatepass")  # JSON may hold lone surrogates
+    def set_aside(self, building: Building) -> None:
+        """The turn's blocks and metadata written aside, and let go (unless they are set
+        aside already, hold a value marshal does not write, or the disk is full)."""
+        if self._full or building.aside is not None:
+            return
+        try:
+            data = marshal.dumps((building.blocks, building.meta), _MARSHAL_VERSION)
+        except ValueError:
+            return  # not a JSON value: it stays in memory
         try:
             self._file.write(data)
         except OSError:
             self._full = True  # what was written is read back; the rest stays in memory
-            return text
+            return
         self._unflushed = True
-        spilled = Spilled(self, self._end, len(data))
+        building.aside = Aside(self, self._end, len(data))
         self._end += len(data)
-        return spilled
+        del building.blocks, building.meta
 
-    def read(self, offset: int, size: int) -> str:
+    def read(self, offset: int, size: int) -> bytes:
         if self._unflushed:
             self._file.flush()
             self._unflushed = False
-        return os.pread(self._file.fileno(), size, offset).decode("utf-8", "surrogatepass")
+        return os.pread(self._file.fileno(), size, offset)
 
 
 def opened() -> Spill | None:
-    """A Spill, or None when no temporary file can be made (the strings stay in memory)."""
+    """A Spill, or None when no temporary file can be made (the turns stay in memory)."""
     try:
         return Spill()
     except OSError:
         return None
-
-
-def restored(value: Any) -> Any:
-    """`value` (a block, or any part of one) with what was set aside read back: a copy
-    where something was, `value` itself where nothing was."""
-    if isinstance(value, Spilled):
-        return value.text()
-    if isinstance(value, dict):
-        items = {key: restored(item) for key, item in value.items()}
-        return value if all(items[key] is item for key, item in value.items()) else items
-    if isinstance(value, list):
-        listed = [restored(item) for item in value]
-        return value if all(a is b for a, b in zip(listed, value)) else listed
-    return value
-
-
-def text_of(value: Any) -> Any:
-    """A string that may have been set aside, read back (anything else as it is)."""
-    return value.text() if isinstance(value, Spilled) else value

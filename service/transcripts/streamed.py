@@ -5,7 +5,7 @@ notes of the lines it was read from), and its document's node rows are built a p
 time while the store writes them (store/transcript_parts.py). The session is the one the
 file read whole makes; only the memory differs, which follows a part's rows and the parse
 (the turns' blocks), not the file's text and every row; a reading not kept sets its
-turns' long strings aside on disk (spill.py), so it holds their structure only.
+turns' blocks aside on disk as it goes (spill.py), so it holds their structure only.
 
 A file is read so when it holds STREAM_FROM_BYTES or more and its session is new; a file
 whose session exists (grown since its import) is read whole, as the store compares what
@@ -41,7 +41,7 @@ _HEAD_BYTES = 64 << 10
 class Streamed:
     """A file read a part at a time, its document planned (store/transcript_parts.InParts)."""
 
-    reading: Reading | None  # None when its long strings were set aside: kept nowhere
+    reading: Reading | None  # None when its turns were set aside: kept nowhere
     plan: Plan
     mode: Mode
     imported: dict[str, Any]  # IMPORTED: {bytes, sha256} of its complete lines
@@ -64,6 +64,10 @@ class Streamed:
     @property
     def keeps_rows(self) -> bool:
         return self.plan.memo is not None
+
+    @property
+    def keeps_known(self) -> bool:
+        return self.reading is not None  # kept for the file's next growth
 
     def rows(self, start: int, stop: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         rows, media = self.plan.rows(start, stop, self.mode)
@@ -143,7 +147,7 @@ def session_key_of(file: str, tool: str) -> str | None:
 def read(file: str, tool: str, tenant: str, limits: Limits, mode: Mode,
          read_text: Callable[[str], str], spill: bool = False) -> Streamed:
     """The file of format `tool` read a part at a time (and the sub-agents beside it),
-    planned. With `spill`, its turns' long strings are set aside on disk as it is read
+    planned. With `spill`, its turns' blocks are set aside on disk as it is read
     (spill.py): a reading not kept (kept.py)."""
     with _opened(file) as f:
         return _planned(_decoded(_lines(f), file), file, tool, tenant, limits, mode,
@@ -200,10 +204,10 @@ def _planned(parts: Iterator[tuple[str, bytes]], file: str, tool: str, tenant: s
             complete.update(data)
             read_to += len(data)
     agents = agents_of(reading)
-    planned = reading.plan(mode, agents, settle, keep_rows)
-    # A reading whose strings were set aside is kept nowhere: its parse is let go, the
-    # plan's turns are all the rows need.
-    return Streamed(None if reading.spill is not None else reading, planned, mode,
+    # A reading whose turns were set aside is kept nowhere: its parse is let go.
+    kept = reading.spill is None
+    planned = reading.plan(mode, agents, settle, keep_rows, last=not kept)
+    return Streamed(reading if kept else None, planned, mode,
                     {"bytes": read_to, "sha256": complete.hexdigest()},
                     _fingerprint(whole, offset, agents), read_to == offset,
                     settle is not None)

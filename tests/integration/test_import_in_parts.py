@@ -24,8 +24,8 @@ from service.store.backup import export_session
 from service.search.find import search
 from service.store.ledger import Ledger
 from service.store import pending_imports, transcript_parts
-from service.transcripts import (batch, detect, kept, reading_of, source_fingerprint,
-                                 spill, streamed)
+from service.transcripts import (batch, detect, kept, reading, reading_of,
+                                 source_fingerprint, streamed)
 from service.transcripts import jsonl
 from service.transcripts.model import Mode
 from service.transcripts.walk import transcript_files
@@ -40,10 +40,10 @@ def _read_text(file: str) -> str:
 
 @pytest.fixture
 def in_parts(monkeypatch):
-    """Every file read a part at a time, every string its turns hold set aside on disk
+    """Every file read a part at a time, every turn set aside on disk
     (unless its reading is kept), and written three nodes a part."""
     monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", 0)
-    monkeypatch.setattr(spill, "SPILL_FROM_CHARS", 0)
+    monkeypatch.setattr(reading, "LIVE_TURNS", 0)
     monkeypatch.setattr(transcript_parts, "PART_NODES", 3)
 
 
@@ -118,7 +118,7 @@ async def test_every_fixture_imported_in_parts_is_the_session_imported_at_once(
 
     ran = published(monkeypatch)
     monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", 0)
-    monkeypatch.setattr(spill, "SPILL_FROM_CHARS", 0)
+    monkeypatch.setattr(reading, "LIVE_TURNS", 0)
     monkeypatch.setattr(transcript_parts, "PART_NODES", 3)
     parts = fresh(db, events, "parts")
     status, out_parts, err_parts = await imported(parts, homes)

@@ -1,21 +1,23 @@
-"""A large file's first import sets its turns' long strings aside on disk while it plans
-its document (service/transcripts/spill.py): the rows it builds are the rows of the file
-read with every string in memory, for every fixture of every format, and its parse is let
-go once its document is planned."""
+"""A large file's first import sets its turns aside on disk while it reads and plans its
+document (service/transcripts/spill.py): the rows it builds are the rows of the file read
+with every turn in memory, for every fixture of every format, and its parse is let go once
+its document is planned."""
 import copy
-import pickle
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 from service.model.validate import Limits
-from service.transcripts import detect, spill, streamed
+from service.transcripts import detect, jsonl, reading, spill, streamed
+from service.transcripts.building import Building, turns_of
 from service.transcripts.model import Mode
-from service.transcripts.spill import Spill, Spilled, restored
+from service.transcripts.spill import Spill
 from tests.transcript_trees import FIXTURES, tool_homes
 from service.transcripts.walk import transcript_files
 
 LIMITS = Limits()
+AT = datetime(2026, 1, 2, tzinfo=timezone.utc)
 
 
 def _read_text(file: str) -> str:
@@ -32,22 +34,7 @@ def rows_and_header(planned: streamed.Streamed):
 
 
 def set_aside_in(planned: streamed.Streamed) -> int:
-    found = 0
-
-    def walk(value) -> None:
-        nonlocal found
-        if isinstance(value, Spilled):
-            found += 1
-        elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                walk(item)
-
-    for turn in planned.plan.transcript.turns:
-        walk(turn.blocks)
-    return found
+    return sum(turn.aside is not None for turn in planned.plan.transcript.turns)
 
 
 def session_files(tmp_path: Path) -> list[str]:
@@ -55,13 +42,18 @@ def session_files(tmp_path: Path) -> list[str]:
     return transcript_files(homes).files
 
 
-def test_every_fixture_read_with_its_strings_set_aside_builds_the_same_rows(
-        tmp_path, monkeypatch):
-    monkeypatch.setattr(spill, "SPILL_FROM_CHARS", 0)  # every string a block holds
+@pytest.mark.parametrize("part_characters", [jsonl.PART_CHARACTERS, 1])
+def test_every_fixture_read_with_its_turns_set_aside_builds_the_same_rows(
+        tmp_path, monkeypatch, part_characters):
+    """Every turn set aside once a part is parsed: at the file's end, or (parts of a line)
+    after each line, so the next lines read back and change the turns they add to."""
+    monkeypatch.setattr(reading, "LIVE_TURNS", 0)
     files = session_files(tmp_path)
     assert len(files) >= 19
+    wholes = {file: read(file, False) for file in files}
+    monkeypatch.setattr(jsonl, "PART_CHARACTERS", part_characters)
     for file in files:
-        whole, aside = read(file, False), read(file, True)
+        whole, aside = wholes[file], read(file, True)
         assert set_aside_in(whole) == 0
         assert set_aside_in(aside) > 0, file
         assert aside.reading is None and whole.reading is not None  # its parse let go
@@ -69,42 +61,52 @@ def test_every_fixture_read_with_its_strings_set_aside_builds_the_same_rows(
         assert aside.imported == whole.imported and aside.read_as == whole.read_as
 
 
-def test_only_long_strings_are_set_aside_and_ids_and_types_never():
-    aside = Spill(least=4)
-    blocks = [{"type": "tool_use", "id": "toolu_long_enough", "name": "a_long_name",
-               "input": {"path": "abc", "content": "long text", "nested": [{"type": "xyzw"}]}},
-              {"type": "text", "text": "ab\ud800cd"}]  # JSON may hold a lone surrogate
-    aside.set_aside(blocks)
-    use, text = blocks
-    assert (use["type"], use["id"], use["name"], use["input"]["path"]) == \
-        ("tool_use", "toolu_long_enough", "a_long_name", "abc")
-    assert isinstance(use["input"]["content"], Spilled)
-    assert isinstance(use["input"]["nested"][0]["type"], Spilled)  # a type only at the top
-    assert isinstance(text["text"], Spilled)
-    back = restored(blocks)
-    assert back == [{"type": "tool_use", "id": "toolu_long_enough", "name": "a_long_name",
-                     "input": {"path": "abc", "content": "long text",
-                               "nested": [{"type": "xyzw"}]}},
-                    {"type": "text", "text": "ab\ud800cd"}]
-    plain = {"type": "text", "text": "x"}
-    assert restored(plain) is plain  # nothing set aside: nothing copied
-    # A copy shares what was set aside; a pickle (a kept reading) holds the string.
-    assert copy.deepcopy(text)["text"] is text["text"]
-    assert pickle.loads(pickle.dumps(text)) == {"type": "text", "text": "ab\ud800cd"}
+def building(blocks, meta) -> Building:
+    return Building("assistant", -1, 1, AT, None, blocks, ["e1"], meta)
+
+
+def test_a_building_set_aside_is_taken_back_for_good_when_read_and_its_turn_reads_it_back():
+    aside = Spill()
+    blocks = [{"type": "text", "text": "ab\ud800cd"},  # JSON may hold a lone surrogate
+              {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"n": [1, 2.5]}}]
+    b = building(copy.deepcopy(blocks), {"usage": {"input_tokens": 3}})
+    aside.set_aside(b)
+    assert b.aside is not None
+    (turn,) = turns_of([b])
+    assert turn.aside is b.aside
+    assert turn.blocks == tuple(blocks) and turn.meta == {"usage": {"input_tokens": 3}}
+    assert turn.blocks is not turn.blocks  # read back each time: held nowhere
+    # A parser reading it again takes it back, and what it changes is kept.
+    b.blocks.append({"type": "text", "text": "more"})
+    assert b.aside is None and len(b.blocks) == 3
+    aside.set_aside(b)
+    assert b.meta == {"usage": {"input_tokens": 3}} and len(b.blocks) == 3
+    # The Turn made before still reads what it was made of.
+    assert turn.blocks == tuple(blocks)
+    assert copy.deepcopy(b).blocks == b.blocks
+
+
+def test_what_marshal_cannot_write_stays_in_memory():
+    aside = Spill()
+    b = building([{"type": "text", "text": "x"}], {"at": AT})  # not a JSON value
+    aside.set_aside(b)
+    assert b.aside is None and b.meta == {"at": AT}
 
 
 @pytest.mark.parametrize("fixture", sorted((FIXTURES / "claude_code").glob("*.jsonl"))[:1])
 def test_a_title_from_a_first_prompt_set_aside_is_read_back(fixture, monkeypatch):
-    monkeypatch.setattr(spill, "SPILL_FROM_CHARS", 0)
+    monkeypatch.setattr(reading, "LIVE_TURNS", 0)
     aside, whole = read(str(fixture), True), read(str(fixture), False)
+    assert set_aside_in(aside) > 0
     title = whole.header()["session"]["properties"].get("title")
     assert title and aside.header()["session"]["properties"].get("title") == title
 
 
-def test_a_disk_that_fills_up_leaves_the_rest_of_the_strings_in_memory(monkeypatch):
-    aside = Spill(least=1)
-    first, second = {"type": "text", "text": "written"}, {"type": "text", "text": "kept"}
-    aside.set_aside([first])
+def test_a_disk_that_fills_up_leaves_the_rest_of_the_turns_in_memory(monkeypatch):
+    aside = Spill()
+    first = building([{"type": "text", "text": "written"}], {})
+    second = building([{"type": "text", "text": "kept"}], {})
+    aside.set_aside(first)
 
     class Full:
         def __init__(self, file):
@@ -117,11 +119,11 @@ def test_a_disk_that_fills_up_leaves_the_rest_of_the_strings_in_memory(monkeypat
             return getattr(self.file, name)
 
     monkeypatch.setattr(aside, "_file", Full(aside._file))
-    aside.set_aside([second])
-    assert isinstance(first["text"], Spilled) and second["text"] == "kept"
-    assert restored([first, second]) == [{"type": "text", "text": "written"},
-                                         {"type": "text", "text": "kept"}]
-    # No temporary file at all: the file is read with its strings in memory.
+    aside.set_aside(second)
+    assert first.aside is not None and second.aside is None
+    assert [t.blocks for t in turns_of([first, second])] == \
+        [({"type": "text", "text": "written"},), ({"type": "text", "text": "kept"},)]
+    # No temporary file at all: the file is read with its turns in memory.
     def no_room(**_):
         raise OSError(28, "No space left on device")
 
