@@ -377,7 +377,7 @@ def _parse(document: Any, limits: Limits,
     """The import statement's parameters, what it must create and the media it must find
     stored; BadInput if malformed."""
     try:
-        return _checked(document, limits, outside or {})
+        return _checked(document, limits, outside if outside is not None else {})
     finally:
         records.forget_checked_blocks()
 
@@ -408,7 +408,8 @@ def _checked(document: Any, limits: Limits, outside: Mapping[str, str]) -> Check
     found = records.problems(session["properties"], [n["properties"] for n in nodes],
                              [c["properties"] for c in calls], limits, outside)
     found += [p for medium in media for p in records.medium_problems(medium, limits)]
-    node_ids = {n["properties"].get("id") for n in nodes} | set(outside)
+    node_ids = records.Named({n["properties"].get("id"): n["properties"].get("role")
+                              for n in nodes}, outside)
     labels, branch_names, pins = (_held(doc, key) for key in (_LABELS_KEY, _BRANCH_NAMES_KEY,
                                                                _PINS_KEY))
     found += records.label_problems(labels, node_ids, limits)
@@ -423,9 +424,7 @@ def _checked(document: Any, limits: Limits, outside: Mapping[str, str]) -> Check
     nodes = _released([{**node, **_implied(node, limits)} for node in nodes])
     named_not_carried = _check_media(nodes, media)
     nodes = [_with_datetimes_as_text(node) for node in nodes]
-    versions = _tool_set_versions(doc.get(_TOOL_SET_VERSIONS_KEY, []), {
-        **{node_id: {"role": role} for node_id, role in outside.items()},
-        **{n["properties"].get("id"): n["properties"] for n in nodes}})
+    versions = _tool_set_versions(doc.get(_TOOL_SET_VERSIONS_KEY, []), node_ids)
     tool_sets = _tool_sets(doc.get(_TOOL_SETS_KEY, []), calls, versions)
     expected = {
         "nodes": len(nodes), "calls": len(calls),
@@ -467,7 +466,7 @@ def _held(doc: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
             for i, row in enumerate(rows)]
 
 
-def _tool_set_versions(raw: Any, nodes: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _tool_set_versions(raw: Any, nodes: records.Named) -> list[dict[str, Any]]:
     """The session's tool set versions, numbered 1, 2, … in order, each anchored (if at
     all) at a node of the document that is no summary, its tool_choice a JSON object."""
     if not isinstance(raw, list):
@@ -485,7 +484,7 @@ def _tool_set_versions(raw: Any, nodes: Mapping[str, Any]) -> list[dict[str, Any
         if not isinstance(properties.get("created_at"), DateTime):
             raise BadInput(f"{where}: created_at must be a timestamp")
         anchor = properties.get("anchor_id")
-        if anchor is not None and (anchor not in nodes or nodes[anchor].get("role") == "summary"):
+        if anchor is not None and (anchor not in nodes or nodes.role(anchor) == "summary"):
             raise BadInput(f"{where}: anchor_id {validate.shown(anchor)} is not a turn of the "
                            "document")
         digest = properties.get("tools_sha256")
@@ -686,11 +685,11 @@ def _check_references(session: dict, nodes: list[dict], calls: list[dict],
     """Ids are unique, every record belongs to the session, and every edge ends at a node
     of the document (or of the session's nodes `outside` a part), never elsewhere."""
     session_id = session["properties"]["id"]
-    node_ids = _unique([n["properties"]["id"] for n in nodes], "node id")
-    if node_ids & outside.keys():
-        raise BadInput(f"node id {validate.shown(min(node_ids & outside.keys()))} is held "
-                       "twice")
-    node_ids |= outside.keys()
+    own = _unique([n["properties"]["id"] for n in nodes], "node id")
+    twice = [node_id for node_id in own if node_id in outside]
+    if twice:
+        raise BadInput(f"node id {validate.shown(min(twice))} is held twice")
+    node_ids = records.Named(dict.fromkeys(own), outside)
     _unique([c["properties"]["id"] for c in calls], "call id")
 
     def known(node_id: Any, where: str, required: bool = False) -> None:

@@ -17,7 +17,7 @@ import binascii
 import functools
 import hashlib
 import re
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Container, Mapping, Sequence
 
 from neo4j.time import DateTime
 
@@ -413,14 +413,15 @@ BRANCH_NAME: dict[str, tuple[bool, Rule]] = {
 }
 
 
-def label_problems(labels: Sequence[Record], node_ids: set[str], limits: Limits) -> list[str]:
+def label_problems(labels: Sequence[Record], node_ids: Container[str],
+                   limits: Limits) -> list[str]:
     """Labels ({node_id, properties}) that the API could not have written: a bad text or
     time, a node not of the session, a node labeled twice."""
     return _held_by_node("label", "has two labels; the ledger keeps one", LABEL, labels,
                          node_ids, limits)
 
 
-def branch_name_problems(names: Sequence[Record], node_ids: set[str],
+def branch_name_problems(names: Sequence[Record], node_ids: Container[str],
                          limits: Limits) -> list[str]:
     """Branch names ({node_id, properties}) that the API could not have written: a bad name
     or time, a node not of the session, a tip named twice, a name given to two branches.
@@ -436,7 +437,8 @@ def branch_name_problems(names: Sequence[Record], node_ids: set[str],
 
 
 def _held_by_node(kind: str, twice: str, rules: dict[str, tuple[bool, Rule]],
-                  entries: Sequence[Record], node_ids: set[str], limits: Limits) -> list[str]:
+                  entries: Sequence[Record], node_ids: Container[str],
+                  limits: Limits) -> list[str]:
     found, seen = [], set()
     for entry in entries:
         node_id = entry.get("node_id")
@@ -520,28 +522,43 @@ def node_problems(node: Record, limits: Limits) -> list[str]:
     return record_problems("node", node, fields, limits)
 
 
+class Named:
+    """The node ids a document's records may name: its own nodes' (id -> role) and the
+    session's others `outside` it (a part's: transcript_parts.py), each looked up where it
+    is, so that checking a part costs what the part holds, not what the session holds."""
+
+    __slots__ = ("own", "outside")
+
+    def __init__(self, own: Mapping[str, Any], outside: Mapping[str, str]) -> None:
+        self.own, self.outside = own, outside
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self.own or node_id in self.outside
+
+    def role(self, node_id: str) -> Any:
+        return self.own[node_id] if node_id in self.own else self.outside.get(node_id)
+
+
 def reference_problems(nodes: Sequence[Record], calls: Sequence[Record],
                        outside: Mapping[str, str] | None = None) -> list[str]:
-    outside = outside or {}
-    node_ids = {n["id"] for n in nodes if isinstance(n.get("id"), str)} | outside.keys()
-    summary_ids = {n["id"] for n in nodes
-                   if isinstance(n.get("id"), str) and n.get("role") == Role.SUMMARY.value}
-    summary_ids |= {node_id for node_id, role in outside.items() if role == Role.SUMMARY.value}
+    named = Named({n["id"]: n.get("role") for n in nodes if isinstance(n.get("id"), str)},
+                  outside if outside is not None else {})
     found = []
     for kind, records, keys in (("node", nodes, NODE_REFERENCES), ("call", calls, CALL_REFERENCES)):
         for record in records:
             for key in keys:
                 value = record.get(key)
                 # An item that is not an id at all is named by the property's own rule.
-                named = [item for item in (value if isinstance(value, (list, tuple)) else [value])
-                         if isinstance(item, str)]
-                missing = [item for item in named if item not in node_ids]
+                ids = [item for item in (value if isinstance(value, (list, tuple)) else [value])
+                       if isinstance(item, str)]
+                missing = [item for item in ids if item not in named]
                 if missing:
                     found.append(f"{label(kind, record)}: {key} {_ids(missing)} "
                                  f"{'is not a node' if len(missing) == 1 else 'are not nodes'} "
                                  "of this session")
-                elif key in SUMMARY_REFERENCES and any(i not in summary_ids for i in named):
-                    other = next(i for i in named if i not in summary_ids)
+                elif key in SUMMARY_REFERENCES and any(
+                        named.role(i) != Role.SUMMARY.value for i in ids):
+                    other = next(i for i in ids if named.role(i) != Role.SUMMARY.value)
                     found.append(f"{label(kind, record)}: {key} {validate.shown(other)} "
                                  "is not a summary of this session")
     call_ids = {c["id"] for c in calls if isinstance(c.get("id"), str)}

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from dataclasses import replace
-from typing import Any, Mapping, Protocol
+from typing import Any, Iterator, Mapping, Protocol
 
 from ..model.validate import Limits
 from .backup import FORMAT, VERSION, Checked, check, import_check
@@ -53,6 +53,7 @@ class InParts(Protocol):
     size: int  # node rows
     roles: Mapping[str, str]  # every node's role, by id
     keeps_rows: bool  # its rows are kept once built (a followed file's: its growths take them)
+    keeps_known: bool  # what it stored is wanted (Known), for its reading's next growth
 
     def rows(self, start: int, stop: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The node rows at positions [start, stop) in seq order, and the media they carry."""
@@ -65,7 +66,7 @@ async def import_in_parts(db: Database, tenant: str, document: InParts, limits: 
                           part_nodes: int | None = None) -> tuple[Stored, Known | None]:
     """Imports a new session part by part, a transaction each, the session published by
     the last (BadInput, Conflict or Unavailable as import_session raises them, nothing left
-    written); what it stored."""
+    written); what it stored (None unless the document `keeps_known`)."""
     async with import_span(tenant, document.header) as done:
         stored = await _import(db, tenant, document, limits, part_nodes or PART_NODES)
         done.append(stored[0])
@@ -83,7 +84,8 @@ async def _write_parts(db: Database, tenant: str, document: InParts, limits: Lim
     """Writes the document's parts, then creates its session."""
     session_id = document.session_id
     expected: Counter[str] = Counter()
-    live: dict[str, tuple[int, str | None]] = {}
+    # Each node's seq and digest, for the Known returned (a large file's are not few).
+    live: dict[str, tuple[int, str | None]] | None = {} if document.keeps_known else None
     # Kept rows are held anyway: the Known returned names them, so a growth looks only at
     # the rows after them (transcript_known.DocumentRows).
     built: list[dict[str, Any]] | None = [] if document.keeps_rows else None
@@ -94,10 +96,8 @@ async def _write_parts(db: Database, tenant: str, document: InParts, limits: Lim
         rows, media = document.rows(start, stop)
         if built is not None:
             built.extend(rows)
-        own = {row["properties"]["id"] for row in rows}
-        outside = {node_id: role for node_id, role in document.roles.items()
-                   if node_id not in own}
-        for row in rows:
+        outside = _Others(document.roles, {row["properties"]["id"] for row in rows})
+        for row in rows if live is not None else ():
             properties = row["properties"]
             live[properties["id"]] = (properties["seq"], properties.get(DIGEST))
         return check({"format": FORMAT, "version": VERSION,
@@ -135,11 +135,35 @@ async def _write_parts(db: Database, tenant: str, document: InParts, limits: Lim
         tool_set_versions=params["tool_set_versions"], labels=params["labels"],
         branch_names=params["branch_names"], pins=params["pins"])
     properties = header["session"]["properties"]
-    known = None if any(digest is None for _, digest in live.values()) else Known(
-        session_id, properties["next_seq"], properties.get("source"), frozenset(live), live)
+    known = None
+    if live is not None and all(digest is not None for _, digest in live.values()):
+        known = Known(session_id, properties["next_seq"], properties.get("source"),
+                      frozenset(live), live)
     if known is not None and built is not None:
         known = DocumentRows(built, None).known_after(known, ())
     return Stored(session_id, True, document.size, document.size), known
+
+
+class _Others(Mapping[str, str]):
+    """The roles of the session's nodes but a part's `own`, without copying them: a part's
+    check looks up the few its rows name."""
+
+    def __init__(self, roles: Mapping[str, str], own: set[str]) -> None:
+        self._roles, self._own = roles, own
+
+    def __getitem__(self, node_id: str) -> str:
+        if node_id in self._own:
+            raise KeyError(node_id)
+        return self._roles[node_id]
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id not in self._own and node_id in self._roles
+
+    def __iter__(self) -> Iterator[str]:
+        return (node_id for node_id in self._roles if node_id not in self._own)
+
+    def __len__(self) -> int:
+        return len(self._roles) - sum(node_id in self._roles for node_id in self._own)
 
 
 def _backup_session(header: dict[str, Any]) -> dict[str, Any]:
