@@ -149,6 +149,29 @@ async def test_renders_of_many_parts_come_back_whole_and_in_the_order_asked(ledg
     assert isinstance(missing, NotFound)
 
 
+async def test_a_compacted_render_of_many_parts_replaces_its_segment(ledger, compactor):
+    """Segment replacement on a render longer than a part: the summary comes once, in the
+    segment's place, and the chain it keeps follows in order across the parts."""
+    length = 3_000
+    session = await long_chain(ledger, length)
+    result = await compactor.compact(session.id, keep_recent_tokens=4_500)  # 3 a turn
+    assert result.status.value == "COMPACTED", result.message
+    summary = result.summary
+    chain = [f"{session.id}-{i}" for i in range(1, length + 1)]
+    covered = len(summary.covers_ids)
+    assert summary.covers_ids == tuple(chain[:covered])
+    assert covered > 1_001 and length - covered > 1_000  # each render in more than a part
+    view = await rendered(ledger, session.id)
+    assert view == [session.root_id, summary.id] + chain[covered:]
+    # A head inside the segment renders verbatim, across parts too.
+    inside = chain[covered - 2]
+    assert await rendered(ledger, session.id, inside) == [session.root_id] + chain[:covered - 1]
+    # A fork below the segment's last node holds it whole.
+    fork = (await ledger.head.retry(chain[-1], "another take")).node
+    assert await rendered(ledger, session.id, fork.id) == \
+        [session.root_id, summary.id] + chain[covered:-1] + [fork.id]
+
+
 async def test_a_graph_of_many_parts_comes_back_whole(ledger):
     """The graph's nodes come a part of 1,000 a row too: every node once, in seq order."""
     length = 2_500
