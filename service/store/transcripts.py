@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import json
 from dataclasses import dataclass
 from datetime import datetime
@@ -37,7 +38,7 @@ from .backup import Checked, check, checked_rows, import_session, placed, stored
 from .db import Database, Rows
 from .events import Events
 from .pending_imports import clear_unfinished
-from ..model import listing
+from ..model import listing, utf8
 from ..model.ids import utcnow
 from .problems import Stale as StaleSession, raise_for_problem
 from .records import NODE_REFERENCES
@@ -68,14 +69,16 @@ GROWTH_STATEMENTS = ("transcript_known", "transcript_extend", "transcript_stored
 FINGERPRINT = ("source_bytes", "source_prefix_sha256")
 
 
-def fingerprint(text: str, file: str, tool: str) -> dict[str, Any]:
-    """FINGERPRINT of a transcript file's text: its size in bytes and the sha256 of its
-    name, format and text (a copy of a Claude Code file under another name is another
-    session)."""
-    body = text.encode("utf-8")
+def fingerprint(text: str, file: str, tool: str, more: str = "") -> dict[str, Any]:
+    """FINGERPRINT of a transcript file's text (and `more` after it): its size in bytes and
+    the sha256 of its name, format and text (a copy of a Claude Code file under another
+    name is another session)."""
     digest = hashlib.sha256(f"{file}\0{tool}\0".encode("utf-8"))
-    digest.update(body)
-    return {"source_bytes": len(body), "source_prefix_sha256": digest.hexdigest()}
+    size = 0
+    for part in itertools.chain(utf8.parts(text), utf8.parts(more)):
+        digest.update(part)
+        size += len(part)
+    return {"source_bytes": size, "source_prefix_sha256": digest.hexdigest()}
 
 
 async def stored_unchanged(db: Database, tenant: str,
@@ -405,15 +408,15 @@ def _backup(document: dict[str, Any]) -> dict[str, Any]:
             if key not in (UNLABELED, CONTENT, IMPORTED)}
 
 
-def _complete_lines(content: str) -> bytes:
-    data = content.encode("utf-8")
-    return data[:data.rfind(b"\n") + 1]  # a last line being written may still grow
+def _complete(content: str) -> int:
+    """Where the text's complete lines end (a last line being written may still grow)."""
+    return content.rfind("\n") + 1
 
 
 def _imported(content: str) -> dict[str, Any]:
     """IMPORTED of a file's text: its complete lines' size in bytes and sha256."""
-    data = _complete_lines(content)
-    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    size, sha256 = utf8.digest(content, _complete(content))
+    return {"bytes": size, "sha256": sha256}
 
 
 def _with_imported(document: dict[str, Any], imported: dict[str, Any]) -> dict[str, Any]:
@@ -431,11 +434,15 @@ def _refuse_rewritten(content: str, file: str | None, session_id: str,
     imported = _source(stored_source).get("imported")
     if not isinstance(imported, dict):
         return
-    data = _complete_lines(content)
-    size = imported["bytes"]
-    if len(data) >= size and hashlib.sha256(data[:size]).hexdigest() == imported["sha256"]:
+    size, digest, read = imported["bytes"], hashlib.sha256(), 0
+    for part in utf8.parts(content, _complete(content)):
+        digest.update(part[:size - read])
+        read += len(part)
+        if read >= size:
+            break
+    if read >= size and digest.hexdigest() == imported["sha256"]:
         return
-    cut = "is shorter than" if len(data) < size else "no longer begins with"
+    cut = "is shorter than" if read < size else "no longer begins with"
     raise Conflict(f"{file or 'the transcript'}: the file {cut} the {size} bytes "
                    f"imported into session {session_id} (its tool truncated or rewrote it); "
                    "nothing written: an import only adds what a file gained")

@@ -107,7 +107,7 @@ def source_fingerprint(text: str, file: str, tool: str,
                        agents: list[subagents.SubAgent]) -> dict[str, Any]:
     """The fingerprint (store.transcripts.fingerprint) of a session file's text and the
     sub-agent files read with it: another side file, or one grown, is other text."""
-    return fingerprint(text + side_text(agents), file, tool)
+    return fingerprint(text, file, tool, side_text(agents))
 
 
 def side_text(agents: list[subagents.SubAgent]) -> str:

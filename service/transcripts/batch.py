@@ -230,7 +230,7 @@ def _packed(prepared: Ready) -> bytes | None:
     if not prepared.text.endswith("\n"):
         return None  # a last line being written: read whole next time
     return packed(kept_of(prepared.reading, known_if_imported(prepared.document),
-                          prepared.text.encode("utf-8")))
+                          prepared.text))
 
 
 def _parsed(prepared: Ready, ledger: Ledger, format: str | None,
@@ -302,13 +302,12 @@ async def _stored(ledger: Ledger, prepared: Ready, shelf: Shelf | None) -> Store
     stored, known = result
     if shelf is None:
         return stored
-    data = prepared.text.encode("utf-8")
     if stored.created or not prepared.text.endswith("\n"):
         shelf.drop(prepared.file, prepared.mode.strict)
-    elif prepared.reading is not None and (kept is None or len(data) > kept.read_to
-                                           or stored.changed):
-        await asyncio.to_thread(shelf.keep, prepared.file, prepared.mode.strict,
-                                kept_of(prepared.reading, known, data))
+    elif prepared.reading is not None:
+        keeping = kept_of(prepared.reading, known, prepared.text)
+        if kept is None or keeping.read_to > kept.read_to or stored.changed:
+            await asyncio.to_thread(shelf.keep, prepared.file, prepared.mode.strict, keeping)
     return stored
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import BinaryIO, Callable
 
 from ..model.validate import Limits
+from ..model import utf8
 from ..store.transcripts import Known
 from .reading import Reading
 
@@ -80,16 +81,12 @@ class Shelf:
             return None
         if self.freeze:
             gc.freeze()  # a long parse, not to be walked again by every full collection
-        data = text.encode("utf-8")
-        if not isinstance(kept, KeptReading) or len(data) < kept.read_to or \
-                hashlib.sha256(data[:kept.read_to]).hexdigest() != kept.sha256:
+        gained = utf8.after(text, kept.read_to, kept.sha256) \
+            if isinstance(kept, KeptReading) else None
+        if gained is None:
             self.drop(file, strict)  # the file is no longer what was read
             return None
-        try:
-            return kept, data[kept.read_to:].decode("utf-8")
-        except UnicodeDecodeError:  # not at a character's start: not what was read
-            self.drop(file, strict)
-            return None
+        return kept, gained
 
     def holds(self, file: str, strict: bool) -> bool:
         """Whether a reading of `file` is kept (not yet checked against the file)."""
@@ -184,9 +181,9 @@ def recent(file: str) -> bool:
         return False
 
 
-def kept_of(reading: Reading, known: Known | None, data: bytes) -> KeptReading:
-    """What to keep of a reading fed `data` whole."""
-    return KeptReading(reading, known, len(data), hashlib.sha256(data).hexdigest())
+def kept_of(reading: Reading, known: Known | None, text: str) -> KeptReading:
+    """What to keep of a reading fed `text` whole (hashed a part at a time)."""
+    return KeptReading(reading, known, *utf8.digest(text))
 
 
 def _private(stat: os.stat_result) -> bool:

@@ -171,7 +171,7 @@ def test_a_reading_kept_on_disk_reads_on_as_the_one_kept(path, tmp_path, monkeyp
             document_of(reading, text, texts.__getitem__, Mode())
         except NoTurns:
             continue
-        shelf.keep(str(path), False, kept.kept_of(reading, None, text.encode()))
+        shelf.keep(str(path), False, kept.kept_of(reading, None, text))
         taken = shelf.take(str(path), False, "".join(lines))
         assert taken is not None and taken[0].reading is not reading, f"cut after line {cut}"
         kept_reading, gained = taken[0].reading, taken[1]
