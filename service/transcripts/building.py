@@ -15,13 +15,12 @@ from itertools import compress
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from .model import ROOT_KEY, Turn, tool_name, tool_use_id
+from .model import ROOT_KEY, SET_ASIDE, Turn, tool_name, tool_use_id
 
 if TYPE_CHECKING:
     from .spill import Aside
 
 ROOT = -1  # the index of ROOT among the turns being built
-_SET_ASIDE = frozenset({"blocks", "meta"})  # what spill.py sets aside
 
 
 @dataclass(slots=True)
@@ -48,7 +47,7 @@ class Building:
     def __getattr__(self, name: str) -> Any:
         # Only an attribute it does not hold comes here: blocks and meta set aside, taken
         # back for good, as the parser reading them may change them.
-        if name not in _SET_ASIDE or self.aside is None:  # (unset during a copy)
+        if name not in SET_ASIDE or self.aside is None:  # (unset during a copy)
             raise AttributeError(name)
         aside = self.aside
         self.blocks, self.meta = aside.load()

@@ -23,6 +23,9 @@ from typing import Any
 from ..errors import BadInput
 
 ROOT_KEY = "root"  # the ROOT node's key: no tool records a system prompt entry
+# What a turn's content set aside on disk is (spill.py), which its Turn and Building then
+# read back.
+SET_ASIDE = frozenset({"blocks", "meta"})
 _TOOL_USE_ID = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")  # blocks.py's (the providers') pattern
 _TOOL_NAME_OTHER = re.compile(r"[^a-zA-Z0-9_-]")
 
@@ -66,7 +69,7 @@ class Turn:
 
     def __getattr__(self, name: str) -> Any:
         # Only an attribute it does not hold comes here: blocks or meta set aside.
-        if name not in ("blocks", "meta") or self.aside is None:  # (unset during a copy)
+        if name not in SET_ASIDE or self.aside is None:  # (unset during a copy)
             raise AttributeError(name)
         blocks, meta = self.aside.load()
         return tuple(blocks) if name == "blocks" else meta
