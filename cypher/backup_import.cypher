@@ -24,6 +24,7 @@ WITH
     // Tool use ids are unique per session id: left over only where the session is gone.
     UNWIND $nodes AS row UNWIND row.tool_uses AS tool_use
     MATCH (x:ToolUse {session_id: $session.properties.id, id: tool_use.id})
+    USING INDEX x:ToolUse(session_id, id)
     RETURN {id: x.id, own: coalesce(x.tenant = $tenant, false)} AS taken
   } AS taken,
   [digest IN $media_stored WHERE NOT EXISTS { (:Media {tenant: $tenant, sha256: digest}) }] AS missing_media

@@ -33,6 +33,7 @@ WITH s, previous_head.id AS previous_head_id, COLLECT {
     UNION ALL
     UNWIND $nodes AS row UNWIND row.tool_uses AS tool_use
     MATCH (x:ToolUse {session_id: s.id, id: tool_use.id})
+    USING INDEX x:ToolUse(session_id, id)
     WHERE NOT EXISTS { (m:Node)-[:USES]->(x)
                        WHERE m.id IN $rewritten
                          OR any(group IN $replaced WHERE m.id IN group.ids) }

@@ -14,6 +14,7 @@ WITH *, [i IN open_tool_uses WHERE NOT i IN $answers] AS unanswered,
 CALL (s) {
   UNWIND $tool_uses AS tool_use
   MATCH (taken:ToolUse {session_id: s.id, id: tool_use.id})
+  USING INDEX taken:ToolUse(session_id, id)
   RETURN collect(DISTINCT taken.id) AS taken_tool_uses
 }
 CALL (s) {

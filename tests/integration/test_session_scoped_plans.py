@@ -14,7 +14,10 @@ from bench.profiled import profiled
 from bench.transcripts import claude_code_transcript
 from service import transcripts
 from service.store import Ledger, Limits
+from service.store.transcript_parts import import_in_parts
 from service.store.transcripts import store_transcript
+from service.transcripts import streamed
+from service.transcripts.model import Mode
 from tests.integration.test_render import long_chain
 
 # Operators whose work follows the whole store (a label's or a type's every entry).
@@ -107,3 +110,27 @@ async def test_a_page_of_the_check_or_the_export_costs_the_same_at_ten_times_the
     small, large = await _page_db_hits(ledger, 1_000), await _page_db_hits(ledger, 10_000)
     for name in small:
         assert large[name] < 1.2 * small[name], (name, small, large)
+
+
+async def test_each_part_of_an_import_in_parts_costs_what_the_part_holds(db, monkeypatch):
+    """A part's check that none of its tool uses' ids is taken seeks each by (session, id):
+    planned on a young store it sought all the session's tool uses once per tool use, so
+    each part cost more than the one before (a 160,000-entry file took ten times as long)."""
+    tenant = f"plans-parts-{uuid.uuid4().hex[:8]}"
+    text = "".join(claude_code_transcript(3_000))
+    planned = streamed.read_given(text, f"{tenant}.jsonl", None, tenant, Limits(), Mode())
+    hits: list[int] = []
+    execute = db._execute
+
+    async def profile(query, bound, routing, check):
+        if query.name != "transcript_import_part":
+            return await execute(query, bound, routing, check)
+        _, plan = await profiled(db, query, bound)  # rolled back: then written
+        hits.append(sum(int(op.get("dbHits", 0)) for op in _operators(plan)))
+        return await execute(query, bound, routing, check)
+
+    monkeypatch.setattr(db, "_execute", profile)
+    await import_in_parts(db, tenant, planned, Limits(), part_nodes=200)
+    assert len(hits) >= 8
+    full = hits[:-1]  # the last part may hold fewer rows
+    assert max(full[len(full) // 2:]) < 1.25 * max(full[1:len(full) // 2]), hits
