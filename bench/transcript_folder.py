@@ -16,7 +16,8 @@ same run, and of a third first import into a third tenant once Neo4j has warmed 
 process's peak resident memory (ru_maxrss, which never falls, so it bounds what the import
 held); the unchanged re-import's time; and the peak memory of `ctxdag import-transcript`
 importing single files of four sizes (the largest beyond what one Neo4j transaction holds),
-each in a process of its own, once as just written and once as last written days ago.
+each in a process of its own, once as just written, once as last written days ago, and
+once more when it gained entries days after that import (its reading not kept).
 """
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ IDS = {"pi/tree.jsonl": "7d3f0c2a-pi", "pi/labels.jsonl": "5e1a-labels",
        "codex/rollout-2026-02-21T14-00-00-019c8b22-compact.jsonl": "019c8b22-compact",
        "codex/rollout-2025-09-14T08-00-00-0199a1b2-codex.jsonl": "0199a1b2-codex"}
 AGE_DAYS = 30
+GROWN_BY = 200  # entries a single file gains after its import, for its growth's peak
 
 
 def generate_folder(root: Path, megabytes: float) -> int:
@@ -205,7 +207,8 @@ async def _into_another_tenant(b: Bench, folder: str) -> float:
 async def memory_by_file_size(b: Bench) -> None:
     """Peak RSS and entries/s of `ctxdag import-transcript FILE` for one Claude Code file at
     each size, each in a process of its own (so one size's peak does not hide another's):
-    written just now, then as if last written days ago, each into a tenant of its own."""
+    written just now, then as if last written days ago, each into a tenant of its own; then
+    the second's growth, GROWN_BY entries gained days after its import."""
     sizes = (b.sizes.transcript_entries // 2, b.sizes.transcript_entries * 2,
              b.sizes.transcript_entries * 4,
              # 140 MB at the default size: more than one transaction of the bench's Neo4j
@@ -215,7 +218,8 @@ async def memory_by_file_size(b: Bench) -> None:
     with tempfile.TemporaryDirectory(prefix="ctxdag-bench-13-") as folder:
         for entries in sizes:
             file = Path(folder) / f"memory-{entries}-{uuid.uuid4().hex[:6]}.jsonl"
-            file.write_text("".join(claude_code_transcript(entries)))
+            lines = claude_code_transcript(entries + GROWN_BY)
+            file.write_text("".join(lines[:entries]))
             # Written just now, the file's reading is kept for its next growth (kept.py);
             # one its tool last wrote days ago (most of a machine's history) keeps none.
             for recent in (True, False):
@@ -232,9 +236,22 @@ async def memory_by_file_size(b: Bench) -> None:
                            f"{entries / seconds:,.0f} entries/s, `ctxdag import-transcript "
                            "FILE` in a process of its own"
                            + ("" if recent else "; its reading not kept"))
+            # Its tool went on with it days later: the import stores what it gained.
+            with file.open("a", encoding="utf-8") as f:
+                f.write("".join(lines[entries:]))
+            os.utime(file, (days_ago, days_ago))
+            peak, seconds = await asyncio.to_thread(_peak_of_import, b, file, folder, "-old")
+            peaks.append(("grown", entries, peak))
+            b.add(S13, f"peak memory, one file of {entries:,} entries grown by {GROWN_BY} "
+                  "since its import", None, None, value=round(peak), unit="MB",
+                  note=f"{seconds:.1f} s, `ctxdag import-transcript FILE` in a process of its "
+                       "own; no reading kept")
     b.log("13: peak memory by file size: " + ", ".join(
-        f"{entries:,} entries {'recent' if recent else 'old'} {peak:.0f} MB"
-        for recent, entries, peak in peaks))
+        f"{entries:,} entries {_kind(recent)} {peak:.0f} MB" for recent, entries, peak in peaks))
+
+
+def _kind(recent: bool | str) -> str:
+    return recent if isinstance(recent, str) else "recent" if recent else "old"
 
 
 _MEASURE = ("import resource, subprocess, sys; done = subprocess.run(sys.argv[1:]); "

@@ -17,7 +17,7 @@ import binascii
 import functools
 import hashlib
 import re
-from typing import Any, Callable, Container, Mapping, Sequence
+from typing import Any, Callable, Container, Iterable, Mapping, Sequence
 
 from neo4j.time import DateTime
 
@@ -148,6 +148,18 @@ def made_json_object(value: Mapping[str, Any], limits: Limits, what: str) -> str
         _made_objects.clear()  # documents read but never checked
     _made_objects.add((text, limits))
     return text
+
+
+def forget_made(rows: Iterable[Mapping[str, Any]], limits: Limits) -> None:
+    """Drops what made_blocks and made_json_object noted of these node rows (their
+    `properties`), which their writer does not check: a grown file's rows it holds
+    already (service/store/transcript_growth.py)."""
+    for row in rows:
+        properties = row["properties"]
+        if isinstance(properties.get("blocks"), str):
+            _made.pop((properties["blocks"], str(properties.get("role")), limits), None)
+        if isinstance(properties.get("metadata"), str):
+            _made_objects.discard((properties["metadata"], limits))
 
 
 def _checked_blocks(value: str, role: str, limits: Limits, what: str

@@ -4,16 +4,18 @@ file gained.
 A transcript's document (service/transcripts/document.py) names its session and nodes by
 ids derived from the source. When the tenant holds no session of that id, the document is
 imported as a backup is (backup.import_session: one transaction, validated, invariants
-checked), or, for a large file, in parts within one transaction (transcript_parts.py). When it does, the nodes it holds already are left as they are and the others
-are added after them by one statement (cypher/transcript_extend.cypher), numbered after
-the stored ones, HEAD moved to the transcript's head and its newest compaction made the
-active summary; that statement checks the invariants the new nodes can break
+checked), or, for a large file, in parts (transcript_parts.py). When it does, the nodes
+it holds already are left as they are and the others are added after them by one
+statement (cypher/transcript_extend.cypher), numbered after the stored ones, HEAD moved
+to the transcript's head and its newest compaction made the active summary; that
+statement checks the invariants the new nodes can break
 (cypher/fragments/check_extension_invariants.cypher), so a grown file writes all it
 gained or nothing. Lines a file gains can change how earlier ones map (a merged message
 gains entries, a turn is re-hung, a compaction keeps more), so the stored nodes the file
 now maps otherwise are found first (transcript_held, compared row by row) and replaced
 with all below them: tombstoned when the file no longer holds them, written again under
-their ids otherwise. The same file again writes nothing.
+their ids otherwise. The same file again writes nothing. A large file's growth is found
+so a part at a time, without its whole document (transcript_growth.py).
 
 A file is only ever appended to by its tool; the session's source keeps how many bytes of
 complete lines were imported and their hash (`imported`), and a later import of a file
@@ -165,7 +167,7 @@ async def import_span(tenant: str, document: Callable[[], dict[str, Any]]
 def _export_span(tenant: str, document: dict[str, Any], started: datetime, stored: Stored | None,
             error: CtxdagError | None) -> None:
     properties = document.get("session", {}).get("properties", {})
-    source = _source(properties.get("source"))
+    source = source_of(properties.get("source"))
     telemetry.export_import(tenant, properties.get("id"), started, utcnow(), error=error, fields={
         "format": source.get("tool"), "file": source.get("file"),
         "created": stored and stored.created, "written": stored and stored.written,
@@ -183,6 +185,15 @@ async def session_held(db: Database, tenant: str, document: dict[str, Any]) -> b
     session_id = document["session"]["properties"]["id"]
     return bool(await db.read_on_leader("transcript_session_held", tenant=tenant,
                                         session_id=session_id))
+
+
+async def stored_import(db: Database, tenant: str, session_id: str
+                        ) -> tuple[bool, dict[str, Any] | None]:
+    """Whether the tenant holds the session, and IMPORTED of the file text it was last
+    imported from (None when not noted)."""
+    held = await db.read_on_leader("transcript_session_held", tenant=tenant,
+                                   session_id=session_id)
+    return bool(held), imported_from(held[0]["source"]) if held else None
 
 
 def _imported_of(document: dict[str, Any]) -> dict[str, Any] | None:
@@ -232,37 +243,33 @@ async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
             except Conflict as e:
                 if e.details.get("session_id") != session_id:
                     raise
-        new_turns = _new_turns(document)
+        new_turns = replacing_turns(document)
         held = await db.read_on_leader("transcript_stored", session_id=session_id,
                                        tenant=tenant, node_ids=list(rows.digests),
                                        label_node_ids=labeled + unlabeled, new_turns=new_turns)
         if not held:
             await _import_new(db, tenant, document, limits)
             return Stored(session_id, True, len(rows), len(rows)), _known_imported(document)
-        found = {**held[0], "stored_ids": frozenset(held[0]["stored_ids"]),
-                 "live": {node["id"]: (node["seq"], node["digest"]) for node in held[0]["live"]}}
+        found = stored_found(held[0])
         if content is not None:
-            _refuse_rewritten(content, _source(session["properties"].get("source")).get("file"),
+            _refuse_rewritten(content, source_of(session["properties"].get("source")).get("file"),
                               session_id, found["source"])
     stored: frozenset[str] = found["stored_ids"]
-    stored_labels = {label["node_id"]: label["text"] for label in found["labels"]}
-    labels = [label for label in document["labels"]
-              if stored_labels.get(label["node_id"]) != label["properties"]["text"]]
-    cleared = [node_id for node_id in unlabeled if node_id in stored_labels]
-    described = _described(session["properties"], found)
+    labels, cleared = relabeled(document, unlabeled, found)
+    described = says_more(session["properties"], found)
     read_as = {key: session["properties"].get(key) for key in FINGERPRINT}
     if all(node_id in stored for node_id in rows.digests) and not labels and not cleared \
             and not described:
         if read_as != {key: found[key] for key in FINGERPRINT}:
             await db.write("transcript_source_set", session_id=session_id, tenant=tenant,
                            **read_as)
-        return Stored(session_id, False, 0, len(rows)), _known_after(
+        return Stored(session_id, False, 0, len(rows)), known_once_written(
             session_id, found, found["source"], [], Stale([], {}), rows)
-    description = _description(session["properties"], found)
+    description = description_of(session["properties"], found)
     try:
         stale = await _stale(db, tenant, document, rows, found)
         kept = stored - set(stale.rewritten)
-        await _renamed_tools(db, tenant, document, found)
+        await renamed_tools(db, tenant, document, found)
         params = await asyncio.to_thread(extension, {**document, "labels": labels}, kept,
                                          found["next_seq"], tenant, limits, stale.rewritten,
                                          rows)
@@ -275,8 +282,25 @@ async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
         return None  # the session changed since it was read: read it back whole
     return Stored(session_id, False, len(params["nodes"]), len(rows),
                   sum(label["node_id"] in stored for label in labels) + len(cleared),
-                  described), _known_after(session_id, found, description["source"],
+                  described), known_once_written(session_id, found, description["source"],
                                            params["nodes"], stale, rows)
+
+
+def stored_found(held: dict[str, Any]) -> dict[str, Any]:
+    """transcript_stored's row, its `stored_ids` a set and its `live` a map (id -> (seq,
+    digest))."""
+    return {**held, "stored_ids": frozenset(held["stored_ids"]),
+            "live": {node["id"]: (node["seq"], node["digest"]) for node in held["live"]}}
+
+
+def relabeled(document: dict[str, Any], unlabeled: list[str], found: dict[str, Any]
+              ) -> tuple[list[dict[str, Any]], list[str]]:
+    """The document's labels the session does not hold as they are (to set), and the
+    nodes of `unlabeled` it holds a label of (to clear)."""
+    stored = {label["node_id"]: label["text"] for label in found["labels"]}
+    labels = [label for label in document["labels"]
+              if stored.get(label["node_id"]) != label["properties"]["text"]]
+    return labels, [node_id for node_id in unlabeled if node_id in stored]
 
 
 async def _import_new(db: Database, tenant: str, document: dict[str, Any], limits: Limits,
@@ -293,13 +317,13 @@ async def _import_new(db: Database, tenant: str, document: dict[str, Any], limit
         await import_session(db, tenant, document, limits, checked)
 
 
-async def _renamed_tools(db: Database, tenant: str, document: dict[str, Any],
+async def renamed_tools(db: Database, tenant: str, document: dict[str, Any],
                          found: dict[str, Any]) -> None:
     """A grown file naming other tools than the session's source notes: a new session-wide
     version offering them (the file's first import wrote version 1 with the document). A
     file naming the same tools writes none, so a setTools made since stays in force."""
-    digest = _source(document["session"]["properties"].get("source")).get(TOOLS_SHA256)
-    if digest is None or digest == _source(found["source"]).get(TOOLS_SHA256):
+    digest = source_of(document["session"]["properties"].get("source")).get(TOOLS_SHA256)
+    if digest is None or digest == source_of(found["source"]).get(TOOLS_SHA256):
         return
     (version,) = document["tool_set_versions"]
     (tools,) = document["tool_sets"]
@@ -309,7 +333,7 @@ async def _renamed_tools(db: Database, tenant: str, document: dict[str, Any],
                        version["properties"]["created_at"]["datetime"]), now=utcnow())
 
 
-def _new_turns(document: dict[str, Any], new: set[str] | None = None,
+def replacing_turns(document: dict[str, Any], new: set[str] | None = None,
                rows: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The document's turns (of `new`, when given) that transcript_stored and transcript_known
     look below the predecessor of for what they replace: no summary, and no side branch's
@@ -338,7 +362,7 @@ async def _found_known(db: Database, tenant: str, document: dict[str, Any],
     check_ids = [node_id for node_id, digest in digests.items()
                  if node_id in known.live and known.live[node_id][1] != digest]
     new = set(new_ids)
-    new_turns = _new_turns(document, new, rows.unsettled())
+    new_turns = replacing_turns(document, new, rows.unsettled())
     kept_ids = rows.below({turn["predecessor_id"] for turn in new_turns})
     got = await db.read_on_leader("transcript_known", session_id=known.session_id,
                                   tenant=tenant, new_ids=new_ids, check_ids=check_ids,
@@ -380,7 +404,7 @@ def _known_imported(document: dict[str, Any]) -> Known | None:
         live), live)
 
 
-def _known_after(session_id: str, found: dict[str, Any], source: str | None,
+def known_once_written(session_id: str, found: dict[str, Any], source: str | None,
                  written: list[dict[str, Any]], stale: Stale, rows: DocumentRows
                  ) -> Known | None:
     """What the session holds once the rows `written` (transcript_extend's $nodes) were
@@ -422,7 +446,7 @@ def _imported(content: str) -> dict[str, Any]:
 def _with_imported(document: dict[str, Any], imported: dict[str, Any]) -> dict[str, Any]:
     """The document with its session's source noting the complete lines it was read from."""
     properties = document["session"]["properties"]
-    source = {**_source(properties.get("source")), "imported": imported}
+    source = {**source_of(properties.get("source")), "imported": imported}
     properties = {**properties, "source": json.dumps(source, ensure_ascii=False, sort_keys=True)}
     return {**document, "session": {**document["session"], "properties": properties}}
 
@@ -431,8 +455,8 @@ def _refuse_rewritten(content: str, file: str | None, session_id: str,
                       stored_source: str | None) -> None:
     """CONFLICT when the file does not begin with the lines the session was imported from
     (a session imported before they were noted is not checked)."""
-    imported = _source(stored_source).get("imported")
-    if not isinstance(imported, dict):
+    imported = imported_from(stored_source)
+    if imported is None:
         return
     size, digest, read = imported["bytes"], hashlib.sha256(), 0
     for part in utf8.parts(content, _complete(content)):
@@ -440,7 +464,22 @@ def _refuse_rewritten(content: str, file: str | None, session_id: str,
         read += len(part)
         if read >= size:
             break
-    if read >= size and digest.hexdigest() == imported["sha256"]:
+    refuse_unless_begun(imported, min(read, size), digest.hexdigest(), file, session_id)
+
+
+def imported_from(stored_source: str | None) -> dict[str, Any] | None:
+    """IMPORTED of the file text a stored session was last imported from; None when it
+    was imported before that was noted (its file is then not checked)."""
+    imported = source_of(stored_source).get("imported")
+    return imported if isinstance(imported, dict) else None
+
+
+def refuse_unless_begun(imported: dict[str, Any], read: int, sha256: str, file: str | None,
+                        session_id: str) -> None:
+    """CONFLICT unless the file holds the `imported` bytes: `read` of them, as complete
+    lines, hashing to `sha256`."""
+    size = imported["bytes"]
+    if read >= size and sha256 == imported["sha256"]:
         return
     cut = "is shorter than" if read < size else "no longer begins with"
     raise Conflict(f"{file or 'the transcript'}: the file {cut} the {size} bytes "
@@ -524,26 +563,26 @@ def mapping_digest(row: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _described(properties: dict[str, Any], stored: dict[str, Any]) -> bool:
+def says_more(properties: dict[str, Any], stored: dict[str, Any]) -> bool:
     """The document says more of where the session came from than the stored session: new
     facts (a file read under another name counts for none) or a new title of the source's."""
-    new, old = _source(properties.get("source")), _source(stored["source"])
+    new, old = source_of(properties.get("source")), source_of(stored["source"])
     unlisted = bool(new) and stored["tool"] is None  # imported before sessions were listed
     return unlisted or ({k: v for k, v in new.items() if k != "file"}
                         != {k: v for k, v in old.items() if k != "file"})
 
 
-def _description(properties: dict[str, Any], stored: dict[str, Any]) -> dict[str, Any]:
+def description_of(properties: dict[str, Any], stored: dict[str, Any]) -> dict[str, Any]:
     """transcript_extend's source, listing, title and source_title (the title the stored
     source gave, which the session's title still is unless the user changed it)."""
     source = properties.get("source")
     return {"source": source or stored["source"],
-            "listing": listing.from_source(_source(source)) if source else None,
+            "listing": listing.from_source(source_of(source)) if source else None,
             "title": properties.get("title"),
-            "source_title": _source(stored["source"]).get("title")}
+            "source_title": source_of(stored["source"]).get("title")}
 
 
-def _source(text: str | None) -> dict[str, Any]:
+def source_of(text: str | None) -> dict[str, Any]:
     return json.loads(text) if text else {}
 
 
@@ -627,20 +666,29 @@ def _gained(document: dict[str, Any], stored: AbstractSet[str],
     session = document["session"]
     rows = rows if rows is not None else DocumentRows(document["nodes"], None)
     new = rows.at([node_id for node_id in (*rows.digests, *rewritten) if node_id not in stored])
-    named = {session["root_id"], session["head_id"], session["active_summary_id"]}
-    named.update(label["node_id"] for label in document["labels"])
-    for row in new:
-        named.update((row["predecessor_id"], row["caller_id"]))
-        named.update(cover["node_id"] for cover in row["covers"])
-        for key in NODE_REFERENCES:
-            value = row["properties"].get(key)
-            named.update(value if isinstance(value, list) else [value])
-    taken = rows.at([*named - {None}, *(row["properties"]["id"] for row in new)])
+    named = named_by(document, new)
+    taken = rows.at([*named, *(row["properties"]["id"] for row in new)])
     kept = [row if row["properties"]["id"] not in stored else _referent(row) for row in taken]
     # A node names a medium by its hash in its blocks (service/model/blocks.py).
     blocks = [row["properties"].get("blocks") or "" for row in kept]
     return {**_backup(document), "nodes": kept,
             "media": [m for m in document["media"] if any(m["sha256"] in b for b in blocks)]}
+
+
+def named_by(document: dict[str, Any], rows: Iterable[dict[str, Any]]) -> set[str]:
+    """The ids of the nodes a cut of the document holding `rows` names: its session's ROOT,
+    HEAD and active summary, its labels' nodes, and each row's predecessor, caller, covered
+    nodes and node references."""
+    session = document["session"]
+    named = {session["root_id"], session["head_id"], session["active_summary_id"]}
+    named.update(label["node_id"] for label in document["labels"])
+    for row in rows:
+        named.update((row["predecessor_id"], row["caller_id"]))
+        named.update(cover["node_id"] for cover in row["covers"])
+        for key in NODE_REFERENCES:
+            value = row["properties"].get(key)
+            named.update(value if isinstance(value, list) else [value])
+    return named - {None}
 
 
 def _referent(row: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,8 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..store.ledger import Ledger
-from ..store.transcripts import CONTENT, Stored, fingerprint, session_held, stored_unchanged
+from ..store.transcripts import (CONTENT, Stored, fingerprint, session_held, stored_import,
+                                 stored_unchanged)
 from ..model.validate import Limits
 from . import claude_code, codex, origin, pi, subagents
 from .jsonl import objects
@@ -138,20 +139,35 @@ async def session_stored(ledger: Ledger, session_id: str) -> bool:
 
 async def new_in_parts(ledger: Ledger, tool: str, read_as: dict[str, Any],
                        key_of: Callable[[], str | None] | None, plan: Callable[[], Streamed],
-                       mode: Mode) -> Stored | Streamed | None:
-    """A large text's first import made ready to be stored in parts (streamed.py): the
-    session it was imported into unchanged, found by its fingerprint `read_as`; else its
-    `plan` (`mode` collecting what it degrades) when its session is new; else None, when
-    the session is stored (the one `key_of` guesses from its first lines, or the one the
-    plan names): it is then read whole, as a growth, and what planning degraded is let
-    go. `key_of` and `plan` run in a worker thread."""
+                       mode: Mode, grow: Callable[[int], Streamed] | None = None
+                       ) -> Stored | Streamed | None:
+    """A large text made ready to be stored in parts (streamed.py): the session it was
+    imported into unchanged, found by its fingerprint `read_as`; else its `plan` (`mode`
+    collecting what it degrades) when its session is new; else, when the session is
+    stored (the one `key_of` guesses from its first lines), the Streamed `grow` plans of
+    it, its `grows` set (store/transcript_growth.py stores it), given the bytes the session
+    was last imported from to hash as they pass; else None: it is then read whole, as a
+    growth, and what planning degraded is let go (no `grow`, a session imported before
+    its bytes were noted, or one the plan names but its first lines did not tell).
+    `key_of`, `plan` and `grow` run in a worker thread."""
     held = await stored_unchanged(ledger.db, ledger.tenant, read_as)
     if held is not None:
         return held
     key = None if key_of is None else await asyncio.to_thread(key_of)
-    if key is not None and await session_stored(ledger, session_id(ledger.tenant, tool, key)):
-        return None
-    planned = await asyncio.to_thread(plan)
+    planned = None
+    if key is not None:
+        guessed = session_id(ledger.tenant, tool, key)
+        stored, imported = await stored_import(ledger.db, ledger.tenant, guessed)
+        if stored and (grow is None or imported is None):
+            return None
+        if stored:
+            assert grow is not None and imported is not None
+            planned = await asyncio.to_thread(grow, imported["bytes"])
+            if planned.session_id == guessed:
+                planned.grows = True
+                return planned
+    if planned is None:
+        planned = await asyncio.to_thread(plan)
     if await session_stored(ledger, planned.session_id):
         mode.degraded.clear()
         return None

@@ -24,6 +24,7 @@ from ..errors import CtxdagError
 from ..store.ledger import Ledger
 from ..store.backup import Checked
 from ..store.pending_imports import clear_abandoned
+from ..store.transcript_growth import grow_in_parts
 from ..store.transcript_parts import import_in_parts
 from ..store.transcripts import (Stored, first_import_check, known_if_imported,
                                    session_held, store_known, store_transcript)
@@ -106,7 +107,7 @@ class Ready:
     reading: Reading | None = None  # what made the document
     kept: KeptReading | None = None  # the reading kept of the file, read on
     packed: bytes | None = None  # a new session's reading, to keep once it is stored
-    streamed: Streamed | None = None  # a large file's, its session new: stored in parts
+    streamed: Streamed | None = None  # a large file's, stored in parts (or its growth)
     lines_read: int | None = None  # of a file read a part at a time (its text not held)
     given: bool = False  # its text was given (importTranscript): its reading is kept
     error: CtxdagError | None = None
@@ -161,9 +162,9 @@ async def _ready_streamed(ledger: Ledger, prepared: Ready, format: str | None,
                           read_text: Callable[[str], str], keeps: bool) -> bool:
     """A large file made ready as streamed.py reads it: recognised as held by its
     fingerprint, else read a part at a time and planned, its turns' blocks set aside on
-    disk unless its reading `keeps` (kept.py). False when it is to be read whole
-    instead: its session exists (grown since its import), or its first part does not tell
-    its format."""
+    disk unless its reading `keeps` (kept.py); a file whose session exists (grown since
+    its import) is read so too, as a growth. False when it is to be read whole instead
+    (new_in_parts says when), or its first part does not tell its format."""
     file, mode = prepared.file, prepared.mode
     found = await asyncio.to_thread(streamed.read_as, file, format, mode.strict, read_text)
     if found is None:
@@ -172,7 +173,9 @@ async def _ready_streamed(ledger: Ledger, prepared: Ready, format: str | None,
     ready = await new_in_parts(
         ledger, tool, read_as, lambda: streamed.session_key_of(file, tool),
         lambda: streamed.read(file, tool, ledger.tenant, ledger.limits, mode, read_text,
-                              spill=not keeps), mode)
+                              spill=not keeps), mode,
+        lambda imported: streamed.read(file, tool, ledger.tenant, ledger.limits, mode,
+                                       read_text, spill=not keeps, prefix=imported))
     return _take(prepared, ready, lines)
 
 
@@ -312,11 +315,17 @@ async def _stored(ledger: Ledger, prepared: Ready, shelf: Shelf | None) -> Store
 
 
 async def _stored_in_parts(ledger: Ledger, prepared: Ready, shelf: Shelf | None) -> Stored:
-    """A large file's new session stored in parts; its reading (not its rows) kept when
-    the file is recent and ends at a line's end."""
+    """A large file's new session stored in parts, or what it gained since its import
+    stored a part at a time; its reading (not its rows) kept when the file is recent and
+    ends at a line's end."""
     planned = prepared.streamed
     assert planned is not None
-    stored, known = await import_in_parts(ledger.db, ledger.tenant, planned, ledger.limits)
+    if planned.grows:
+        stored, known = await grow_in_parts(ledger.db, ledger.tenant, planned, ledger.limits,
+                                            ledger.events)
+    else:
+        stored, known = await import_in_parts(ledger.db, ledger.tenant, planned,
+                                              ledger.limits)
     prepared.mode.degraded.sort(key=lambda d: (d.file != prepared.file, d.file, d.line))
     if shelf is not None and planned.complete and planned.reading is not None and \
             (prepared.given or recent(prepared.file)):

@@ -7,10 +7,11 @@ file read whole makes; only the memory differs, which follows a part's rows and 
 (the turns' blocks), not the file's text and every row; a reading not kept sets its
 turns' blocks aside on disk as it goes (spill.py), so it holds their structure only.
 
-A file is read so when it holds STREAM_FROM_BYTES or more and its session is new; a file
-whose session exists (grown since its import) is read whole, as the store compares what
-it gained with what it holds. A followed file (follow.py) is read so from the complete
-lines the follower read of it, its growing tail held back.
+A file is read so when it holds STREAM_FROM_BYTES or more. When its session exists (the
+file grew since its import), the bytes the session was imported from are hashed as they
+pass, and the store compares its rows with the stored ones a part at a time
+(store/transcript_growth.py). A followed file (follow.py) is read so from the complete
+lines the follower read of it, its growing tail held back, when its session is new.
 """
 from __future__ import annotations
 
@@ -48,6 +49,10 @@ class Streamed:
     read_as: dict[str, Any]  # its fingerprint, with its sub-agents' files
     complete: bool  # it ends at a line's end
     settled: bool = False  # its growing tail held back (follow.py): not all the text holds
+    # Of a file whose session is stored (a growth): how many of the bytes its session was
+    # last imported from it read as complete lines, and their sha256.
+    prefix: tuple[int, int, str] | None = None  # (bytes asked, bytes read, sha256)
+    grows: bool = False  # its session is stored: what it gained is stored (a growth)
 
     @property
     def session_id(self) -> str:
@@ -72,6 +77,25 @@ class Streamed:
     def rows(self, start: int, stop: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         rows, media = self.plan.rows(start, stop, self.mode)
         return rows, sorted(media.values(), key=lambda m: m["sha256"])
+
+    def again(self, positions: Iterable[int]
+              ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The node rows at `positions` built once more (and the media they carry), what
+        building them degrades not told again."""
+        nodes: list[dict[str, Any]] = []
+        media: dict[str, dict[str, Any]] = {}
+        for position in positions:
+            rows, carried = self.plan.rows(position, position + 1, Mode(self.mode.strict))
+            nodes += rows
+            media.update(carried)
+        return nodes, sorted(media.values(), key=lambda m: m["sha256"])
+
+    def begins(self, size: int) -> tuple[int, str] | None:
+        """Of the file's first `size` bytes (those its session was imported from), how many
+        it holds as complete lines and their sha256; None when it was not read for that."""
+        if self.prefix is None or self.prefix[0] != size:
+            return None
+        return self.prefix[1], self.prefix[2]
 
     def header(self) -> dict[str, Any]:
         header = {**self.plan.header, IMPORTED: self.imported}
@@ -145,13 +169,16 @@ def session_key_of(file: str, tool: str) -> str | None:
 
 
 def read(file: str, tool: str, tenant: str, limits: Limits, mode: Mode,
-         read_text: Callable[[str], str], spill: bool = False) -> Streamed:
+         read_text: Callable[[str], str], spill: bool = False,
+         prefix: int | None = None) -> Streamed:
     """The file of format `tool` read a part at a time (and the sub-agents beside it),
     planned. With `spill`, its turns' blocks are set aside on disk as it is read
-    (spill.py): a reading not kept (kept.py)."""
+    (spill.py): a reading not kept (kept.py). `prefix`: the bytes its stored session was
+    imported from, hashed as they pass (Streamed.begins), for a growth."""
     with _opened(file) as f:
         return _planned(_decoded(_lines(f), file), file, tool, tenant, limits, mode,
-                        lambda reading: side_files(reading, read_text), spill=spill)
+                        lambda reading: side_files(reading, read_text), spill=spill,
+                        prefix=prefix)
 
 
 def read_complete(data: bytes, file: str, tool: str, tenant: str, limits: Limits, mode: Mode,
@@ -188,20 +215,24 @@ def _planned(parts: Iterator[tuple[str, bytes]], file: str, tool: str, tenant: s
              limits: Limits, mode: Mode,
              agents_of: Callable[[Reading], list[SubAgent]],
              settle: Callable[[Transcript], Transcript] | None = None,
-             keep_rows: bool = False, spill: bool = False) -> Streamed:
+             keep_rows: bool = False, spill: bool = False, prefix: int | None = None
+             ) -> Streamed:
     """A Reading fed `parts` ((text, its bytes) each, ending at a line's end but the last),
     their bytes hashed, and its document planned (`settle` and `keep_rows`: Reading.plan's;
-    `spill`: read's)."""
+    `spill` and `prefix`: read's)."""
     reading = Reading(file, tool, tenant, limits, mode.strict,
                       spill=spill_file() if spill else None)
     whole, complete = _digest(file, tool), hashlib.sha256()
     read_to = offset = 0
+    begun = hashlib.sha256()
     for text, data in parts:
         reading.feed(text)
         offset += len(data)
         whole.update(data)
         if data.endswith(b"\n"):
             complete.update(data)
+            if prefix is not None and read_to < prefix:
+                begun.update(data[:prefix - read_to])
             read_to += len(data)
     agents = agents_of(reading)
     # A reading whose turns were set aside is kept nowhere: its parse is let go.
@@ -210,7 +241,8 @@ def _planned(parts: Iterator[tuple[str, bytes]], file: str, tool: str, tenant: s
     return Streamed(reading if kept else None, planned, mode,
                     {"bytes": read_to, "sha256": complete.hexdigest()},
                     _fingerprint(whole, offset, agents), read_to == offset,
-                    settle is not None)
+                    settle is not None, None if prefix is None else
+                    (prefix, min(prefix, read_to), begun.hexdigest()))
 
 
 def _decoded(parts: Iterator[bytes], file: str) -> Iterator[tuple[str, bytes]]:

@@ -8,6 +8,7 @@ import asyncio
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -23,14 +24,16 @@ from service.model.validate import Limits
 from service.store.backup import export_session
 from service.search.find import search
 from service.store.ledger import Ledger
-from service.store import pending_imports, transcript_parts
-from service.transcripts import (batch, detect, kept, reading, reading_of,
+from service.store import pending_imports, records, transcript_growth, transcript_parts
+from service.store.transcript_growth import grow_in_parts
+from service.transcripts import (batch, detect, document, kept, reading, reading_of,
                                  source_fingerprint, streamed)
-from service.transcripts import jsonl
+from service.transcripts import claude_code, jsonl
 from service.transcripts.model import Mode
 from service.transcripts.walk import transcript_files
 from tests.integration.helpers import assert_sound, run_cypher
-from tests.integration.test_follow_growth import claude_code_lines, same_as_imported_whole
+from tests.integration.test_follow_growth import (claude_code_lines, same_as_imported_whole,
+                                                   statements)
 from tests.transcript_trees import FIXTURES, SESSIONS, tool_homes
 
 
@@ -414,7 +417,7 @@ async def tenant_nodes(db, tenant: str) -> int:
     return row["n"]
 
 
-async def test_a_large_file_grown_since_its_import_is_read_whole_once(
+async def test_a_large_file_grown_since_its_import_is_read_a_part_at_a_time_once(
         db, events, tmp_path, in_parts, monkeypatch):
     lines = claude_code_lines(400)
     path = tmp_path / "long-session.jsonl"
@@ -423,16 +426,138 @@ async def test_a_large_file_grown_since_its_import_is_read_whole_once(
     status, out, err = await imported(ledger, [str(path)])  # no shelf: nothing kept
     assert status == 0 and "imported as session" in out, err
     path.write_text("".join(lines))
-    read = []
-    monkeypatch.setattr(streamed, "read", lambda *args: read.append(args))
-    fed = []
+    monkeypatch.setattr(streamed, "_READ_BYTES", 1 << 12)
+    read, fed, built = [], [], []
+    planned = streamed.read
+    monkeypatch.setattr(streamed, "read", lambda *args, **kw: read.append(kw.get("prefix"))
+                        or planned(*args, **kw))
     feed = batch.Reading.feed
     monkeypatch.setattr(batch.Reading, "feed",
                         lambda self, text: fed.append(text.count("\n")) or feed(self, text))
+    rows = document.Plan.rows
+    monkeypatch.setattr(document.Plan, "rows", lambda self, start, stop, mode: built.append(
+        (self.size, min(stop, self.size) - start)) or rows(self, start, stop, mode))
+    noted, compared = [], transcript_growth._compared
+
+    def counted(*args):
+        found = compared(*args)
+        noted.append(len(records._made) + len(records._made_objects))
+        return found
+
+    monkeypatch.setattr(transcript_growth, "_compared", counted)
+    records.forget_checked_blocks()
+    ran = statements(monkeypatch, db)
     status, out, err = await imported(ledger, [str(path)])
     assert status == 0 and "gained" in out, err
-    assert read == [] and fed == [400]  # parsed once, whole
+    # Read once, a part at a time, hashing the bytes the session was imported from.
+    assert read == [len("".join(lines[:300]).encode())]
+    assert sum(fed) == 400 and len(fed) > 1
+    # Its rows built three at a time, and once more only those the extension looks at.
+    (nodes,) = {size for size, _ in built}
+    gained = int(out.split(" gained ")[1].split()[0])
+    assert max(n for _, n in built) <= 3 and sum(n for _, n in built) <= nodes + 2 * gained
+    assert 0 < gained < 110
+    # What building the rows noted for a check is kept only of those it checks.
+    assert 0 < noted[0] <= 2 * gained, (noted, gained)
+    names = [name for name, _ in ran]
+    assert names.count("transcript_stored") == 1 and "transcript_extend" in names
     await the_one_session_is_the_file_imported_whole(db, events, ledger, path, monkeypatch)
+
+
+async def test_every_fixture_grown_in_parts_is_the_session_grown_whole(
+        db, events, tmp_path, monkeypatch):
+    """Each fixture file cut short, imported, then grown to its whole: the growth found a
+    part at a time stores what the growth of the file read whole stores, wherever the cut
+    falls (a compaction, a tool call and its result, a sub-agent's run apart)."""
+    homes = tool_homes(tmp_path / "tool-homes")
+    paths = [str(path) for path in homes.values()]
+    files = [file for file in transcript_files(paths, None).files if "subagents" not in file
+             and not Path(file).name.startswith("agent-")]
+    whole_text = {file: Path(file).read_text() for file in files}
+    grown = []
+    grow = batch.grow_in_parts
+
+    async def counted(*args, **kw):
+        grown.append(args[2].session_id)
+        return await grow(*args, **kw)
+
+    monkeypatch.setattr(batch, "grow_in_parts", counted)
+    for fraction in (1 / 3, 2 / 3):
+        for file, text in whole_text.items():
+            lines = text.splitlines(keepends=True)
+            Path(file).write_text("".join(lines[:max(1, round(len(lines) * fraction))]))
+        whole, parts = fresh(db, events, "grown-whole"), fresh(db, events, "grown-parts")
+        for ledger, threshold in ((whole, 1 << 40), (parts, 0)):
+            monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", threshold)
+            monkeypatch.setattr(reading, "LIVE_TURNS", 0)
+            monkeypatch.setattr(transcript_parts, "PART_NODES", 3)
+            status, out, err = await imported(ledger, paths)
+            assert "failed" not in out, err
+        for file, text in whole_text.items():
+            Path(file).write_text(text)
+        outs = []
+        for ledger, threshold in ((whole, 1 << 40), (parts, 0)):
+            monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", threshold)
+            grown.clear()
+            status, out, err = await imported(ledger, paths)
+            assert status == 0, err
+            outs.append(re.sub(r"ses_[0-9a-f]+", "SESSION", out))  # ids name the tenant
+        assert outs[1] == outs[0]
+        assert len(grown) == int(outs[0].splitlines()[-1].split(" new, ")[1].split(" grown")[0])
+        assert len(grown) >= 10, outs[0]
+        expected, got = await normalized(whole), await normalized(parts)
+        assert got.keys() == expected.keys()
+        for file in expected:
+            a, b = json.loads(got[file]), json.loads(expected[file])
+            for node in a["nodes"] + b["nodes"]:  # when it was tombstoned: now
+                if node["properties"].get("deleted_at"):
+                    node["properties"]["deleted_at"] = "WHEN"
+            for session in (a["session"], b["session"]):  # when it was grown: now
+                session["properties"]["updated_at"] = "WHEN"
+            for x, y in zip(a["nodes"], b["nodes"]):
+                assert x == y, (fraction, file, _differing(x["properties"], y["properties"]))
+            assert a == b, (fraction, file, _differing(a["session"]["properties"],
+                                                       b["session"]["properties"]))
+        for session in (await parts.sessions.list(first=100)).items:
+            await assert_sound(parts, session.id)
+
+
+def _differing(got: dict, expected: dict) -> dict:
+    return {key: (got.get(key), expected.get(key)) for key in got.keys() | expected.keys()
+            if got.get(key) != expected.get(key)}
+
+
+async def test_a_growth_whose_session_is_gone_since_it_was_read_imports_it_anew(
+        db, events, tmp_path, in_parts, monkeypatch):
+    path = tmp_path / "long-session.jsonl"
+    path.write_text("".join(claude_code_lines(120)))
+    ledger = fresh(db, events, "gone")
+    planned = streamed.read(str(path), claude_code.TOOL, ledger.tenant, ledger.limits, Mode(),
+                            _read_text, spill=True, prefix=1_000)
+    planned.grows = True
+    stored, _ = await grow_in_parts(ledger.db, ledger.tenant, planned, ledger.limits,
+                                    ledger.events)
+    assert stored.created and stored.nodes == planned.size
+    await the_one_session_is_the_file_imported_whole(db, events, ledger, path, monkeypatch)
+
+
+async def test_a_large_file_rewritten_since_its_import_is_refused_writing_nothing(
+        db, events, tmp_path, in_parts):
+    lines = claude_code_lines(200)
+    path = tmp_path / "long-session.jsonl"
+    path.write_text("".join(lines[:150]))
+    ledger = fresh(db, events, "rewritten")
+    status, out, err = await imported(ledger, [str(path)])
+    assert status == 0 and "imported as session" in out, err
+    sid = out.split("session ")[1].split()[0]
+    before = await session_nodes(db, ledger.tenant)
+    for changed, said in (("".join(lines).replace("Now step", "Now stage", 1),
+                           "no longer begins with"),
+                          ("".join(lines[:100]) + lines[150], "is shorter than")):
+        path.write_text(changed)
+        status, out, err = await imported(ledger, [str(path)])
+        assert status != 0 and said in err and sid in err, (out, err)
+        assert await session_nodes(db, ledger.tenant) == before
 
 
 async def test_a_large_text_given_whole_is_imported_in_parts_and_its_reading_kept(
