@@ -27,7 +27,8 @@ from ..store.pending_imports import clear_abandoned
 from ..store.transcript_growth import grow_in_parts
 from ..store.transcript_parts import import_in_parts
 from ..store.transcripts import (Stored, first_import_check, known_if_imported,
-                                   session_held, store_known, store_transcript)
+                                 session_held, store_known, stored_import, store_transcript,
+                                 stored_unchanged)
 from . import document_of, new_in_parts, reading_of, streamed, unchanged
 from .kept import KeptReading, Shelf, kept_of, packed, recent
 from .model import Degraded, Mode, NoTurns, NotATranscript
@@ -127,11 +128,13 @@ async def ready(ledger: Ledger, file: str, format: str | None, strict: bool,
     with)."""
     prepared = Ready(file, mode if mode is not None else Mode(strict))
     try:
-        if given is None and read_text is not None and streams(file) and \
-                (shelf is None or not shelf.holds(file, strict)) and \
-                await _ready_streamed(ledger, prepared, format, read_text,
-                                      keeps=shelf is not None and recent(file)):
-            return prepared
+        if given is None and read_text is not None and streams(file):
+            if shelf is not None and shelf.holds(file, strict):
+                if await _ready_kept(ledger, prepared, format, read_text, shelf):
+                    return prepared
+            elif await _ready_streamed(ledger, prepared, format, read_text,
+                                       keeps=shelf is not None and recent(file)):
+                return prepared
         if given is not None:
             prepared.text = given
             if len(given) >= streamed.STREAM_FROM_BYTES and \
@@ -177,6 +180,36 @@ async def _ready_streamed(ledger: Ledger, prepared: Ready, format: str | None,
         lambda imported: streamed.read(file, tool, ledger.tenant, ledger.limits, mode,
                                        read_text, spill=not keeps, prefix=imported))
     return _take(prepared, ready, lines)
+
+
+async def _ready_kept(ledger: Ledger, prepared: Ready, format: str | None,
+                      read_text: Callable[[str], str], shelf: Shelf) -> bool:
+    """A large file whose reading is kept made ready as a growth read on from it
+    (streamed.read_on: only the lines it gained parsed, its rows compared with the stored
+    ones a part at a time), or recognised as held by its fingerprint. False when it is to
+    be read whole instead: the reading does not name a stored session imported from noted
+    bytes, or the file no longer begins with what it read (the reading is then dropped)."""
+    file, mode = prepared.file, prepared.mode
+    found = await asyncio.to_thread(streamed.read_as, file, format, mode.strict, read_text)
+    if found is None:
+        return False
+    tool, read_as, lines = found
+    held = await stored_unchanged(ledger.db, ledger.tenant, read_as)
+    if held is not None:
+        return _take(prepared, held, lines)
+    kept = await asyncio.to_thread(shelf.load, file, mode.strict)
+    if kept is None or kept.known is None or kept.reading.tool != tool:
+        return False
+    stored, imported = await stored_import(ledger.db, ledger.tenant, kept.known.session_id)
+    if not stored or imported is None:
+        return False
+    planned = await asyncio.to_thread(streamed.read_on, kept, file, tool, mode, read_text,
+                                      imported["bytes"])
+    if planned is None:
+        shelf.drop(file, mode.strict)
+        return False
+    planned.grows = True
+    return _take(prepared, planned, lines)
 
 
 async def _ready_given(ledger: Ledger, prepared: Ready, format: str | None,

@@ -69,6 +69,19 @@ class Shelf:
     def take(self, file: str, strict: bool, text: str) -> tuple[KeptReading, str] | None:
         """The reading kept of `file` when its text begins with what was read of it, and
         the text it gained since; None otherwise."""
+        kept = self.load(file, strict)
+        if kept is None:
+            return None
+        gained = utf8.after(text, kept.read_to, kept.sha256)
+        if gained is None:
+            self.drop(file, strict)  # the file is no longer what was read
+            return None
+        return kept, gained
+
+    def load(self, file: str, strict: bool) -> KeptReading | None:
+        """The reading kept of `file`, not checked against it: the caller reads on only
+        from a file that begins with its `read_to` bytes hashing to its `sha256` (and
+        drops it otherwise)."""
         path = self._path(file, strict)
         if not path.exists():
             return None
@@ -81,12 +94,7 @@ class Shelf:
             return None
         if self.freeze:
             gc.freeze()  # a long parse, not to be walked again by every full collection
-        gained = utf8.after(text, kept.read_to, kept.sha256) \
-            if isinstance(kept, KeptReading) else None
-        if gained is None:
-            self.drop(file, strict)  # the file is no longer what was read
-            return None
-        return kept, gained
+        return kept if isinstance(kept, KeptReading) else None
 
     def holds(self, file: str, strict: bool) -> bool:
         """Whether a reading of `file` is kept (not yet checked against the file)."""

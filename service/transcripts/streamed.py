@@ -28,6 +28,7 @@ from ..store.transcripts import IMPORTED
 from . import FORMATS, claude_code, detect, reading_of, side_files, side_text
 from .document import Plan
 from .jsonl import text_parts, utf8
+from .kept import KeptReading
 from .model import Mode, NotATranscript, Transcript
 from .reading import Reading
 from .spill import opened as spill_file
@@ -181,6 +182,19 @@ def read(file: str, tool: str, tenant: str, limits: Limits, mode: Mode,
                         prefix=prefix)
 
 
+def read_on(kept: KeptReading, file: str, tool: str, mode: Mode,
+            read_text: Callable[[str], str], prefix: int) -> Streamed | None:
+    """The file read on from the reading kept of it (kept.py): its bytes up to
+    `kept.read_to` hashed, not parsed again, and the lines after them fed to the reading;
+    planned as `read` plans a growth (`prefix` as for `read`), the reading kept. None when
+    the file does not begin with what the reading read (it is then of no use)."""
+    with _opened(file) as f:
+        return _planned(_decoded(_cut_at(_lines(f), kept.read_to), file), file, tool,
+                        kept.reading.tenant, kept.reading.limits, mode,
+                        lambda reading: side_files(reading, read_text), prefix=prefix,
+                        kept=kept)
+
+
 def read_complete(data: bytes, file: str, tool: str, tenant: str, limits: Limits, mode: Mode,
                   read_text: Callable[[str], str], settle: Callable[[Transcript], Transcript],
                   keep_rows: bool) -> Streamed:
@@ -215,18 +229,21 @@ def _planned(parts: Iterator[tuple[str, bytes]], file: str, tool: str, tenant: s
              limits: Limits, mode: Mode,
              agents_of: Callable[[Reading], list[SubAgent]],
              settle: Callable[[Transcript], Transcript] | None = None,
-             keep_rows: bool = False, spill: bool = False, prefix: int | None = None
-             ) -> Streamed:
+             keep_rows: bool = False, spill: bool = False, prefix: int | None = None,
+             kept: KeptReading | None = None) -> Streamed | None:
     """A Reading fed `parts` ((text, its bytes) each, ending at a line's end but the last),
     their bytes hashed, and its document planned (`settle` and `keep_rows`: Reading.plan's;
-    `spill` and `prefix`: read's)."""
-    reading = Reading(file, tool, tenant, limits, mode.strict,
-                      spill=spill_file() if spill else None)
+    `spill` and `prefix`: read's). With `kept`, its reading is fed only the parts after
+    its `read_to` bytes (one part ends there), and None is returned when those bytes are
+    not what it read."""
+    reading = kept.reading if kept is not None else Reading(
+        file, tool, tenant, limits, mode.strict, spill=spill_file() if spill else None)
     whole, complete = _digest(file, tool), hashlib.sha256()
     read_to = offset = 0
     begun = hashlib.sha256()
     for text, data in parts:
-        reading.feed(text)
+        if kept is None or offset >= kept.read_to:
+            reading.feed(text)
         offset += len(data)
         whole.update(data)
         if data.endswith(b"\n"):
@@ -234,15 +251,31 @@ def _planned(parts: Iterator[tuple[str, bytes]], file: str, tool: str, tenant: s
             if prefix is not None and read_to < prefix:
                 begun.update(data[:prefix - read_to])
             read_to += len(data)
+        if kept is not None and offset == kept.read_to and complete.hexdigest() != kept.sha256:
+            return None  # not what the reading read: nothing was fed to it
+    if kept is not None and read_to < kept.read_to:
+        return None
     agents = agents_of(reading)
     # A reading whose turns were set aside is kept nowhere: its parse is let go.
-    kept = reading.spill is None
-    planned = reading.plan(mode, agents, settle, keep_rows, last=not kept)
-    return Streamed(reading if kept else None, planned, mode,
+    held = reading.spill is None
+    planned = reading.plan(mode, agents, settle, keep_rows, last=not held)
+    return Streamed(reading if held else None, planned, mode,
                     {"bytes": read_to, "sha256": complete.hexdigest()},
                     _fingerprint(whole, offset, agents), read_to == offset,
                     settle is not None, None if prefix is None else
                     (prefix, min(prefix, read_to), begun.hexdigest()))
+
+
+def _cut_at(parts: Iterator[bytes], at: int) -> Iterator[bytes]:
+    """`parts` with one of them ending `at` bytes in (a line's end)."""
+    offset = 0
+    for data in parts:
+        if offset < at < offset + len(data):
+            yield data[:at - offset]
+            data = data[at - offset:]
+            offset = at
+        yield data
+        offset += len(data)
 
 
 def _decoded(parts: Iterator[bytes], file: str) -> Iterator[tuple[str, bytes]]:

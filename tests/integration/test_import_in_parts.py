@@ -192,10 +192,26 @@ async def test_a_recent_file_imported_in_parts_keeps_its_reading_and_reads_on(
     feed = batch.Reading.feed
     monkeypatch.setattr(batch.Reading, "feed",
                         lambda self, text: fed.append(text.count("\n")) or feed(self, text))
+    grown, grow = [], batch.grow_in_parts
+    monkeypatch.setattr(batch, "grow_in_parts",
+                        lambda *args, **kw: grown.append(args[2]) or grow(*args, **kw))
+    parsed = batch._parsed
+    monkeypatch.setattr(batch, "_parsed", None)  # never read whole
     status, out, err = await imported(ledger, [str(path)], shelf)
     assert status == 0 and "gained" in out, err
     assert fed == [100]  # the lines gained, read on from the kept reading
+    monkeypatch.setattr(batch, "_parsed", parsed)
+    # Stored a part at a time as a growth, and kept again, read on to the file's end.
+    assert len(grown) == 1 and grown[0].reading is not None
+    assert shelf.load(str(path), False).read_to == path.stat().st_size
     await the_one_session_is_the_file_imported_whole(db, events, ledger, path, monkeypatch)
+    # Its tool rewrote its first lines since: the reading is of no use, and the file is
+    # refused, read whole, as no longer what the session was imported from.
+    monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", 0)
+    path.write_text("".join(lines).replace("Now step", "Now stage", 1) + lines[0])
+    status, out, err = await imported(ledger, [str(path)], shelf)
+    assert status == 1 and "no longer begins with" in err, (out, err)
+    assert not shelf.holds(str(path), False)
 
 
 async def test_a_large_file_killed_mid_import_leaves_nothing_and_imports_whole_next(
@@ -464,11 +480,14 @@ async def test_a_large_file_grown_since_its_import_is_read_a_part_at_a_time_once
     await the_one_session_is_the_file_imported_whole(db, events, ledger, path, monkeypatch)
 
 
+@pytest.mark.parametrize("keeps", [False, True], ids=["no reading kept", "reading kept"])
 async def test_every_fixture_grown_in_parts_is_the_session_grown_whole(
-        db, events, tmp_path, monkeypatch):
+        db, events, tmp_path, monkeypatch, keeps):
     """Each fixture file cut short, imported, then grown to its whole: the growth found a
     part at a time stores what the growth of the file read whole stores, wherever the cut
-    falls (a compaction, a tool call and its result, a sub-agent's run apart)."""
+    falls (a compaction, a tool call and its result, a sub-agent's run apart); read on
+    from the reading its import kept, or read again."""
+    monkeypatch.setattr(kept, "KEPT_FROM_BYTES", 0)
     homes = tool_homes(tmp_path / "tool-homes")
     paths = [str(path) for path in homes.values()]
     files = [file for file in transcript_files(paths, None).files if "subagents" not in file
@@ -479,19 +498,26 @@ async def test_every_fixture_grown_in_parts_is_the_session_grown_whole(
 
     async def counted(*args, **kw):
         grown.append(args[2].session_id)
+        assert (args[2].reading is not None) == keeps  # read on from it, or set aside
         return await grow(*args, **kw)
 
     monkeypatch.setattr(batch, "grow_in_parts", counted)
+    read_on, reads_on = [], streamed.read_on
+    monkeypatch.setattr(streamed, "read_on",
+                        lambda *args: read_on.append(args[1]) or reads_on(*args))
     for fraction in (1 / 3, 2 / 3):
         for file, text in whole_text.items():
             lines = text.splitlines(keepends=True)
             Path(file).write_text("".join(lines[:max(1, round(len(lines) * fraction))]))
         whole, parts = fresh(db, events, "grown-whole"), fresh(db, events, "grown-parts")
+        shelves = {ledger.tenant: kept.Shelf(tmp_path / f"cache-{ledger.tenant}", "store",
+                                             ledger.tenant, ledger.limits) if keeps else None
+                   for ledger in (whole, parts)}
         for ledger, threshold in ((whole, 1 << 40), (parts, 0)):
             monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", threshold)
             monkeypatch.setattr(reading, "LIVE_TURNS", 0)
             monkeypatch.setattr(transcript_parts, "PART_NODES", 3)
-            status, out, err = await imported(ledger, paths)
+            status, out, err = await imported(ledger, paths, shelves[ledger.tenant])
             assert "failed" not in out, err
         for file, text in whole_text.items():
             Path(file).write_text(text)
@@ -499,12 +525,14 @@ async def test_every_fixture_grown_in_parts_is_the_session_grown_whole(
         for ledger, threshold in ((whole, 1 << 40), (parts, 0)):
             monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", threshold)
             grown.clear()
-            status, out, err = await imported(ledger, paths)
+            read_on.clear()
+            status, out, err = await imported(ledger, paths, shelves[ledger.tenant])
             assert status == 0, err
             outs.append(re.sub(r"ses_[0-9a-f]+", "SESSION", out))  # ids name the tenant
         assert outs[1] == outs[0]
         assert len(grown) == int(outs[0].splitlines()[-1].split(" new, ")[1].split(" grown")[0])
         assert len(grown) >= 10, outs[0]
+        assert len(read_on) == (len(grown) if keeps else 0)
         expected, got = await normalized(whole), await normalized(parts)
         assert got.keys() == expected.keys()
         for file in expected:
