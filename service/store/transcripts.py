@@ -283,7 +283,7 @@ async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
     return Stored(session_id, False, len(params["nodes"]), len(rows),
                   sum(label["node_id"] in stored for label in labels) + len(cleared),
                   described), known_once_written(session_id, found, description["source"],
-                                           params["nodes"], stale, rows)
+                                                 params["nodes"], stale, rows)
 
 
 def stored_found(held: dict[str, Any]) -> dict[str, Any]:
@@ -318,7 +318,7 @@ async def _import_new(db: Database, tenant: str, document: dict[str, Any], limit
 
 
 async def renamed_tools(db: Database, tenant: str, document: dict[str, Any],
-                         found: dict[str, Any]) -> None:
+                        found: dict[str, Any]) -> None:
     """A grown file naming other tools than the session's source notes: a new session-wide
     version offering them (the file's first import wrote version 1 with the document). A
     file naming the same tools writes none, so a setTools made since stays in force."""
@@ -334,7 +334,7 @@ async def renamed_tools(db: Database, tenant: str, document: dict[str, Any],
 
 
 def replacing_turns(document: dict[str, Any], new: set[str] | None = None,
-               rows: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+                    rows: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The document's turns (of `new`, when given) that transcript_stored and transcript_known
     look below the predecessor of for what they replace: no summary, and no side branch's
     first turn, which hangs from ROOT beside the tasks spawned natively; a side branch's
@@ -405,8 +405,8 @@ def _known_imported(document: dict[str, Any]) -> Known | None:
 
 
 def known_once_written(session_id: str, found: dict[str, Any], source: str | None,
-                 written: list[dict[str, Any]], stale: Stale, rows: DocumentRows
-                 ) -> Known | None:
+                       written: list[dict[str, Any]], stale: Stale, rows: DocumentRows
+                       ) -> Known | None:
     """What the session holds once the rows `written` (transcript_extend's $nodes) were
     added to what `found` read of it and the tails `stale` replaced were tombstoned, with
     the document's `rows` when it then holds them all as they are; None when a node of it
