@@ -158,10 +158,9 @@ async def new_in_parts(ledger: Ledger, tool: str, read_as: dict[str, Any],
     if key is not None:
         guessed = session_id(ledger.tenant, tool, key)
         stored, imported = await stored_import(ledger.db, ledger.tenant, guessed)
-        if stored and (grow is None or imported is None):
-            return None
         if stored:
-            assert grow is not None and imported is not None
+            if grow is None or imported is None:
+                return None
             planned = await asyncio.to_thread(grow, imported["bytes"])
             if planned.session_id == guessed:
                 planned.grows = True
