@@ -90,7 +90,7 @@ async def _grow(db: Database, tenant: str, document: GrownInParts, limits: Limit
             await db.write("transcript_source_set", session_id=session_id, tenant=tenant,
                            **read_as)
         return Stored(session_id, False, 0, document.size), _known(
-            document, session_id, found, found["source"], [], Stale([], {}))
+            document, compared, session_id, found, found["source"], [], Stale([], {}))
     description = description_of(session["properties"], found)
     stale = await _stale(db, tenant, document, backup, compared, found)
     rows, media = await asyncio.to_thread(_cut, document, backup, compared, stale)
@@ -105,7 +105,7 @@ async def _grow(db: Database, tenant: str, document: GrownInParts, limits: Limit
     return Stored(session_id, False, len(params["nodes"]), document.size,
                   sum(label["node_id"] in found["stored_ids"] for label in labels)
                   + len(cleared), described), _known(
-        document, session_id, found, description["source"], params["nodes"], stale)
+        document, compared, session_id, found, description["source"], params["nodes"], stale)
 
 
 def _refuse_rewritten(document: GrownInParts, session_id: str, stored_source: str | None,
@@ -124,9 +124,11 @@ class _Compared:
     """The document's rows compared with the stored session, a part at a time: each row's
     id and predecessor by position, the rows the session lacks (`gained`, by position) and
     the media they carry, the stored live nodes mapped otherwise (`remapped`) and the
-    positions of those stored before mapping digests were kept (`undigested`)."""
+    positions of those stored before mapping digests were kept (`undigested`); every row,
+    when the document keeps them anyway (`kept`, else None)."""
 
-    def __init__(self) -> None:
+    def __init__(self, keeps_rows: bool) -> None:
+        self.kept: list[dict[str, Any]] | None = [] if keeps_rows else None
         self.ids: list[str] = []
         self.predecessors: list[str | None] = []
         self.gained: dict[int, dict[str, Any]] = {}
@@ -142,9 +144,11 @@ class _Compared:
 def _compared(document: GrownInParts, found: dict[str, Any], root_id: str, limits: Limits,
               part_nodes: int) -> _Compared:
     stored, live = found["stored_ids"], found["live"]
-    compared = _Compared()
+    compared = _Compared(document.keeps_rows)
     for start in range(0, document.size, part_nodes):
         rows, media = document.rows(start, min(start + part_nodes, document.size))
+        if compared.kept is not None:
+            compared.kept.extend(rows)
         blocks, held = [], []
         for position, row in enumerate(rows, start=start):
             node_id = row["properties"]["id"]
@@ -229,11 +233,13 @@ def _cut(document: GrownInParts, backup: dict[str, Any], compared: _Compared, st
                                                                key=lambda m: m["sha256"])
 
 
-def _known(document: GrownInParts, session_id: str, found: dict[str, Any],
-           source: str | None, written: list[dict[str, Any]], stale: Stale) -> Known | None:
-    """What the session holds once grown (without the document's rows: they are not
-    held), when the document keeps what it stored."""
+def _known(document: GrownInParts, compared: _Compared, session_id: str,
+           found: dict[str, Any], source: str | None, written: list[dict[str, Any]],
+           stale: Stale) -> Known | None:
+    """What the session holds once grown, when the document keeps what it stored; with
+    the document's rows when it keeps them (a followed file's: its next growth looks only
+    at the rows after them) and the session now holds them all as they are."""
     if not document.keeps_known:
         return None
     return known_once_written(session_id, found, source, written, stale,
-                              DocumentRows([], None))
+                              DocumentRows(compared.kept or [], None))

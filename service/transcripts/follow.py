@@ -31,6 +31,7 @@ from typing import AsyncIterator, Callable
 
 from ..errors import BadInput, Conflict, CtxdagError
 from ..store.ledger import Ledger
+from ..store.transcript_growth import grow_in_parts
 from ..store.transcript_parts import import_in_parts
 from ..store.transcripts import CONTENT, GROWTH_STATEMENTS, IMPORTED, Known, Stored, \
     store_known
@@ -197,9 +198,10 @@ class Follower:
                 self.reading, self.known = None, None
                 handled, stored = await self._in_parts(complete, stat, quiet)
                 if handled:
-                    if stored is not None:
-                        self.last = stored
-                    return stored
+                    if stored is None:
+                        return None
+                    self.last = stored
+                    return stored if stored.changed else None
             text = utf8(complete, self.file, self.read_to if appended else 0)
             if not appended:
                 self.reading, self.known = None, None
@@ -231,12 +233,13 @@ class Follower:
 
     async def _in_parts(self, complete: bytes, stat: os.stat_result, quiet: bool
                         ) -> tuple[bool, Stored | None]:
-        """A large file's first import when its session is new: read from its `complete`
-        lines a part at a time, its growing tail held back, and stored in parts as a folder
-        import stores it (streamed.py), so the follower never holds its document (and keeps
-        the rows built only for a file its tool writes to: its growths take them); (True,
-        the session) when it imported it, (True, None) when it holds it unchanged, (False,
-        None) when the file is to be read whole (its session is stored, or its format is
+        """A large file's first poll: read from its `complete` lines a part at a time, its
+        growing tail held back, and stored in parts as a folder import stores it
+        (streamed.py): its new session, or what it gained since its session was imported
+        (store/transcript_growth.py). So the follower never holds its document (and keeps
+        the rows built only for a file its tool writes to: its growths take them). (True,
+        what it stored) when it stored, (True, None) when it holds it unchanged, (False,
+        None) when the file is to be read whole (new_in_parts says when, or its format is
         not told by its first line, or it holds no settled turn yet)."""
         ledger = self.ledger
         found = await asyncio.to_thread(streamed.complete_read_as, complete, self.file,
@@ -245,13 +248,16 @@ class Follower:
             return False, None
         tool, read_as = found
         mode = Mode(self.strict)
+
+        def read(prefix: int | None = None) -> streamed.Streamed:
+            return streamed.read_complete(
+                complete, self.file, tool, ledger.tenant, ledger.limits, mode, _complete_text,
+                lambda t: without_open_tail(t, quiet), not self._idle(stat), prefix=prefix)
+
         try:
             ready = await new_in_parts(
-                ledger, tool, read_as, lambda: streamed.session_key_of(self.file, tool),
-                lambda: streamed.read_complete(
-                    complete, self.file, tool, ledger.tenant, ledger.limits, mode,
-                    _complete_text, lambda t: without_open_tail(t, quiet), not self._idle(stat)),
-                mode)
+                ledger, tool, read_as, lambda: streamed.session_key_of(self.file, tool), read,
+                mode, read)
         except NoTurns:
             return False, None
         if ready is None:
@@ -259,8 +265,12 @@ class Follower:
         if not isinstance(ready, streamed.Streamed):  # held unchanged
             self.last, self.settled = ready, True
             return True, None
-        stored, self.known = await import_in_parts(ledger.db, ledger.tenant, ready,
-                                                   ledger.limits)
+        if ready.grows:
+            stored, self.known = await grow_in_parts(ledger.db, ledger.tenant, ready,
+                                                     ledger.limits, ledger.events)
+        else:
+            stored, self.known = await import_in_parts(ledger.db, ledger.tenant, ready,
+                                                       ledger.limits)
         self.reading = ready.reading  # kept: not set aside (streamed.read_complete)
         self._read(complete, stat.st_ino, restart=True)
         return True, stored

@@ -4,12 +4,14 @@ stores them from what its last import stored, without reading back which of the
 session's nodes are stored; a session someone else went on with meanwhile is read back
 whole, and a file rewritten where the follower last read is refused. Counted, never
 timed; each session is compared with the whole file imported at once."""
+import itertools
 import json
 import os
 
 import pytest
 
-from service.errors import Conflict
+from service.errors import BadInput, Conflict
+from service.transcripts.batch import import_text
 from service.transcripts.follow import Follower
 from tests.integration.helpers import assert_sound
 from tests.integration.test_transcript_growth import _dump, _imported
@@ -256,26 +258,54 @@ async def test_a_large_followed_file_is_first_imported_in_parts_its_tail_held_ba
 async def test_a_large_file_imported_before_is_known_to_its_follower_unread(
         db, events, ledger, tmp_path, monkeypatch):
     """Its first poll recognises a large file imported whole before by its fingerprint,
-    and one whose session grew since is read whole, as a growth."""
+    and one whose session grew since is read a part at a time, as a growth
+    (store/transcript_growth.py), never whole: the session the whole read stores. The
+    follower keeps the rows it built, so the next growth looks only at the rows after
+    them."""
+    from service.store import transcript_growth, transcript_parts
     from service.transcripts import follow
-    from service.transcripts.batch import import_text
 
-    lines = claude_code_lines(200)
+    lines = claude_code_lines(400)
     path = tmp_path / "long-session.jsonl"
     path.write_text("".join(lines[:100]))
     stored = await import_text(ledger, path.read_text(), str(path), None)
     monkeypatch.setattr(follow, "STREAM_FROM_BYTES", 0)
+    monkeypatch.setattr(transcript_parts, "PART_NODES", 3)
     monkeypatch.setattr(follow, "import_in_parts", None)  # never reached
+    monkeypatch.setattr(follow, "reading_of", None)  # never read whole
     follower = Follower(ledger, str(path), None, False)
     assert await follower.poll(SETTLE) is None
     assert follower.last.session_id == stored.session_id and follower.reading is None
+    grows = []
+    grow = transcript_growth.grow_in_parts
+    monkeypatch.setattr(follow, "grow_in_parts",
+                        lambda *a, **k: grows.append(a[2].size) or grow(*a, **k))
+    end = next(i for i in range(300, len(lines))
+               if isinstance(json.loads(lines[i])["message"]["content"], str)) + 1
     with path.open("a") as f:
-        f.write("".join(lines[100:]))
+        f.write("".join(lines[100:end]))
     follower = Follower(ledger, str(path), None, False)
     grown = await follower.poll(SETTLE)
     assert grown is not None and grown.written > 0 and not grown.created
-    assert follower.reading is not None
+    assert len(grows) == 1 and follower.reading is not None
+    assert follower.known is not None and follower.known.rows is not None
+    await same_as_imported_whole(db, events, ledger, stored.session_id,
+                                 "".join(lines[:end]), str(path))
+    # The next growth: read on, stored from the rows after those the growth kept.
+    reading = follower.reading
+    looked, ran = rows_looked_at(monkeypatch), statements(monkeypatch, db)
+    with path.open("a") as f:
+        f.write("".join(lines[end:]))
+    again = await follower.poll(SETTLE)
+    assert again is not None and again.written > 0 and follower.reading is reading
+    assert [rows.settled for rows in looked] == [len(follower.known.rows) - again.written] \
+        and looked[0].settled > 0
+    assert "transcript_stored" not in [name for name, _ in ran] and len(grows) == 1
+    monkeypatch.undo()
+    assert await follower.poll(0.0) is not None  # quiet: its last response stored too
     await assert_sound(ledger, stored.session_id)
+    await same_as_imported_whole(db, events, ledger, stored.session_id, "".join(lines),
+                                 str(path))
 
 
 async def test_every_fixture_followed_in_parts_is_the_session_followed_whole(
@@ -319,6 +349,60 @@ async def test_every_fixture_followed_in_parts_is_the_session_followed_whole(
     assert len(imports) == len(first_polls)  # each in parts
 
 
+async def test_every_fixture_grown_since_its_import_is_followed_in_parts_as_whole(
+        db, events, ledger, tmp_path, monkeypatch):
+    """Every fixture of the suite, its first third or two thirds imported, then followed
+    whole: its
+    follower's first poll reads it a part at a time as a growth (parts of three nodes, its
+    growing tail held back) and stores what a follower reading it whole stores, then both
+    store its quiet end alike."""
+    from service.store import transcript_growth, transcript_parts
+    from service.store.ledger import Ledger
+    from service.transcripts import follow
+    from service.transcripts.batch import import_text
+    from tests.integration.test_transcript_growth import _dump
+    from tests.transcript_trees import tool_homes
+
+    homes = tool_homes(tmp_path / "tool-homes")
+    files = [path for home in homes.values() for path in sorted(home.rglob("*.jsonl"))
+             if "subagents" not in path.parts and not path.name.startswith("agent-")]
+    tenant = ledger.tenant
+    originals = {}
+    grows = []
+    grow = transcript_growth.grow_in_parts
+    for path, third in itertools.product(files, (1, 2)):
+        lines = (originals.get(path) or originals.setdefault(path, path.read_text())
+                 ).splitlines(keepends=True)
+        path.write_text("".join(lines[:len(lines) * third // 3]))
+        ledgers = {way: Ledger.open(db, f"{tenant}-{way}-{third}", ledger.limits,
+                                    events.committed) for way in ("whole", "parts")}
+        sessions = {}
+        for way, held in ledgers.items():
+            try:
+                sessions[way] = (await import_text(held, path.read_text(), str(path),
+                                                   None)).session_id
+            except BadInput as e:
+                assert "holds no conversation turns" in e.message, (path, third)
+                sessions[way] = None  # too little yet to be a session
+        path.write_text("".join(lines))
+        followers = {way: Follower(held, str(path), None, False)
+                     for way, held in ledgers.items()}
+        for settle in (SETTLE, 0.0):  # its growing tail held back, then quiet
+            for way, follower in followers.items():
+                monkeypatch.setattr(follow, "STREAM_FROM_BYTES",
+                                    1 << 40 if way == "whole" else 0)
+                monkeypatch.setattr(transcript_parts, "PART_NODES", 3)
+                monkeypatch.setattr(follow, "grow_in_parts", lambda *a, **k: grows.append(
+                    (path, third)) or grow(*a, **k))
+                await follower.poll(settle)
+                monkeypatch.undo()
+                sessions[way] = sessions[way] or follower.last.session_id
+            assert await _dump(ledgers["parts"], sessions["parts"]) == \
+                await _dump(ledgers["whole"], sessions["whole"]), (path, third, settle)
+        await assert_sound(ledgers["parts"], sessions["parts"])
+    assert len(set(grows)) >= 30 and len(grows) == len(set(grows))  # each grown in parts
+
+
 async def test_an_idle_large_file_is_imported_in_parts_and_let_go_without_its_rows(
         ledger, tmp_path, monkeypatch):
     """A folder's follower takes a large file its tool no longer writes to in parts, keeping
@@ -335,7 +419,7 @@ async def test_an_idle_large_file_is_imported_in_parts_and_let_go_without_its_ro
     kept = []
     read_complete = streamed.read_complete
     monkeypatch.setattr(streamed, "read_complete",
-                        lambda *a: kept.append(a[-1]) or read_complete(*a))
+                        lambda *a, **k: kept.append(a[-1]) or read_complete(*a, **k))
     follower = Follower(ledger, str(path), None, False, idle=3600)
     stored = await follower.poll(SETTLE)
     assert stored is not None and stored.created
