@@ -137,7 +137,6 @@ async def test_a_growth_of_a_long_followed_file_parses_and_stores_only_what_it_g
 
 async def test_a_session_someone_else_went_on_with_is_read_back_whole(
         db, events, ledger, tmp_path, monkeypatch):
-    from service.transcripts.batch import import_text
     lines = claude_code_lines(300)
     path = tmp_path / "long-session.jsonl"
     path.write_text("".join(lines[:200]))
@@ -352,14 +351,12 @@ async def test_every_fixture_followed_in_parts_is_the_session_followed_whole(
 async def test_every_fixture_grown_since_its_import_is_followed_in_parts_as_whole(
         db, events, ledger, tmp_path, monkeypatch):
     """Every fixture of the suite, its first third or two thirds imported, then followed
-    whole: its
-    follower's first poll reads it a part at a time as a growth (parts of three nodes, its
-    growing tail held back) and stores what a follower reading it whole stores, then both
-    store its quiet end alike."""
+    whole: its follower's first poll reads it a part at a time as a growth (parts of three
+    nodes, its growing tail held back) and stores what a follower reading it whole stores,
+    then both store its quiet end alike."""
     from service.store import transcript_growth, transcript_parts
     from service.store.ledger import Ledger
     from service.transcripts import follow
-    from service.transcripts.batch import import_text
     from tests.integration.test_transcript_growth import _dump
     from tests.transcript_trees import tool_homes
 
@@ -371,8 +368,7 @@ async def test_every_fixture_grown_since_its_import_is_followed_in_parts_as_whol
     grows = []
     grow = transcript_growth.grow_in_parts
     for path, third in itertools.product(files, (1, 2)):
-        lines = (originals.get(path) or originals.setdefault(path, path.read_text())
-                 ).splitlines(keepends=True)
+        lines = originals.setdefault(path, path.read_text()).splitlines(keepends=True)
         path.write_text("".join(lines[:len(lines) * third // 3]))
         ledgers = {way: Ledger.open(db, f"{tenant}-{way}-{third}", ledger.limits,
                                     events.committed) for way in ("whole", "parts")}
