@@ -11,7 +11,7 @@ A file is read so when it holds STREAM_FROM_BYTES or more. When its session exis
 file grew since its import), the bytes the session was imported from are hashed as they
 pass, and the store compares its rows with the stored ones a part at a time
 (store/transcript_growth.py). A followed file (follow.py) is read so from the complete
-lines the follower read of it, its growing tail held back, when its session is new.
+lines the follower read of it, its growing tail held back, at its first poll.
 """
 from __future__ import annotations
 
