@@ -82,7 +82,7 @@ import functools
 import hashlib
 import re
 from dataclasses import dataclass
-from datetime import timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Mapping
 
 from neo4j.time import DateTime
@@ -538,7 +538,9 @@ def _with_datetimes_as_text(node: dict) -> dict:
     strings rather than a DateTime per node, which cost more than the nodes' writes."""
     properties, datetimes = {}, {}
     for key, value in node["properties"].items():
-        if isinstance(value, DateTime):
+        if type(value) is records.Stamp:
+            datetimes[key] = str(value)
+        elif isinstance(value, DateTime):
             datetimes[key] = value.iso_format() + _zone_suffix(value.tzinfo)
         else:
             properties[key] = value
@@ -729,7 +731,7 @@ def _node(raw: Any, index: int, version: int) -> dict[str, Any]:
     keys = _NODE_KEYS | ({_CARRIES_KEY} if version >= 4 else set())
     row = _fields(raw, keys, f"nodes[{index}]")
     where = _where("node", row["properties"], f"nodes[{index}]")
-    return {"properties": _properties(row["properties"], where),
+    return {"properties": _properties(row["properties"], where, stamps=True),
             "predecessor_id": row["predecessor_id"], "caller_id": row["caller_id"],
             "covers": _edges(row["covers"], f"{where} covers", "order"),
             _CARRIES_KEY: _edges(row.get(_CARRIES_KEY, []), f"{where} {_CARRIES_KEY}", "order")}
@@ -761,10 +763,13 @@ def _edges(raw: Any, where: str, number: str) -> list[dict[str, Any]]:
     return edges
 
 
-def _properties(raw: Any, where: str) -> dict[str, Any]:
+def _properties(raw: Any, where: str, stamps: bool = False) -> dict[str, Any]:
+    """`stamps`: a canonical timestamp is read as a records.Stamp (a node's, which its
+    import writes as text: _with_datetimes_as_text), not as a DateTime."""
     if not isinstance(raw, dict) or not all(isinstance(k, str) and k for k in raw):
         raise BadInput(f"{where}.properties must be an object with non-empty string keys")
-    return {key: value if _plain(value) else _decode(value, f"{where}: {_key(key)}")
+    return {key: value if _plain(value) else
+            (stamps and _stamp(value)) or _decode(value, f"{where}: {_key(key)}")
             for key, value in raw.items() if key != "tenant"}
 
 
@@ -803,11 +808,11 @@ def _parse_datetime(text: str) -> DateTime:
     canonical = _CANONICAL_STAMP.fullmatch(text)
     if canonical:  # as exports write them: built directly, 4 times faster than parsed
         year, month, day, hour, minute, second, fraction, offset = canonical.groups()
-        return DateTime(int(year), int(month), int(day), int(hour), int(minute), int(second),
-                        int(fraction.ljust(9, "0")) if fraction else 0,
-                        tzinfo=_fixed_offset(offset))
+        return _dated(DateTime(int(year), int(month), int(day), int(hour), int(minute),
+                               int(second), int(fraction.ljust(9, "0")) if fraction else 0,
+                               tzinfo=_fixed_offset(offset)))
     stamp, _, zone = text.partition("[")
-    value = DateTime.from_iso_format(stamp)
+    value = _dated(DateTime.from_iso_format(stamp))
     if value.tzinfo is None:
         raise ValueError("an offset is required")
     if zone:
@@ -815,6 +820,36 @@ def _parse_datetime(text: str) -> DateTime:
 
         return value.astimezone(pytz.timezone(zone.removesuffix("]")))
     return value.replace(tzinfo=timezone(value.utcoffset()))
+
+
+def _dated(value: DateTime) -> DateTime:
+    """`value`, unless it is on the driver's ZeroDate (0000-00-00), which is no day."""
+    if value.year == 0:
+        raise ValueError("year 0 is out of range")
+    return value
+
+
+def _stamp(value: Any) -> records.Stamp | None:
+    """A canonical timestamp ({"datetime": text}, as exports and transcripts' documents
+    write them) as the text _with_datetimes_as_text makes of the DateTime _parse_datetime
+    reads, once it passed what that and records' rule check; None for any other value,
+    and for one in years 1 or 9999 or with an offset past ±18:00 (read as a DateTime,
+    which names what is wrong)."""
+    text = value.get("datetime") if type(value) is dict and len(value) == 1 else None
+    canonical = _CANONICAL_STAMP.fullmatch(text) if type(text) is str and text.isascii() \
+        else None
+    if canonical is None:
+        return None
+    year, month, day, hour, minute, second, fraction, offset = canonical.groups()
+    if year in ("0000", "0001", "9999") or offset[1:] > "18:00" or offset[4:] >= "60":
+        return None
+    try:  # a day, hour, minute or second out of range
+        datetime(int(year), int(month), int(day), int(hour), int(minute), int(second))
+    except ValueError:
+        return None
+    zone = "+00:00" if offset[1:] == "00:00" else offset
+    return records.Stamp(f"{year}-{month}-{day}T{hour}:{minute}:{second}."
+                         f"{(fraction or '').ljust(9, '0')}{zone}")
 
 
 _CANONICAL_STAMP = re.compile(
