@@ -472,8 +472,12 @@ def to_json(blocks: Sequence[Block]) -> list[dict[str, Any]]:
 
 def dumps(blocks: Sequence[Block]) -> str:
     """The stored text of a node's blocks: compact, keys in a fixed order."""
-    return json.dumps(to_json(blocks), ensure_ascii=False, separators=(",", ":"),
-                      sort_keys=True)
+    return _STORED.encode(to_json(blocks))
+
+
+# json.dumps(…, ensure_ascii=False, separators=(",", ":"), sort_keys=True), made once: a
+# transcript's import dumps every message's blocks, and json.dumps builds an encoder a call.
+_STORED = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
 def loads(text: str | None, content: str) -> tuple[Block, ...]:

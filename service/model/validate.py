@@ -277,16 +277,28 @@ def json_object(value: Mapping[str, Any] | None, limits: Limits, what: str) -> s
         return "{}"
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
         raise BadInput(f"{what} must be a JSON object with string keys")
-    if _nesting(value) > MAX_JSON_DEPTH:
-        raise BadInput(f"{what} nests objects and arrays more than {MAX_JSON_DEPTH} deep")
     try:
-        text = json.dumps(dict(value), ensure_ascii=False, allow_nan=False, sort_keys=True)
-    except (TypeError, ValueError) as e:
+        text = _OBJECT_TEXT.encode(dict(value))
+    except (TypeError, ValueError, RecursionError) as e:
+        _within_depth(value, what)
         raise BadInput(f"{what} is not JSON-serializable: {e}") from e
+    if text.count("{") + text.count("[") > MAX_JSON_DEPTH:
+        # Deep enough to be too deep, maybe (a string may hold brackets too): walked.
+        _within_depth(value, what)
     size = utf8_size(text, what)
     if size > limits.max_metadata_bytes:
         raise BadInput(f"{what} is {size} bytes of JSON; the limit is {limits.max_metadata_bytes}")
     return text
+
+
+def _within_depth(value: Mapping[str, Any], what: str) -> None:
+    if _nesting(value) > MAX_JSON_DEPTH:
+        raise BadInput(f"{what} nests objects and arrays more than {MAX_JSON_DEPTH} deep")
+
+
+# json.dumps(…, ensure_ascii=False, allow_nan=False, sort_keys=True), made once: every
+# metadata a transcript's import writes is serialized here.
+_OBJECT_TEXT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True)
 
 
 JSON_SCHEMA_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")

@@ -559,8 +559,13 @@ def mapping_digest(row: dict[str, Any]) -> str:
     """The sha256 of how a document's node row maps its source (what remapped_ids
     compares), kept on the node as DIGEST: a grown file's row with another digest is a
     node it maps otherwise, found without reading the stored node back."""
-    text = json.dumps(_mapping(row), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    text = _MAPPING_TEXT.encode(_mapping(row))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# json.dumps(…, sort_keys=True, ensure_ascii=False, separators=(",", ":")), made once (a
+# digest a node row): the digests stored since are this text's, so it never changes.
+_MAPPING_TEXT = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def says_more(properties: dict[str, Any], stored: dict[str, Any]) -> bool:

@@ -94,6 +94,16 @@ def test_json_objects_nest_at_most_32_deep():
     for levels in (16, 100_000):
         with pytest.raises(BadInput, match="more than 32 deep"):
             validate.json_object(nested(levels), Limits(), "m")
+    # Its text counts brackets within strings too; only the value's own nesting counts.
+    assert validate.json_object({"a": "{[" * 40}, Limits(), "m")
+    deep_and_unwritable, cycle = nested(20), {"a": []}
+    deep_and_unwritable["b"] = object()
+    cycle["a"].append(cycle)
+    for value in (deep_and_unwritable, cycle):  # named by their depth, as before
+        with pytest.raises(BadInput, match="more than 32 deep"):
+            validate.json_object(value, Limits(), "m")
+    with pytest.raises(BadInput, match="not JSON-serializable"):
+        validate.json_object({"a": [object()]}, Limits(), "m")
 
 
 def test_instructions_are_optional_non_blank_and_bounded_in_characters():
