@@ -841,7 +841,7 @@ def _stamp(value: Any) -> records.Stamp | None:
     if canonical is None:
         return None
     year, month, day, hour, minute, second, fraction, offset = canonical.groups()
-    if year in ("0000", "0001", "9999") or offset[1:] > "18:00" or offset[4:] >= "60":
+    if year in ("0001", "9999") or offset[1:] > "18:00" or offset[4:] >= "60":
         return None
     try:  # a day, hour, minute or second out of range
         datetime(int(year), int(month), int(day), int(hour), int(minute), int(second))
