@@ -165,7 +165,7 @@ async def _ready_streamed(ledger: Ledger, prepared: Ready, format: str | None,
                           read_text: Callable[[str], str], keeps: bool) -> bool:
     """A large file made ready as streamed.py reads it: recognised as held by its
     fingerprint, else read a part at a time and planned, its turns' blocks set aside on
-    disk unless its reading `keeps` (kept.py); a file whose session exists (grown since
+    disk, its reading kept if it `keeps` (kept.py); a file whose session exists (grown since
     its import) is read so too, as a growth. False when it is to be read whole instead
     (new_in_parts says when), or its first part does not tell its format."""
     file, mode = prepared.file, prepared.mode
@@ -176,9 +176,9 @@ async def _ready_streamed(ledger: Ledger, prepared: Ready, format: str | None,
     ready = await new_in_parts(
         ledger, tool, read_as, lambda: streamed.session_key_of(file, tool),
         lambda: streamed.read(file, tool, ledger.tenant, ledger.limits, mode, read_text,
-                              spill=not keeps), mode,
+                              spill=True, keep=keeps), mode,
         lambda imported: streamed.read(file, tool, ledger.tenant, ledger.limits, mode,
-                                       read_text, spill=not keeps, prefix=imported))
+                                       read_text, spill=True, keep=keeps, prefix=imported))
     return _take(prepared, ready, lines)
 
 
@@ -216,14 +216,14 @@ async def _ready_given(ledger: Ledger, prepared: Ready, format: str | None,
                        keeps: bool) -> bool:
     """A large text given whole made ready to be stored in parts, as a large file is (its
     size counted in characters, each at least a byte): recognised as held by its
-    fingerprint, else planned, its turns' blocks set aside unless its reading `keeps`.
+    fingerprint, else planned, its turns' blocks set aside, its reading kept if it `keeps`.
     False when its session exists: it is read as a growth."""
     mode = prepared.mode
     tool, read_as = await asyncio.to_thread(streamed.given_read_as, prepared.text,
                                             prepared.file, format, mode.strict)
     ready = await new_in_parts(ledger, tool, read_as, None, lambda: streamed.read_given(
         prepared.text, prepared.file, format, ledger.tenant, ledger.limits, mode,
-        spill=not keeps), mode)
+        spill=True, keep=keeps), mode)
     prepared.given = isinstance(ready, Streamed)
     return _take(prepared, ready, None)
 

@@ -15,7 +15,7 @@ from itertools import compress
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from .model import ROOT_KEY, SET_ASIDE, Turn, tool_name, tool_use_id
+from .model import ROOT_KEY, SET_ASIDE, Turn, held, restored, tool_name, tool_use_id
 
 if TYPE_CHECKING:
     from .spill import Aside
@@ -54,11 +54,18 @@ class Building:
         self.aside = None
         return self.blocks if name == "blocks" else self.meta
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _building_of, held(self)
+
     def tool_uses(self) -> list[str]:
         return [b["id"] for b in self.blocks if b["type"] == "tool_use"]
 
     def answered(self) -> list[str]:
         return [b["tool_use_id"] for b in self.blocks if b["type"] == "tool_result"]
+
+
+def _building_of(*values: Any) -> Building:
+    return restored(Building, values)
 
 
 def key_at(turns: list[Building], index: int) -> str:

@@ -13,20 +13,22 @@ server (importTranscript, under its file name) is kept from its first import.
 
 Kept readings live in the cache folder (`CTXDAG_CACHE`, `~/.cache/ctxdag/readings`), one
 pickle per file, store, tenant, strictness and limits, written by this program for this
-user only (a folder of mode 0700). One made by other code (any change to the service's
-sources), of a file that no longer begins with the bytes read, or that cannot be loaded,
-is passed over: the file is read whole, as it would be without it. The folder is kept
-under SHELF_BYTES, the least recently kept going first.
+user only (a folder of mode 0700). A large file's reading sets its turns aside on disk as
+it is read (spill.py); kept, each of its set-aside files is copied beside its pickle
+(`<its name>.<token>.aside`, never written again once named by a pickle), and the reading
+loaded reads its turns from there. One made by other code (any change to the service's
+sources), of a file that no longer begins with the bytes read, or that cannot be loaded
+(a copy it names gone or not of its size), is passed over: the file is read whole, as it
+would be without it. The folder is kept under SHELF_BYTES, the least recently kept
+reading going first, with its copies.
 """
 from __future__ import annotations
 
 import gc
 import hashlib
 import os
-import pickle
 import tempfile
 import time
-import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -35,6 +37,8 @@ from typing import BinaryIO, Callable
 from ..model.validate import Limits
 from ..model import utf8
 from ..store.transcripts import Known
+from .packing import Copies, copies_of, pack_into, unpack
+from .packing import packed as packed_whole
 from .reading import Reading
 
 SHELF_BYTES = 1 << 30
@@ -42,6 +46,7 @@ SHELF_BYTES = 1 << 30
 KEPT_FROM_BYTES = 256 * 1024
 # A file its tool wrote to this recently is kept at its first import too.
 RECENT_SECONDS = 24 * 3600
+_READING = ".reading"
 
 
 @dataclass
@@ -89,7 +94,7 @@ class Shelf:
             with path.open("rb") as f:
                 if not _private(os.fstat(f.fileno())):
                     return None
-                kept = pickle.loads(zlib.decompress(f.read()))
+                kept = unpack(f, self.folder, path.stem, _private)
         except Exception:  # noqa: BLE001 - missing, or not loadable: read the file whole
             return None
         if self.freeze:
@@ -107,7 +112,12 @@ class Shelf:
         if not worth_keeping(kept):
             self.drop(file, strict)
             return
-        self._write(file, strict, lambda f: _pack_into(kept, f))
+        copies = Copies(self.folder, self._path(file, strict).stem)
+        written = False
+        try:
+            written = self._write(file, strict, lambda f: pack_into(kept, f, copies))
+        finally:
+            copies.settle(written)
 
     def put(self, file: str, strict: bool, body: bytes | None) -> None:
         """Keeps a reading `packed` before (none: drops what was kept of the file)."""
@@ -116,7 +126,8 @@ class Shelf:
             return
         self._write(file, strict, lambda f: f.write(body))
 
-    def _write(self, file: str, strict: bool, write: Callable[[BinaryIO], object]) -> None:
+    def _write(self, file: str, strict: bool, write: Callable[[BinaryIO], object]) -> bool:
+        """Whether `write` wrote the file's reading (else nothing of it was written)."""
         temporary = None
         try:
             self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -124,61 +135,67 @@ class Shelf:
             with os.fdopen(handle, "wb") as f:
                 write(f)
             os.replace(temporary, self._path(file, strict))
-            self._trim()
         except OSError:
             if temporary is not None:  # a disk full mid-write leaves no part behind
                 Path(temporary).unlink(missing_ok=True)
+            return False
+        try:
+            self._trim()
+        except OSError:
+            pass
+        return True
 
     def drop(self, file: str, strict: bool) -> None:
+        path = self._path(file, strict)
         try:
-            self._path(file, strict).unlink(missing_ok=True)
+            path.unlink(missing_ok=True)
+            for copy in copies_of(self.folder, path.stem):
+                copy.unlink(missing_ok=True)
         except OSError:
             pass
 
     def _path(self, file: str, strict: bool) -> Path:
         name = f"{self._owner}\0{os.path.abspath(file)}\0{strict}"
-        return self.folder / f"{hashlib.sha256(name.encode()).hexdigest()}.reading"
+        return self.folder / f"{hashlib.sha256(name.encode()).hexdigest()}{_READING}"
 
     def _trim(self) -> None:
-        """The least recently kept readings removed until the shelf holds SHELF_BYTES."""
-        entries = []
+        """The least recently kept readings removed, each with its copies, until the shelf
+        holds SHELF_BYTES."""
+        kept: dict[str, list[Path]] = {}
+        last: dict[str, float] = {}
+        total = 0
         for path in self.folder.iterdir():
             try:
                 stat = path.stat()
             except OSError:
                 continue
-            entries.append((stat.st_mtime, stat.st_size, path))
-        total = sum(size for _, size, _ in entries)
-        for _, size, path in sorted(entries, key=lambda entry: entry[0]):
+            stem = path.name.split(".", 1)[0]
+            kept.setdefault(stem, []).append(path)
+            last[stem] = max(last.get(stem, 0.0), stat.st_mtime)
+            total += stat.st_size
+        for stem in sorted(kept, key=last.__getitem__):
             if total <= self.shelf_bytes:
                 break
-            path.unlink(missing_ok=True)
-            total -= size
+            for path in kept[stem]:
+                try:
+                    size = path.stat().st_size
+                    path.unlink()
+                except OSError:
+                    continue
+                total -= size
 
 
 def packed(kept: KeptReading) -> bytes | None:
-    """`kept` as the shelf holds it; None when it is not worth keeping."""
-    if not worth_keeping(kept):
+    """`kept` as the shelf holds it; None when it is not worth keeping, or its turns were
+    set aside (only `Shelf.keep` keeps those, with their copies)."""
+    if not worth_keeping(kept) or kept.reading.spill is not None:
         return None
-    return zlib.compress(pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL), 1)
+    return packed_whole(kept)
 
 
 def worth_keeping(kept: KeptReading) -> bool:
     """Not a file parsed whole faster than its reading loads."""
     return kept.read_to >= KEPT_FROM_BYTES
-
-
-def _pack_into(kept: KeptReading, f: BinaryIO) -> None:
-    """`packed(kept)`, written to `f` a frame at a time."""
-    squeeze = zlib.compressobj(1)
-
-    class Squeezed:
-        def write(self, data: bytes) -> int:
-            f.write(squeeze.compress(data))
-            return len(data)
-
-    pickle.dump(kept, Squeezed(), protocol=pickle.HIGHEST_PROTOCOL)
-    f.write(squeeze.flush())
 
 
 def recent(file: str) -> bool:

@@ -74,6 +74,35 @@ class Turn:
         blocks, meta = self.aside.load()
         return tuple(blocks) if name == "blocks" else meta
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _turn_of, held(self)
+
+
+def _turn_of(*values: Any) -> Turn:
+    return restored(Turn, values)
+
+
+def held(obj: Any) -> tuple[Any, ...]:
+    """The slots of `obj` in order, as it is pickled or copied: its blocks and meta set
+    aside stay set aside (None: its `__getattr__` would read them back). One tuple, as a
+    pickle holds on to each object it packs until it is done."""
+    values = []
+    for name in type(obj).__slots__:
+        try:
+            values.append(object.__getattribute__(obj, name))
+        except AttributeError:
+            values.append(None)
+    return tuple(values)
+
+
+def restored(cls: type, values: tuple[Any, ...]) -> Any:
+    """An object of `cls` holding the slots `held` gave."""
+    obj = object.__new__(cls)
+    for name, value in zip(cls.__slots__, values):
+        if value is not None or name not in SET_ASIDE:
+            object.__setattr__(obj, name, value)
+    return obj
+
 
 @dataclass(frozen=True)
 class Compaction:

@@ -11,6 +11,7 @@ Claude Code session are read the same way, each continued when it only grew.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
@@ -19,12 +20,13 @@ from . import claude_code, codex, origin, pi, subagents
 from .building import Building
 from .document import Memo, Plan, document, plan
 from .jsonl import line_count, objects, text_parts
-from .model import Degraded, Mode, Transcript, no_turns
-from .spill import Spill
+from .model import Degraded, Mode, Transcript, Turn, no_turns
+from .spill import Spill, opened as spill_file
 
 
 class _Parsing(Protocol):
     turns: list[Building]  # the turns being built, in file order
+    made: list[Turn]  # the Turns made of them (building.turns_of)
     def take(self, line: int, entry: dict[str, Any]) -> None: ...
     def transcript(self) -> Transcript: ...
 
@@ -75,6 +77,16 @@ class Reading:
     def __post_init__(self) -> None:
         self._parsing = PARSINGS[self.tool](self.file, Mode(self.strict, self.degraded))
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        if not self.memo.rows and "_parsing" in state:
+            # Kept (kept.py) with no row to take by its Turn (document.Memo): its Turns are
+            # made again of its turns by the next document, not packed.
+            parsing = copy.copy(self._parsing)
+            parsing.made = []
+            state["_parsing"] = parsing
+        return state
+
     def feed(self, text: str) -> None:
         """The lines the file gained: `text` begins where the text fed before ended, at a
         line's start (and ends at a line's end, unless no more is fed). A long text is
@@ -97,6 +109,11 @@ class Reading:
         around its tool results adds to one); a turn a later part reads again stays in
         memory, which only costs memory."""
         assert self.spill is not None
+        if self.spill.read_only:  # a kept reading's (kept.py): its growth's turns go to another
+            fresh = spill_file()
+            if fresh is None:
+                return
+            self.spill = fresh
         turns = self._parsing.turns
         settled = max(self._aside, len(turns) - LIVE_TURNS)
         for building in turns[self._aside:settled]:

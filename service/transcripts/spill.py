@@ -4,6 +4,10 @@ lines are parsed, each turn its next lines are unlikely to change has its blocks
 metadata written to a temporary file (`set_aside`), and holds an `Aside` naming where they
 went in their place.
 
+A reading kept for the file's next import (kept.py) keeps what its turns set aside beside
+it: the shelf copies the temporary file into one of its own (`copy_into`), and the Spill
+loaded with the reading reads from that copy (`Spill.loaded`), never writing to it.
+
 What is set aside is read back wherever it is read, so it only saves memory:
 - a Building (building.py) a parser reads again takes its blocks and metadata back for good,
   as the parser may change them;
@@ -15,7 +19,7 @@ from __future__ import annotations
 import marshal
 import os
 import tempfile
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
     from .building import Building
@@ -23,6 +27,7 @@ if TYPE_CHECKING:
 # Bytes in a format only this process reads back: marshal writes and reads JSON's values
 # (lone surrogates included) several times faster than pickle.
 _MARSHAL_VERSION = 4
+_COPY_BYTES = 1 << 20
 
 
 class Aside:
@@ -41,22 +46,43 @@ class Aside:
     def __deepcopy__(self, memo: dict[int, Any]) -> Aside:
         return self  # what it names never changes
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Aside, (self._spill, self._offset, self._size)
+
 
 class Spill:
     """The temporary file one file's turns are set aside in (unlinked from the start: gone
-    once collected, or the process ends however it ends)."""
+    once collected, or the process ends however it ends), or a kept reading's copy of one,
+    which is only read."""
 
-    def __init__(self) -> None:
+    def __init__(self, file: BinaryIO | None = None, end: int = 0) -> None:
         """OSError when no temporary file can be made."""
-        self._file = tempfile.TemporaryFile(prefix="ctxdag-spill-")
-        self._end = 0
+        self._file = file if file is not None else \
+            tempfile.TemporaryFile(prefix="ctxdag-spill-")
+        self._end = end
         self._unflushed = False
         self._full = False  # a write failed (a full disk): the turns stay in memory
+        self.read_only = file is not None
+        # The shelf's copy of it (kept.py): its name, and how many bytes it holds.
+        self.copy: tuple[str, int] | None = None
+
+    @classmethod
+    def loaded(cls, file: BinaryIO, name: str, size: int) -> Spill:
+        """The shelf's copy `name` of a Spill (`file`, opened to read, holding `size`
+        bytes), read as the Spill was."""
+        spill = cls(file, size)
+        spill.copy = (name, size)
+        return spill
+
+    @property
+    def end(self) -> int:
+        """How many bytes were set aside in it."""
+        return self._end
 
     def set_aside(self, building: Building) -> None:
         """The turn's blocks and metadata written aside, and let go (unless they are set
         aside already, hold a value marshal does not write, or the disk is full)."""
-        if self._full or building.aside is not None:
+        if self._full or self.read_only or building.aside is not None:
             return
         try:
             data = marshal.dumps((building.blocks, building.meta), _MARSHAL_VERSION)
@@ -73,10 +99,24 @@ class Spill:
         del building.blocks, building.meta
 
     def read(self, offset: int, size: int) -> bytes:
+        self._flushed()
+        return os.pread(self._file.fileno(), size, offset)
+
+    def copy_into(self, f: BinaryIO) -> None:
+        """All it holds, written to `f`."""
+        self._flushed()
+        offset = 0
+        while offset < self._end:
+            data = os.pread(self._file.fileno(), min(_COPY_BYTES, self._end - offset), offset)
+            if not data:
+                raise OSError(f"the set-aside file ends at {offset} of {self._end} bytes")
+            f.write(data)
+            offset += len(data)
+
+    def _flushed(self) -> None:
         if self._unflushed:
             self._file.flush()
             self._unflushed = False
-        return os.pread(self._file.fileno(), size, offset)
 
 
 def opened() -> Spill | None:

@@ -3,9 +3,10 @@ file is read a part at a time into its Reading (reading.py), its bytes hashed as
 pass (the fingerprint an unchanged file is recognised by, and IMPORTED: what the session
 notes of the lines it was read from), and its document's node rows are built a part at a
 time while the store writes them (store/transcript_parts.py). The session is the one the
-file read whole makes; only the memory differs, which follows a part's rows and the parse
-(the turns' blocks), not the file's text and every row; a reading not kept sets its
-turns' blocks aside on disk as it goes (spill.py), so it holds their structure only.
+file read whole makes; only the memory differs, which follows a part's rows and the parse,
+not the file's text and every row; the reading sets its turns' blocks aside on disk as it
+goes (spill.py), so it holds their structure only, and lets go of its parse once its
+document is planned unless it is kept (kept.py).
 
 A file is read so when it holds STREAM_FROM_BYTES or more. When its session exists (the
 file grew since its import), the bytes the session was imported from are hashed as they
@@ -43,7 +44,7 @@ _HEAD_BYTES = 64 << 10
 class Streamed:
     """A file read a part at a time, its document planned (store/transcript_parts.InParts)."""
 
-    reading: Reading | None  # None when its turns were set aside: kept nowhere
+    reading: Reading | None  # None when it is kept nowhere
     plan: Plan
     mode: Mode
     imported: dict[str, Any]  # IMPORTED: {bytes, sha256} of its complete lines
@@ -170,16 +171,17 @@ def session_key_of(file: str, tool: str) -> str | None:
 
 
 def read(file: str, tool: str, tenant: str, limits: Limits, mode: Mode,
-         read_text: Callable[[str], str], spill: bool = False,
+         read_text: Callable[[str], str], spill: bool = False, keep: bool = True,
          prefix: int | None = None) -> Streamed:
     """The file of format `tool` read a part at a time (and the sub-agents beside it),
     planned. With `spill`, its turns' blocks are set aside on disk as it is read
-    (spill.py): a reading not kept (kept.py). `prefix`: the bytes its stored session was
-    imported from, hashed as they pass (Streamed.begins), for a growth."""
+    (spill.py). Unless it is to `keep` its reading (kept.py), the parse is let go before
+    the plan lays out the turns. `prefix`: the bytes its stored session was imported from,
+    hashed as they pass (Streamed.begins), for a growth."""
     with _opened(file) as f:
         return _planned(_decoded(_lines(f), file), file, tool, tenant, limits, mode,
                         lambda reading: side_files(reading, read_text), spill=spill,
-                        prefix=prefix)
+                        keep=keep, prefix=prefix)
 
 
 def read_on(kept: KeptReading, file: str, tool: str, mode: Mode,
@@ -208,14 +210,15 @@ def read_complete(data: bytes, file: str, tool: str, tenant: str, limits: Limits
 
 
 def read_given(text: str, file: str, format: str | None, tenant: str, limits: Limits,
-               mode: Mode, spill: bool = False) -> Streamed:
+               mode: Mode, spill: bool = False, keep: bool = True) -> Streamed:
     """A text given whole (importTranscript), planned as `read` plans a file, fed and
-    hashed a part at a time all the same (it has no side files); `spill` as for `read`."""
+    hashed a part at a time all the same (it has no side files); `spill` and `keep` as for
+    `read`."""
     tool = format or detect(text, file, mode.strict)
     if tool not in FORMATS:
         reading_of(text, file, tool, tenant, limits, mode.strict)  # BadInput naming them
     return _planned(((part, part.encode("utf-8")) for part in text_parts(text)), file, tool,
-                    tenant, limits, mode, lambda reading: [], spill=spill)
+                    tenant, limits, mode, lambda reading: [], spill=spill, keep=keep)
 
 
 def given_read_as(text: str, file: str, format: str | None, strict: bool
@@ -230,13 +233,13 @@ def _planned(parts: Iterator[tuple[str, bytes]], file: str, tool: str, tenant: s
              limits: Limits, mode: Mode,
              agents_of: Callable[[Reading], list[SubAgent]],
              settle: Callable[[Transcript], Transcript] | None = None,
-             keep_rows: bool = False, spill: bool = False, prefix: int | None = None,
-             kept: KeptReading | None = None) -> Streamed | None:
+             keep_rows: bool = False, spill: bool = False, keep: bool = True,
+             prefix: int | None = None, kept: KeptReading | None = None) -> Streamed | None:
     """A Reading fed `parts` ((text, its bytes) each, ending at a line's end but the last),
     their bytes hashed, and its document planned (`settle` and `keep_rows`: Reading.plan's;
-    `spill` and `prefix`: read's). With `kept`, its reading is fed only the parts after
-    its `read_to` bytes (one part ends there), and None is returned when those bytes are
-    not what it read."""
+    `spill`, `keep` and `prefix`: read's). With `kept`, its reading is fed only the parts
+    after its `read_to` bytes (one part ends there), and None is returned when those bytes
+    are not what it read."""
     reading = kept.reading if kept is not None else Reading(
         file, tool, tenant, limits, mode.strict, spill=spill_file() if spill else None)
     whole, complete = _digest(file, tool), hashlib.sha256()
@@ -257,10 +260,8 @@ def _planned(parts: Iterator[tuple[str, bytes]], file: str, tool: str, tenant: s
     if kept is not None and read_to < kept.read_to:
         return None
     agents = agents_of(reading)
-    # A reading whose turns were set aside is kept nowhere: its parse is let go.
-    held = reading.spill is None
-    planned = reading.plan(mode, agents, settle, keep_rows, last=not held)
-    return Streamed(reading if held else None, planned, mode,
+    planned = reading.plan(mode, agents, settle, keep_rows, last=not keep)
+    return Streamed(reading if keep else None, planned, mode,
                     {"bytes": read_to, "sha256": complete.hexdigest()},
                     _fingerprint(whole, offset, agents), read_to == offset,
                     settle is not None, None if prefix is None else

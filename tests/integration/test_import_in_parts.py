@@ -187,6 +187,10 @@ async def test_a_recent_file_imported_in_parts_keeps_its_reading_and_reads_on(
     status, out, err = await imported(ledger, [str(path)], shelf)
     assert status == 0 and "imported as session" in out, err
     assert shelf.holds(str(path), False)
+    # Its turns were set aside as it was read: kept beside the reading, read from there.
+    assert len(list(shelf.folder.glob("*.aside"))) == 1
+    loaded = shelf.load(str(path), False)
+    assert any(turn.aside is not None for turn in loaded.reading.transcript(Mode()).turns)
     path.write_text("".join(lines))
     fed = []
     feed = batch.Reading.feed
@@ -561,7 +565,7 @@ async def test_a_growth_whose_session_is_gone_since_it_was_read_imports_it_anew(
     path.write_text("".join(claude_code_lines(120)))
     ledger = fresh(db, events, "gone")
     planned = streamed.read(str(path), claude_code.TOOL, ledger.tenant, ledger.limits, Mode(),
-                            _read_text, spill=True, prefix=1_000)
+                            _read_text, spill=True, keep=False, prefix=1_000)
     planned.grows = True
     stored, _ = await grow_in_parts(ledger.db, ledger.tenant, planned, ledger.limits,
                                     ledger.events)

@@ -26,7 +26,8 @@ def _read_text(file: str) -> str:
 
 def read(file: str, set_aside: bool) -> streamed.Streamed:
     tool = detect(_read_text(file), file, False)
-    return streamed.read(file, tool, "tenant", LIMITS, Mode(), _read_text, spill=set_aside)
+    return streamed.read(file, tool, "tenant", LIMITS, Mode(), _read_text, spill=set_aside,
+                         keep=not set_aside)
 
 
 def rows_and_header(planned: streamed.Streamed):
