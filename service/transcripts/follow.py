@@ -271,7 +271,7 @@ class Follower:
         else:
             stored, self.known = await import_in_parts(ledger.db, ledger.tenant, ready,
                                                        ledger.limits)
-        self.reading = ready.reading  # kept: not set aside (streamed.read_complete)
+        self.reading = ready.reading  # kept, its turns set aside (streamed.read_complete)
         self._read(complete, stat.st_ino, restart=True)
         return True, stored
 

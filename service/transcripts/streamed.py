@@ -201,12 +201,13 @@ def read_complete(data: bytes, file: str, tool: str, tenant: str, limits: Limits
                   read_text: Callable[[str], str], settle: Callable[[Transcript], Transcript],
                   keep_rows: bool, prefix: int | None = None) -> Streamed:
     """A followed file's complete lines (`data`, read already) read as `read` reads the
-    file, with the sub-agents beside it; `settle` cuts what may still grow. With
-    `keep_rows` the rows are kept in the Reading's memo as they are built, for the file's
-    next growth to take. `prefix` as for `read`."""
+    file, with the sub-agents beside it, its turns set aside as it is read (a growth reads
+    back only the turns it changes); `settle` cuts what may still grow. With `keep_rows`
+    the rows are kept in the Reading's memo as they are built, for the file's next growth
+    to take. `prefix` as for `read`."""
     return _planned(_decoded(_lines(io.BytesIO(data)), file), file, tool, tenant, limits,
                     mode, lambda reading: side_files(reading, read_text), settle, keep_rows,
-                    prefix=prefix)
+                    spill=True, prefix=prefix)
 
 
 def read_given(text: str, file: str, format: str | None, tenant: str, limits: Limits,

@@ -447,14 +447,15 @@ async def test_every_fixture_imported_in_parts_then_grown_stores_what_looking_at
         db, events, ledger, tmp_path, monkeypatch):
     """A followed file first imported in parts keeps the rows it was built from, so its
     growths are stored from the rows after them: every fixture cut at 60%, imported in
-    parts of three nodes, then grown three lines a poll, stores what a follower looking at
-    every row stores."""
+    parts of three nodes, every turn set aside on disk, then grown three lines a poll,
+    stores what a follower looking at every row stores."""
     from service.store import transcript_parts
-    from service.transcripts import follow
+    from service.transcripts import follow, reading
     from tests.transcript_trees import tool_homes
 
     monkeypatch.setattr(follow, "STREAM_FROM_BYTES", 0)
     monkeypatch.setattr(transcript_parts, "PART_NODES", 3)
+    monkeypatch.setattr(reading, "LIVE_TURNS", 0)
     homes = tool_homes(tmp_path / "tool-homes")
     files = [path for home in homes.values() for path in sorted(home.rglob("*.jsonl"))
              if "subagents" not in path.parts and not path.name.startswith("agent-")]
@@ -463,7 +464,8 @@ async def test_every_fixture_imported_in_parts_then_grown_stores_what_looking_at
 
     async def recorded(*args, **kwargs):
         stored, known = await in_parts(*args, **kwargs)
-        imported.append(known is not None and known.rows is not None)
+        set_aside = any(turn.aside is not None for turn in args[2].plan.transcript.turns)
+        imported.append(known is not None and known.rows is not None and set_aside)
         return stored, known
 
     monkeypatch.setattr(follow, "import_in_parts", recorded)
