@@ -37,7 +37,7 @@ from typing import BinaryIO, Callable
 from ..model.validate import Limits
 from ..model import utf8
 from ..store.transcripts import Known
-from .packing import Copies, copies_of, pack_into, unpack
+from .packing import Copies, copies_of, pack_into, private, unpack
 from .packing import packed as packed_whole
 from .reading import Reading
 
@@ -92,9 +92,9 @@ class Shelf:
             return None
         try:
             with path.open("rb") as f:
-                if not _private(os.fstat(f.fileno())):
+                if not private(os.fstat(f.fileno())):
                     return None
-                kept = unpack(f, self.folder, path.stem, _private)
+                kept = unpack(f, self.folder, path.stem)
         except Exception:  # noqa: BLE001 - missing, or not loadable: read the file whole
             return None
         if self.freeze:
@@ -209,11 +209,6 @@ def recent(file: str) -> bool:
 def kept_of(reading: Reading, known: Known | None, text: str) -> KeptReading:
     """What to keep of a reading fed `text` whole (hashed a part at a time)."""
     return KeptReading(reading, known, *utf8.digest(text))
-
-
-def _private(stat: os.stat_result) -> bool:
-    """Whether a kept file is this user's and nobody else can write it."""
-    return stat.st_uid == os.getuid() and not stat.st_mode & 0o022
 
 
 @lru_cache(maxsize=1)

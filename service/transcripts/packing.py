@@ -14,7 +14,7 @@ import re
 import secrets
 import zlib
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Iterable
 
 from .spill import Spill
 
@@ -55,16 +55,22 @@ class Copies:
         """Once the reading is `kept`: each Spill knows its copy, and the reading's copies
         it no longer names are removed. Not kept: the copies made for it are removed."""
         if not kept:
-            for name in self._made:
-                (self.folder / name).unlink(missing_ok=True)
+            _removed(self.folder / name for name in self._made)
             return
         named = set()
         for spill, (_, name, size) in self._named.values():
             spill.copy = (name, size)
             named.add(name)
-        for copy in copies_of(self.folder, self.stem):
-            if copy.name not in named:
-                copy.unlink(missing_ok=True)
+        _removed(copy for copy in copies_of(self.folder, self.stem) if copy.name not in named)
+
+
+def _removed(paths: Iterable[Path]) -> None:
+    """Removed as far as they can be: a copy left behind only takes room until trimmed."""
+    for path in paths:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def copies_of(folder: Path, stem: str) -> list[Path]:
@@ -97,10 +103,15 @@ def packed(obj: Any) -> bytes:
     return zlib.compress(body.getvalue(), 1)
 
 
-def unpack(f: BinaryIO, folder: Path, stem: str, private: Any) -> Any:
+def unpack(f: BinaryIO, folder: Path, stem: str) -> Any:
     """What `pack_into` wrote to `f` (the reading named `stem` in `folder`), its copies
-    opened; `private(stat)`: whether a copy is this user's own."""
-    return _Unpacker(_Unsqueezed(f), folder, stem, private).load()
+    opened."""
+    return _Unpacker(_Unsqueezed(f), folder, stem).load()
+
+
+def private(stat: os.stat_result) -> bool:
+    """Whether a kept file is this user's and nobody else can write it."""
+    return stat.st_uid == os.getuid() and not stat.st_mode & 0o022
 
 
 class _Packer(pickle.Pickler):
@@ -112,18 +123,14 @@ class _Packer(pickle.Pickler):
         if not isinstance(obj, Spill):
             return None
         if self._copies is None:
-            _refused()
+            raise pickle.PicklingError("turns set aside are kept only beside their reading")
         return self._copies.name_of(obj)
 
 
-def _refused() -> Any:
-    raise pickle.PicklingError("turns set aside are kept only beside their reading")
-
-
 class _Unpacker(pickle.Unpickler):
-    def __init__(self, f: Any, folder: Path, stem: str, private: Any) -> None:
+    def __init__(self, f: Any, folder: Path, stem: str) -> None:
         super().__init__(f)
-        self._folder, self._stem, self._private = folder, stem, private
+        self._folder, self._stem = folder, stem
         self._spills: dict[str, Spill] = {}
 
     def persistent_load(self, pid: Any) -> Spill:
@@ -135,7 +142,7 @@ class _Unpacker(pickle.Unpickler):
         if spill is None:
             f = (self._folder / name).open("rb")
             stat = os.fstat(f.fileno())
-            if not self._private(stat) or stat.st_size != size:
+            if not private(stat) or stat.st_size != size:
                 f.close()
                 raise pickle.UnpicklingError(f"{name} is not the copy this reading made")
             spill = self._spills[name] = Spill.loaded(f, name, size)

@@ -5,8 +5,9 @@ metadata written to a temporary file (`set_aside`), and holds an `Aside` naming 
 went in their place.
 
 A reading kept for the file's next import (kept.py) keeps what its turns set aside beside
-it: the shelf copies the temporary file into one of its own (`copy_into`), and the Spill
-loaded with the reading reads from that copy (`Spill.loaded`), never writing to it.
+it: the shelf copies the temporary file into one of its own (`copy_into`, packing.py), and
+the Spill loaded with the reading reads from that copy (`Spill.loaded`), never writing to
+it.
 
 What is set aside is read back wherever it is read, so it only saves memory:
 - a Building (building.py) a parser reads again takes its blocks and metadata back for good,
@@ -63,7 +64,7 @@ class Spill:
         self._unflushed = False
         self._full = False  # a write failed (a full disk): the turns stay in memory
         self.read_only = file is not None
-        # The shelf's copy of it (kept.py): its name, and how many bytes it holds.
+        # The shelf's copy of it (packing.py): its name, and how many bytes it holds.
         self.copy: tuple[str, int] | None = None
 
     @classmethod
