@@ -115,6 +115,10 @@ def _parser() -> argparse.ArgumentParser:
     sessions.add_argument("--project", help="only this project (working directory), exactly")
     sessions.add_argument("--tool", help="only this tool's imports: claude-code, pi or codex")
     sessions.add_argument("--text", help="only titles holding this text (any case)")
+    sessions.add_argument("--since", help="only sessions active at DATE or later (ISO 8601, "
+                          "local time unless it names a zone)", metavar="DATE")
+    sessions.add_argument("--until", help="only sessions last active before DATE",
+                          metavar="DATE")
     sessions.add_argument("--first", type=int, default=20, help="sessions to print (at most 100)")
     sessions.add_argument("--json", action="store_true", help="one JSON object per session")
     sessions.set_defaults(job=_sessions)
@@ -245,9 +249,12 @@ async def _search(runtime: Runtime, args: argparse.Namespace) -> int:
 
 
 async def _sessions(runtime: Runtime, args: argparse.Namespace) -> int:
-    from .model import listing
+    from .model import listing, validate
 
-    keep = listing.Filter(tool=args.tool, project=args.project, text=args.text)
+    keep = listing.Filter(
+        tool=args.tool, project=args.project, text=args.text,
+        since=None if args.since is None else validate.moment(args.since, "--since"),
+        until=None if args.until is None else validate.moment(args.until, "--until"))
     page = await runtime.ledger.sessions.list(first=args.first, keep=keep,
                                               order="last_activity")
     if args.json:
@@ -257,8 +264,13 @@ async def _sessions(runtime: Runtime, args: argparse.Namespace) -> int:
     print(f"{len(page.items)} sessions" + (" (more: --first)" if page.has_next else ""))
     for s in page.items:
         print(f"{s.last_activity_at:%Y-%m-%d %H:%M}  {s.tool or 'ctxdag':11s}  "
-              f"{s.project or '-':32.32s}  {s.id}  {s.title or 'Untitled session'}")
+              f"{_tail(s.project or '-', 32):32s}  {s.id}  {s.title or 'Untitled session'}")
     return 0
+
+
+def _tail(text: str, width: int) -> str:
+    """`text` in `width` characters: a path's end says most of where it is."""
+    return text if len(text) <= width else "…" + text[1 - width:]
 
 
 def _marked(hit) -> str:

@@ -11,7 +11,7 @@ import reprlib
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
-from datetime import timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from enum import Enum
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -103,6 +103,15 @@ def identifier(value: object, what: str) -> str:
         raise BadInput(f"{what} must be a non-empty string of at most {MAX_ID_LENGTH} characters")
     utf8_size(value, what)
     return value
+
+
+def moment(text: str, what: str) -> datetime:
+    """A date or time a person typed (ISO 8601), in local time unless it names a zone."""
+    try:
+        return datetime.fromisoformat(text).astimezone()
+    except (ValueError, OverflowError, OSError):
+        raise BadInput(f"{what} must be an ISO 8601 date or time (2026-01-31, "
+                       f"2026-01-31T08:00), not {text!r}") from None
 
 
 def timestamp(value: Any, what: str) -> Any:

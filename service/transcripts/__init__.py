@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 import json
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from ..store.ledger import Ledger
 from ..store.transcripts import (CONTENT, Stored, fingerprint, session_held, stored_import,
                                  stored_unchanged)
 from ..model.validate import Limits
-from . import claude_code, codex, origin, pi, subagents
+from . import claude_code, codex, codex_names, origin, pi, subagents
 from .jsonl import objects
 from .model import (Degraded, DegradedKind, Mode, Transcript, bad_line, no_turns,
                     not_a_transcript, session_id)
@@ -74,14 +74,14 @@ def document_of(reading: Reading, text: str, read_text: Callable[[str], str] | N
                 mode: Mode, settle: Callable[[Transcript], Transcript] | None = None
                 ) -> dict[str, Any]:
     """`read`'s document, of a Reading fed `text` (whole, or a part at a time)."""
-    agents = side_files(reading, read_text)
-    shaped = reading.document(mode, agents, settle)
+    side = beside(reading.file, reading.tool, read_text)
+    shaped = reading.document(mode, side.agents, settle, side.named)
     mode.degraded.sort(key=lambda d: (d.file != reading.file, d.file, d.line))
     if settle is None and not mode.degraded:
-        # The session is all this text (and its side files) holds, and only it: the next
-        # import of the same text is recognised unparsed (unchanged).
+        # The session is all this text (and what is beside it) holds, and only it: the
+        # next import of the same text is recognised unparsed (unchanged).
         shaped["session"]["properties"].update(
-            source_fingerprint(text, reading.file, reading.tool, agents))
+            source_fingerprint(text, reading.file, reading.tool, side))
     return {**shaped, CONTENT: text}
 
 
@@ -96,39 +96,52 @@ def reading_of(text: str, file: str, format: str | None, tenant: str, limits: Li
     return reading
 
 
-def side_files(reading: Reading,
-               read_text: Callable[[str], str] | None) -> list[subagents.SubAgent]:
-    """The sub-agent files read with a Claude Code session (none without `read_text`)."""
-    if reading.tool != claude_code.TOOL or read_text is None:
-        return []
-    return subagents.beside(reading.file, read_text)
+class Beside(NamedTuple):
+    """What the read of a session file of `tool` takes from beside it: the sub-agent files
+    of a Claude Code session (subagents.py), the name Codex's index gives a rollout's
+    thread (codex_names.py)."""
+
+    agents: list[subagents.SubAgent]
+    named: str | None = None
 
 
-def source_fingerprint(text: str, file: str, tool: str,
-                       agents: list[subagents.SubAgent]) -> dict[str, Any]:
-    """The fingerprint (store.transcripts.fingerprint) of a session file's text and the
-    sub-agent files read with it: another side file, or one grown, is other text."""
-    return fingerprint(text, file, tool, side_text(agents))
+def beside(file: str, tool: str, read_text: Callable[[str], str] | None) -> Beside:
+    """What is read with session file `file` (nothing without `read_text`: a text given)."""
+    if read_text is None:
+        return Beside([])
+    if tool == claude_code.TOOL:
+        return Beside(subagents.beside(file, read_text))
+    if tool == codex.TOOL:
+        return Beside([], codex_names.name_of(file, read_text))
+    return Beside([])
 
 
-def side_text(agents: list[subagents.SubAgent]) -> str:
-    """What a session file's fingerprint hashes of the sub-agent files read with it, after
-    its own text."""
-    return "".join(f"\0{agent.file}\0{json.dumps(agent.sidecar, sort_keys=True)}\0{agent.text}"
-                   for agent in agents)
+def source_fingerprint(text: str, file: str, tool: str, side: Beside) -> dict[str, Any]:
+    """The fingerprint (store.transcripts.fingerprint) of a session file's text and what is
+    read with it: another side file, one grown, or another name, is other text."""
+    return fingerprint(text, file, tool, side_text(side))
+
+
+def side_text(side: Beside) -> str:
+    """What a session file's fingerprint hashes of what is read with it, after its own
+    text (nothing when nothing is: a file's fingerprint without a name stays as it was)."""
+    named = "" if side.named is None else f"\0{codex_names.INDEX}\0{side.named}"
+    return named + "".join(
+        f"\0{agent.file}\0{json.dumps(agent.sidecar, sort_keys=True)}\0{agent.text}"
+        for agent in side.agents)
 
 
 async def unchanged(ledger: Ledger, text: str, file: str, format: str | None,
                     read_text: Callable[[str], str] | None = None,
                     strict: bool = False) -> Stored | None:
     """The session last imported from exactly this text (and, with `read_text`, the same
-    sub-agent files beside it), found by its fingerprint without parsing the text; None
-    when there is none (the text is new, grown, or its import degraded entries)."""
+    sub-agent files or thread name beside it), found by its fingerprint without parsing
+    the text; None when there is none (the text is new, grown, or its import degraded
+    entries)."""
     tool = format or detect(text, file, strict)
-    agents = subagents.beside(file, read_text) \
-        if tool == claude_code.TOOL and read_text is not None else []
     return await stored_unchanged(ledger.db, ledger.tenant,
-                                  source_fingerprint(text, file, tool, agents))
+                                  source_fingerprint(text, file, tool,
+                                                     beside(file, tool, read_text)))
 
 
 async def session_stored(ledger: Ledger, session_id: str) -> bool:

@@ -415,6 +415,8 @@ def degraded(file: str, entries: list[Degraded]) -> list[str]:
 def imported(file: str, stored: Any) -> str:
     if stored.created:
         return f"{file}: imported as session {stored.session_id} ({stored.nodes} nodes)"
+    if stored.changed and not (stored.written or stored.relabeled):
+        return f"{file}: session {stored.session_id} gained no nodes; its title or source changed"
     if stored.changed:
         relabeled = f", {stored.relabeled} labels set or cleared" if stored.relabeled else ""
         return f"{file}: session {stored.session_id} gained {stored.written} nodes{relabeled}"

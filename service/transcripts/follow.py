@@ -35,7 +35,8 @@ from ..store.transcript_growth import grow_in_parts
 from ..store.transcript_parts import import_in_parts
 from ..store.transcripts import CONTENT, GROWTH_STATEMENTS, IMPORTED, Known, Stored, \
     store_known
-from . import claude_code, new_in_parts, reading_of, side_files, streamed, subagents, unchanged
+from . import beside, claude_code, codex_names, new_in_parts, reading_of, streamed, subagents, \
+    unchanged
 from .model import ROOT_KEY, Mode, NotATranscript, NoTurns, Transcript, Turn
 from .streamed import STREAM_FROM_BYTES
 from .jsonl import utf8
@@ -169,10 +170,10 @@ class Follower:
         """The import's result when it changed the session; None otherwise."""
         path = Path(self.file)
         try:
-            beside = subagents.watched_files(self.file)
+            watched = subagents.watched_files(self.file) + _index_of(self.file)
             stat = path.stat()
             size = (stat.st_size,) + tuple(
-                (str(p), p.stat().st_size) for p in beside if p.exists())
+                (str(p), p.stat().st_size) for p in watched if p.exists())
             quiet = time.monotonic() - self.changed_at >= settle
             self._let_go_if_idle(stat)
             if size == self.size and (self.settled or not quiet):
@@ -310,9 +311,9 @@ class Follower:
         assert self.reading is not None
         ledger = self.ledger
         try:
-            shaped = self.reading.document(Mode(self.strict),
-                                           side_files(self.reading, _complete_text),
-                                           lambda t: without_open_tail(t, quiet))
+            side = beside(self.file, self.reading.tool, _complete_text)
+            shaped = self.reading.document(Mode(self.strict), side.agents,
+                                           lambda t: without_open_tail(t, quiet), side.named)
         except NoTurns:
             return None  # nothing to import yet
         if text is None:
@@ -435,6 +436,13 @@ def _read_from(path: Path, offset: int) -> bytes:
     with path.open("rb") as f:
         f.seek(offset)
         return f.read()
+
+
+def _index_of(file: str) -> list[Path]:
+    """Codex's thread index, when `file` is a rollout in a Codex home: a thread named while
+    it is followed is named in its session too."""
+    index = codex_names.index_of(file)
+    return [] if index is None else [index]
 
 
 def _complete_text(file: str) -> str:

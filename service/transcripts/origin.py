@@ -100,7 +100,8 @@ def pi(lines: Lines, facts: Facts | None = None) -> Facts:
 def codex(lines: Lines, facts: Facts | None = None) -> Facts:
     """`cli_version`, `cwd` and `git.branch` of the rollout's own `session_meta` lines, those
     naming the first one's thread (another thread's is a parent's, copied into a fork with
-    its history); each `turn_context`'s `model`. A rollout records no title."""
+    its history); each `turn_context`'s `model`; the newest name a `thread_name_updated`
+    event gives the rollout's own thread (codex_names.py: Codex's index names it too)."""
     facts = facts if facts is not None else Facts()
     for _, entry in lines:
         payload = entry.get("payload")
@@ -118,6 +119,9 @@ def codex(lines: Lines, facts: Facts | None = None) -> Facts:
             facts.git_branch = _text(git.get("branch")) if isinstance(git, dict) else None
         elif entry.get("type") == "turn_context":
             facts.model(payload.get("model"))
+        elif entry.get("type") == "event_msg" and payload.get("type") == "thread_name_updated" \
+                and payload.get("thread_id") in (None, facts.thread):
+            facts.title = _text(payload.get("thread_name"))
     return facts
 
 
@@ -125,17 +129,20 @@ READERS: dict[str, Callable[[Lines, Facts | None], Facts]] = {
     "claude-code": claude_code, "pi": pi, "codex": codex}
 
 
-def describe(transcript: Transcript, lines: Lines, facts: Facts | None = None) -> dict[str, Any]:
+def describe(transcript: Transcript, lines: Lines, facts: Facts | None = None,
+             named: str | None = None) -> dict[str, Any]:
     """The session's `source`: the format's facts (what `lines` say, read into `facts`: a
-    file's lines read before), the title (the tool's, else the first prompt), the project,
-    and the times of the first and last turn or compaction."""
+    file's lines read before), the title (the name the tool keeps beside the file, `named`,
+    else the tool's own in the file, else the first prompt), the project, and the times of
+    the first and last turn or compaction."""
     facts = READERS[transcript.tool](lines, facts)
     stamps = [t.at for t in transcript.turns] + [c.at for c in transcript.compactions]
     return {
         "tool": transcript.tool, "version": facts.version, "file": transcript.file,
         "session": transcript.session_key, "cwd": facts.cwd, "project": project(facts.cwd),
         "git_branch": facts.git_branch, "models": facts.models,
-        "title": _own_title(facts.title or transcript.title) or first_prompt(transcript),
+        "title": _own_title(named or facts.title or transcript.title)
+        or first_prompt(transcript),
         "first_at": min(stamps).isoformat(), "last_at": max(stamps).isoformat(),
     }
 

@@ -126,27 +126,29 @@ class Reading:
         return self._parsing.transcript()
 
     def document(self, mode: Mode, agents: list[subagents.SubAgent] | None = None,
-                 settle: Callable[[Transcript], Transcript] | None = None) -> dict[str, Any]:
+                 settle: Callable[[Transcript], Transcript] | None = None,
+                 named: str | None = None) -> dict[str, Any]:
         """The backup document of all that was fed, with `agents` (the sub-agent files
         beside a Claude Code session, read whole: each is parsed on from where its last
         read stopped when it only grew); `settle` cuts what may still grow (follow.py);
-        what the read degrades is added to `mode`."""
+        `named`: the title the tool keeps beside the file (codex_names.py); what the read
+        degrades is added to `mode`."""
         transcript = self._settled(mode, agents, settle)
-        return document(transcript, self.tenant, self.limits, self._source(transcript), mode,
-                        self.memo)
+        return document(transcript, self.tenant, self.limits, self._source(transcript, named),
+                        mode, self.memo)
 
     def plan(self, mode: Mode, agents: list[subagents.SubAgent] | None = None,
              settle: Callable[[Transcript], Transcript] | None = None,
-             keep_rows: bool = False, last: bool = False) -> Plan:
+             keep_rows: bool = False, last: bool = False, named: str | None = None) -> Plan:
         """`document`'s Plan (document.py), its rows built a part at a time (a large file's
         first import: streamed.py), kept in the memo only with `keep_rows` (a followed
-        file's, which the next document takes); `settle` as for `document`. `last`: the
-        Reading is kept nowhere, so its parse is let go before the plan lays out the
-        turns (which are all its rows need), and it is unusable after."""
+        file's, which the next document takes); `settle` and `named` as for `document`.
+        `last`: the Reading is kept nowhere, so its parse is let go before the plan lays
+        out the turns (which are all its rows need), and it is unusable after."""
         transcript = self._settled(mode, agents, settle)
         if last:
             del self._parsing, self._sides
-        return plan(transcript, self.tenant, self.limits, self._source(transcript), mode,
+        return plan(transcript, self.tenant, self.limits, self._source(transcript, named), mode,
                     self.memo if keep_rows else None)
 
     def _settled(self, mode: Mode, agents: list[subagents.SubAgent] | None,
@@ -162,8 +164,8 @@ class Reading:
                 raise no_turns(self.file)
         return transcript
 
-    def _source(self, transcript: Transcript) -> dict[str, Any]:
-        return origin.describe(transcript, (), self.facts)
+    def _source(self, transcript: Transcript, named: str | None) -> dict[str, Any]:
+        return origin.describe(transcript, (), self.facts, named)
 
     def _side(self, agent: subagents.SubAgent, mode: Mode) -> Transcript:
         side = self._sides.get(agent.file)

@@ -26,14 +26,13 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping
 from ..errors import BadInput, CtxdagError
 from ..model.validate import Limits
 from ..store.transcripts import IMPORTED
-from . import FORMATS, claude_code, detect, reading_of, side_files, side_text
+from . import FORMATS, Beside, beside, claude_code, detect, reading_of, side_text
 from .document import Plan
 from .jsonl import text_parts, utf8
 from .kept import KeptReading
 from .model import Mode, NotATranscript, Transcript
 from .reading import Reading
 from .spill import opened as spill_file
-from .subagents import SubAgent
 
 STREAM_FROM_BYTES = 4 << 20
 _READ_BYTES = 1 << 20
@@ -137,7 +136,7 @@ def read_as(file: str, format: str | None, strict: bool, read_text: Callable[[st
             digest.update(block)
             size += len(block)
             lines += block.count(b"\n")
-    return format, _fingerprint(digest, size, side_files_of(file, format, read_text)), lines
+    return format, _fingerprint(digest, size, beside(file, format, read_text)), lines
 
 
 def complete_read_as(data: bytes, file: str, format: str | None, strict: bool,
@@ -151,7 +150,7 @@ def complete_read_as(data: bytes, file: str, format: str | None, strict: bool,
             format = detect(utf8(data[:data.find(b"\n") + 1], file), file, strict)
         except NotATranscript:
             return None
-    return format, _hashed([data], file, format, side_files_of(file, format, read_text))
+    return format, _hashed([data], file, format, beside(file, format, read_text))
 
 
 def session_key_of(file: str, tool: str) -> str | None:
@@ -180,7 +179,7 @@ def read(file: str, tool: str, tenant: str, limits: Limits, mode: Mode,
     hashed as they pass (Streamed.begins), for a growth."""
     with _opened(file) as f:
         return _planned(_decoded(_lines(f), file), file, tool, tenant, limits, mode,
-                        lambda reading: side_files(reading, read_text), spill=spill,
+                        lambda: beside(file, tool, read_text), spill=spill,
                         keep=keep, prefix=prefix)
 
 
@@ -193,7 +192,7 @@ def read_on(kept: KeptReading, file: str, tool: str, mode: Mode,
     with _opened(file) as f:
         return _planned(_decoded(_cut_at(_lines(f), kept.read_to), file), file, tool,
                         kept.reading.tenant, kept.reading.limits, mode,
-                        lambda reading: side_files(reading, read_text), prefix=prefix,
+                        lambda: beside(file, tool, read_text), prefix=prefix,
                         kept=kept)
 
 
@@ -206,7 +205,7 @@ def read_complete(data: bytes, file: str, tool: str, tenant: str, limits: Limits
     the rows are kept in the Reading's memo as they are built, for the file's next growth
     to take. `prefix` as for `read`."""
     return _planned(_decoded(_lines(io.BytesIO(data)), file), file, tool, tenant, limits,
-                    mode, lambda reading: side_files(reading, read_text), settle, keep_rows,
+                    mode, lambda: beside(file, tool, read_text), settle, keep_rows,
                     spill=True, prefix=prefix)
 
 
@@ -219,7 +218,7 @@ def read_given(text: str, file: str, format: str | None, tenant: str, limits: Li
     if tool not in FORMATS:
         reading_of(text, file, tool, tenant, limits, mode.strict)  # BadInput naming them
     return _planned(((part, part.encode("utf-8")) for part in text_parts(text)), file, tool,
-                    tenant, limits, mode, lambda reading: [], spill=spill, keep=keep)
+                    tenant, limits, mode, lambda: Beside([]), spill=spill, keep=keep)
 
 
 def given_read_as(text: str, file: str, format: str | None, strict: bool
@@ -227,17 +226,19 @@ def given_read_as(text: str, file: str, format: str | None, strict: bool
     """`read_as` of a text given whole: its format and fingerprint (a text has no side
     files), hashed a part at a time."""
     tool = format or detect(text, file, strict)
-    return tool, _hashed((part.encode("utf-8") for part in text_parts(text)), file, tool, [])
+    return tool, _hashed((part.encode("utf-8") for part in text_parts(text)), file, tool,
+                         Beside([]))
 
 
 def _planned(parts: Iterator[tuple[str, bytes]], file: str, tool: str, tenant: str,
              limits: Limits, mode: Mode,
-             agents_of: Callable[[Reading], list[SubAgent]],
+             beside_of: Callable[[], Beside],
              settle: Callable[[Transcript], Transcript] | None = None,
              keep_rows: bool = False, spill: bool = False, keep: bool = True,
              prefix: int | None = None, kept: KeptReading | None = None) -> Streamed | None:
     """A Reading fed `parts` ((text, its bytes) each, ending at a line's end but the last),
-    their bytes hashed, and its document planned (`settle` and `keep_rows`: Reading.plan's;
+    their bytes hashed, and its document planned with what `beside_of` finds beside the
+    file once it is read (`settle` and `keep_rows`: Reading.plan's;
     `spill`, `keep` and `prefix`: read's). With `kept`, its reading is fed only the parts
     after its `read_to` bytes (one part ends there), and None is returned when those bytes
     are not what it read."""
@@ -260,11 +261,11 @@ def _planned(parts: Iterator[tuple[str, bytes]], file: str, tool: str, tenant: s
             return None  # not what the reading read: nothing was fed to it
     if kept is not None and read_to < kept.read_to:
         return None
-    agents = agents_of(reading)
-    planned = reading.plan(mode, agents, settle, keep_rows, last=not keep)
+    side = beside_of()
+    planned = reading.plan(mode, side.agents, settle, keep_rows, last=not keep, named=side.named)
     return Streamed(reading if keep else None, planned, mode,
                     {"bytes": read_to, "sha256": complete.hexdigest()},
-                    _fingerprint(whole, offset, agents), read_to == offset,
+                    _fingerprint(whole, offset, side), read_to == offset,
                     settle is not None, None if prefix is None else
                     (prefix, min(prefix, read_to), begun.hexdigest()))
 
@@ -288,31 +289,27 @@ def _decoded(parts: Iterator[bytes], file: str) -> Iterator[tuple[str, bytes]]:
         offset += len(data)
 
 
-def side_files_of(file: str, tool: str, read_text: Callable[[str], str]) -> list[SubAgent]:
-    return side_files(Reading(file, tool, "", Limits()), read_text)
-
-
 def _digest(file: str, tool: str) -> Any:
     """fingerprint's hash, before the file's bytes."""
     return hashlib.sha256(f"{file}\0{tool}\0".encode("utf-8"))
 
 
-def _hashed(parts: Iterable[bytes], file: str, tool: str, agents: list[SubAgent]
-            ) -> dict[str, Any]:
+def _hashed(parts: Iterable[bytes], file: str, tool: str, side: Beside) -> dict[str, Any]:
     """_fingerprint of a file's bytes `parts`, hashed one after another."""
     digest, size = _digest(file, tool), 0
     for data in parts:
         digest.update(data)
         size += len(data)
-    return _fingerprint(digest, size, agents)
+    return _fingerprint(digest, size, side)
 
 
-def _fingerprint(digest: Any, size: int, agents: list[SubAgent]) -> dict[str, Any]:
-    """source_fingerprint's of a file hashed into `digest` (`size` bytes) and the sub-agent
-    files read with it."""
-    side = side_text(agents).encode("utf-8")
-    digest.update(side)
-    return {"source_bytes": size + len(side), "source_prefix_sha256": digest.hexdigest()}
+def _fingerprint(digest: Any, size: int, side: Beside) -> dict[str, Any]:
+    """source_fingerprint's of a file hashed into `digest` (`size` bytes) and what is read
+    with it (`side`)."""
+    beside_text = side_text(side).encode("utf-8")
+    digest.update(beside_text)
+    return {"source_bytes": size + len(beside_text),
+            "source_prefix_sha256": digest.hexdigest()}
 
 
 def _lines(f: BinaryIO) -> Iterator[bytes]:

@@ -7,15 +7,16 @@ Claude Code keeps `~/.claude/projects/<project>/<session>.jsonl` with its sub-ag
 rollout-….jsonl`. So a folder's `*.jsonl` files at any depth are its transcripts, in path
 order, but for the files under a `subagents` folder and the sub-agent files an older Claude
 Code kept beside its sessions (`agent-….jsonl`, compaction helpers included), which are no
-sessions of their own. Which tool wrote a file its first line says (`detect`).
+sessions of their own, and Codex's index of its threads' names (codex_names.py), read with
+its rollouts. Which tool wrote a file its first line says (`detect`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
-from ..errors import BadInput
+from ..model.validate import moment
+from .codex_names import INDEX
 from .subagents import PREFIX
 
 SUFFIX = ".jsonl"
@@ -34,11 +35,7 @@ class Found:
 
 def since(text: str) -> float:
     """`--since`'s DATE (ISO 8601; local time unless it names a zone) as a Unix time."""
-    try:
-        return datetime.fromisoformat(text).timestamp()
-    except ValueError:
-        raise BadInput(f"--since must be an ISO 8601 date or time (2026-01-31, "
-                       f"2026-01-31T08:00), not {text!r}") from None
+    return moment(text, "--since").timestamp()
 
 
 def transcript_files(paths: list[str], after: float | None = None) -> Found:
@@ -52,7 +49,7 @@ def transcript_files(paths: list[str], after: float | None = None) -> Found:
                 older += 1
             continue
         for file in sorted(path.rglob(f"*{SUFFIX}")):
-            if not file.is_file():
+            if not file.is_file() or _codex_index(file):
                 continue
             if side_file(file.relative_to(path)):
                 side_files += 1
@@ -65,6 +62,10 @@ def transcript_files(paths: list[str], after: float | None = None) -> Found:
 
 def side_file(relative: Path) -> bool:
     return SIDE_FOLDER in relative.parts[:-1] or relative.name.startswith(PREFIX)
+
+
+def _codex_index(file: Path) -> bool:
+    return file.name == INDEX and (file.parent / "sessions").is_dir()
 
 
 def changed_at(file: Path) -> float:

@@ -26,7 +26,7 @@ from service.search.find import search
 from service.store.ledger import Ledger
 from service.store import pending_imports, records, transcript_growth, transcript_parts
 from service.store.transcript_growth import grow_in_parts
-from service.transcripts import (batch, detect, document, kept, reading, reading_of,
+from service.transcripts import (Beside, batch, detect, document, kept, reading, reading_of,
                                  source_fingerprint, streamed)
 from service.transcripts import claude_code, jsonl
 from service.transcripts.model import Mode
@@ -644,7 +644,7 @@ def test_a_text_given_whole_is_planned_as_the_file_read_a_part_at_a_time(tmp_pat
         (read.imported, read.read_as, read.complete)
     assert not read.complete and read.imported["bytes"] == len(text.rsplit("\n", 1)[0]) + 1
     assert given.read_as == streamed.given_read_as(text, str(path), None, False)[1] == \
-        source_fingerprint(text, str(path), "claude-code", [])
+        source_fingerprint(text, str(path), "claude-code", Beside([]))
     assert given.header() == read.header()
     assert given.rows(0, given.size) == read.rows(0, read.size)
 

@@ -232,6 +232,19 @@ async def test_the_sessions_command_lists_a_project_or_a_tool_last_active_first(
                   "last_activity_at": "2025-07-03T09:00:08+00:00"}
     with pytest.raises(BadInput):
         await run_command(runtime, "sessions", "--tool", " ")
+    assert await run_command(runtime, "sessions", "--since", "2025-08-01T00:00Z",
+                             "--until", "2026-01-01") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[2] for line in lines[1:]] == ["codex"]
+    with pytest.raises(BadInput) as refused:
+        await run_command(runtime, "sessions", "--until", "last week")
+    assert refused.value.message == ("--until must be an ISO 8601 date or time (2026-01-31, "
+                                     "2026-01-31T08:00), not 'last week'")
+    deep = await ledger.sessions.create(
+        "Storefront", project="/home/dev/projects/clients/acme/storefront-webapp")
+    assert await run_command(runtime, "sessions", "--first", "1") == 0
+    listed = capsys.readouterr().out.splitlines()[1]
+    assert listed.endswith(f"  …/clients/acme/storefront-webapp  {deep.id}  Storefront")
 
 
 async def test_a_file_posted_without_a_name_lists_no_source_file(api):

@@ -145,8 +145,8 @@ def test_sub_agent_files_are_parsed_on_from_where_they_stopped():
 
 
 def _agents(reading, texts):
-    from service.transcripts import side_files
-    return side_files(reading, texts.__getitem__)
+    from service.transcripts import beside
+    return beside(reading.file, reading.tool, texts.__getitem__).agents
 
 
 def _turns(document):
