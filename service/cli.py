@@ -202,8 +202,8 @@ async def _render(runtime: Runtime, args: argparse.Namespace) -> int:
           + f": {len(view.nodes)} nodes, ~{view.tokens} tokens"
           + (f", summary {view.summary_id} stands in for its segment" if view.summary_id else ""))
     for position, node in enumerate(view.nodes):
-        text = " ".join(node.content.split())
-        label = f"[{labels[node.id]}] " if node.id in labels else ""
+        text = _line(node.content)
+        label = f"[{_line(labels[node.id])}] " if node.id in labels else ""
         print(f"{position:4d}  {node.id}  {node.role.value:9s}  {label}{text[:80]}")
     return 0
 
@@ -214,8 +214,8 @@ async def _branches(runtime: Runtime, args: argparse.Namespace) -> int:
           "+ HEAD lies on the branch)")
     for branch in branches:
         mark = "*" if branch.is_head else "+" if branch.holds_head else " "
-        text = " ".join(branch.tip.content.split())
-        print(f"{mark} {branch.name or '-':24.24s}  {branch.tip.id}  {branch.length:5d} nodes  "
+        text = _line(branch.tip.content)
+        print(f"{mark} {_line(branch.name or '-'):24.24s}  {branch.tip.id}  {branch.length:5d} nodes  "
               f"{'summary ' + branch.summary_id if branch.summary_id else 'verbatim':44s}  "
               f"{text[:40]}")
     return 0
@@ -242,7 +242,7 @@ async def _search(runtime: Runtime, args: argparse.Namespace) -> int:
     for hit in page.hits:
         p = hit.placement
         state = p.state.value + (f" by {p.summary_id}" if p.summary_id else "")
-        title = (hit.session_title or "Untitled session")[:24]
+        title = _line(hit.session_title or "Untitled session")[:24]
         print(f"{hit.score:6.2f}  {state:48.48s}  {title:24s}  {hit.node.id}  "
               f"{hit.node.role.value:9s}  {_marked(hit)}")
     return 0
@@ -264,8 +264,21 @@ async def _sessions(runtime: Runtime, args: argparse.Namespace) -> int:
     print(f"{len(page.items)} sessions" + (" (more: --first)" if page.has_next else ""))
     for s in page.items:
         print(f"{s.last_activity_at:%Y-%m-%d %H:%M}  {s.tool or 'ctxdag':11s}  "
-              f"{_tail(s.project or '-', 32):32s}  {s.id}  {s.title or 'Untitled session'}")
+              f"{_tail(_line(s.project or '-'), 32):32s}  {s.id}  "
+              f"{_line(s.title or 'Untitled session')}")
     return 0
+
+
+def _line(text: str) -> str:
+    """Stored text on one line of a terminal: its whitespace runs one space, and the control
+    characters a tool's output holds (a test runner's colours: ESC [31m) shown as their
+    Unicode pictures (␛), not sent to the terminal."""
+    return " ".join(text.split()).translate(_PICTURES)
+
+
+# C0 controls and DEL as U+2400…U+2421, C1 controls as U+FFFD.
+_PICTURES = {**{c: 0x2400 + c for c in range(0x20)}, 0x7F: 0x2421,
+             **{c: 0xFFFD for c in range(0x80, 0xA0)}}
 
 
 def _tail(text: str, width: int) -> str:
@@ -279,7 +292,7 @@ def _marked(hit) -> str:
     for start, end in hit.snippet.highlights:
         out += [text[at:start], "[[", text[start:end], "]]"]
         at = end
-    return " ".join("".join(out + [text[at:]]).split())
+    return _line("".join(out + [text[at:]]))
 
 
 async def _trace(runtime: Runtime, args: argparse.Namespace) -> int:
@@ -293,7 +306,7 @@ async def _trace(runtime: Runtime, args: argparse.Namespace) -> int:
           + (f", error {call.error}" if call.error else ""))
     print(f"{'pos':>4}  {'node':36}  {'role':9}  {'tokens':>6}  content")
     for position, node in enumerate(replayed.nodes):
-        text = " ".join(node.content.split())
+        text = _line(node.content)
         flag = _flags(node)
         print(f"{position:4d}  {node.id:36}  {node.role.value:9}  {node.tokens:6d}  "
               f"{text[:60]}{flag}")
@@ -320,7 +333,7 @@ async def _diff(runtime: Runtime, args: argparse.Namespace) -> int:
     for mark, ids in (("+", diff.added), ("-", diff.dropped), ("~", diff.moved)):
         for node_id in ids:
             node = nodes[node_id]
-            text = " ".join(node.content.split())
+            text = _line(node.content)
             print(f"{mark} {node.id:36}  {node.role.value:9}  {text[:60]}{_flags(node)}")
     return 0
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import CtxdagError
+from .origin import whole
 
 INDEX = "session_index.jsonl"
 _ROLLOUT = re.compile(r"rollout-.+-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
@@ -72,7 +73,8 @@ def _names(index: Path, read_text: Callable[[str], str]) -> dict[str, str]:
         if not isinstance(entry, dict):
             continue
         thread, name = entry.get("id"), entry.get("thread_name")
-        if isinstance(thread, str) and isinstance(name, str) and name.strip():
+        if isinstance(thread, str) and isinstance(name, str) and name.strip() \
+                and whole(name) == name:  # Codex reads no lone surrogate either
             names[thread.lower()] = name.strip()
     _last = (key, names)
     return names

@@ -46,12 +46,23 @@ class Facts:
     thread: str | None = None  # the first session_meta's id (Codex): the rollout's own thread
 
     def model(self, name: Any) -> None:
-        if isinstance(name, str) and name.strip() and name not in self.models:
-            self.models.append(name)
+        if isinstance(name, str) and name.strip() and whole(name) not in self.models:
+            self.models.append(whole(name))
 
 
 def _text(value: Any) -> str | None:
-    return value.strip() if isinstance(value, str) and value.strip() else None
+    return whole(value.strip()) if isinstance(value, str) and value.strip() else None
+
+
+# Half a UTF-16 surrogate pair, which JSON may spell alone ("\ud83d": a JavaScript tool's
+# text cut inside an emoji) and no store takes: a fact shows the replacement character
+# in its place, where a block holding one is degraded.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def whole(text: str) -> str:
+    """`text` with each lone surrogate replaced by U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def claude_code(lines: Lines, facts: Facts | None = None) -> Facts:
@@ -148,7 +159,7 @@ def describe(transcript: Transcript, lines: Lines, facts: Facts | None = None,
 
 
 def _own_title(text: str | None) -> str | None:
-    flat = " ".join(text.split()) if text else ""
+    flat = " ".join(whole(text).split()) if text else ""
     return flat[:MAX_TITLE_LENGTH] or None
 
 
@@ -197,7 +208,7 @@ def _command(text: str) -> str | None:
 def clipped(text: str | None) -> str | None:
     if not text:
         return None
-    flat = " ".join(text.split())
+    flat = " ".join(whole(text).split())
     return flat if len(flat) <= TITLE_LENGTH else flat[:TITLE_LENGTH - 1] + "…"
 
 

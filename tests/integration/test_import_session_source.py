@@ -110,3 +110,26 @@ async def test_growth_moves_the_last_time_and_keeps_a_title_the_user_set(api):
 async def test_a_native_session_has_no_source(api):
     made = await api.client("mutation { createSession(title: \"mine\") { id source { tool } } }")
     assert made["createSession"]["source"] is None
+
+
+async def test_a_lone_surrogate_in_a_title_or_fact_is_replaced_not_fatal(api):
+    # JSON may spell half a surrogate pair alone (a JavaScript tool's text cut inside an
+    # emoji): its block is degraded, and the title and facts made of it show U+FFFD.
+    text = (line(type="session", version=3, id="5e1f-lone", timestamp="2026-03-24T20:26:12Z",
+                 cwd="/work/caf\\ud83d")
+            + line(type="model_change", id="c1", parentId=None,
+                   timestamp="2026-03-24T20:26:12.500Z", provider="anthropic",
+                   modelId="claude-\\udc00")
+            + line(type="message", id="m1", parentId="c1", timestamp="2026-03-24T20:26:13Z",
+                   message={"role": "user", "content": "Fix the \\ud83d bug", "timestamp": 1}))
+    text = text.replace("\\\\u", "\\u")  # the escapes as the file spells them
+    first = await imported(api, text, "lone.jsonl")
+    assert first["outcome"] == "NEW"
+    assert first["session"]["title"] == "Fix the \ufffd bug"
+    assert (first["session"]["source"]["cwd"], first["session"]["source"]["project"],
+            first["session"]["source"]["models"]) == \
+        ("/work/caf\ufffd", "caf\ufffd", ["claude-\ufffd"])
+    named = text + line(type="session_info", id="n1", parentId="m1",
+                        timestamp="2026-03-24T20:26:14Z", name="Caf\\udc00").replace("\\\\u", "\\u")
+    again = await imported(api, named, "lone.jsonl")
+    assert again["session"]["title"] == "Caf\ufffd"

@@ -245,6 +245,11 @@ async def test_the_sessions_command_lists_a_project_or_a_tool_last_active_first(
     assert await run_command(runtime, "sessions", "--first", "1") == 0
     listed = capsys.readouterr().out.splitlines()[1]
     assert listed.endswith(f"  …/clients/acme/storefront-webapp  {deep.id}  Storefront")
+    # A title holding a terminal's control characters is printed with their pictures.
+    loud = await ledger.sessions.create("Red \x1b[31malert\x00\x9b", project="/w\x07")
+    assert await run_command(runtime, "sessions", "--first", "1") == 0
+    listed = capsys.readouterr().out.splitlines()[1]
+    assert listed.endswith(f"  {'/w␇':32s}  {loud.id}  Red ␛[31malert␀\ufffd")
 
 
 async def test_a_file_posted_without_a_name_lists_no_source_file(api):

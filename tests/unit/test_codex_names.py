@@ -63,6 +63,13 @@ def test_the_newest_name_of_the_thread_wins_and_other_lines_are_passed_over(tmp_
     assert codex_names.name_of(str(file), None) is None  # a text given: nothing beside it
 
 
+def test_a_name_codex_cannot_read_is_passed_over(tmp_path):
+    file = rollout_in(tmp_path)
+    (tmp_path / codex_names.INDEX).write_text(
+        entry(THREAD, "Kite") + entry(THREAD, "Kite \ud83d"))  # written as JSON spells it
+    assert codex_names.name_of(str(file), read) == "Kite"
+
+
 def test_a_home_without_an_index_or_with_an_unreadable_one_names_nothing(tmp_path):
     file = rollout_in(tmp_path)
     assert codex_names.name_of(str(file), read) is None
