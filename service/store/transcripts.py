@@ -560,7 +560,7 @@ def mapping_digest(row: dict[str, Any]) -> str:
     compares), kept on the node as DIGEST: a grown file's row with another digest is a
     node it maps otherwise, found without reading the stored node back."""
     text = _MAPPING_TEXT.encode(_mapping(row))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 # json.dumps(…, sort_keys=True, ensure_ascii=False, separators=(",", ":")), made once (a

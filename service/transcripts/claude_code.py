@@ -131,7 +131,8 @@ class _Reader:
     def take(self, line: int, entry: dict[str, Any]) -> None:
         kind = entry["type"]
         if kind in BOOKKEEPING:
-            if kind == "last-prompt" and entry.get("leafUuid") in self.node_of:
+            leaf = entry.get("leafUuid")
+            if kind == "last-prompt" and isinstance(leaf, str) and leaf in self.node_of:
                 self.last = entry["leafUuid"]  # the newest of it and the chain records wins
             for key in ("customTitle", "aiTitle"):
                 if isinstance(entry.get(key), str) and entry[key].strip():
@@ -186,7 +187,7 @@ class _Reader:
         parent_uuid = entry["parentUuid"]
         if parent_uuid is None:
             return _ROOT
-        if parent_uuid not in self.node_of:
+        if not isinstance(parent_uuid, str) or parent_uuid not in self.node_of:
             self.mode.degrade(self.file, line, DegradedKind.DETACHED,
                               f"parentUuid {parent_uuid!r} names no earlier entry")
             return self.node_of[before] if before else _ROOT
@@ -222,7 +223,8 @@ class _Reader:
 
     def _summary(self, line: int, uuid: str, entry: dict[str, Any], parent: int) -> None:
         boundary, self.boundary = self.boundary or {"uuid": None, "meta": {}}, None
-        text = _text_of(entry.get("message", {}).get("content"))
+        message = entry.get("message")
+        text = _text_of(message.get("content") if isinstance(message, dict) else None)
         kept, self.kept = _Kept.of(boundary["meta"].get("preservedSegment"), uuid), None
         last_covered = compacted_head = parent
         if kept is not None:

@@ -171,7 +171,9 @@ class _Reader:
 
     def _item(self, line: int, item: dict[str, Any], entry: str | None = None) -> None:
         kind, entry = item.get("type"), entry or f"line{line}"
-        if kind == "message":
+        if not isinstance(kind, str):
+            self._unmapped(str(kind))
+        elif kind == "message":
             self._message(line, entry, item)
         elif kind == "reasoning":
             self.reasoning.append((entry, _reasoning(item)))
@@ -315,7 +317,7 @@ class _Reader:
             self._item(line, item, f"{entry}.{index}")
         not_rendered, self.replaying = self.replaying["not_rendered"], None
         self.open, self.reasoning = False, []
-        summary = {"kind": "remote" if any(i.get("type") in COMPACTION_ITEMS for i in history)
+        summary = {"kind": "remote" if any(_type(i) in COMPACTION_ITEMS for i in history)
                    else "local", "replacement_history": len(history),
                    **({"holds_item": 1} if holds else {})}
         if message.strip() and not any(message.strip() in t for t in _texts(history)):
@@ -340,14 +342,14 @@ class _Reader:
     def _answers_awaited(self, entry: dict[str, Any]) -> bool:
         item = entry.get("payload")
         return entry.get("type") == "response_item" and isinstance(item, dict) \
-            and item.get("type") in OUTPUTS \
+            and _type(item) in OUTPUTS \
             and tool_use_id(str(item.get("call_id"))) in self._awaited()
 
     def _calling(self, entry: dict[str, Any]) -> bool:
         """An item of the calling message itself: its response goes on before any output."""
         item = entry.get("payload")
         return entry.get("type") == "response_item" and isinstance(item, dict) \
-            and self.open and (item.get("type") in CALLS or item.get("type") == "reasoning"
+            and self.open and (_type(item) in CALLS or item.get("type") == "reasoning"
                                or (item.get("type") == "message"
                                    and item.get("role") == "assistant"))
 
@@ -519,11 +521,21 @@ def _output(output: Any, file: str, line: int) -> dict[str, Any]:
     raise bad_line(file, line, "a tool output is neither text nor a list of items")
 
 
+def _type(item: Any) -> str | None:
+    """An item's `type` when it is text (a set is asked whether it holds it)."""
+    kind = item.get("type") if isinstance(item, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _reasoning(item: dict[str, Any]) -> dict[str, Any]:
     kept: dict[str, Any] = {
-        "summary": [s.get("text") for s in item.get("summary") or [] if isinstance(s, dict)]}
+        "summary": [s.get("text") for s in _list(item.get("summary")) if isinstance(s, dict)]}
     if item.get("content"):
-        kept["content"] = [c.get("text") for c in item["content"] if isinstance(c, dict)]
+        kept["content"] = [c.get("text") for c in _list(item["content"]) if isinstance(c, dict)]
     if item.get("encrypted_content"):
         kept["encrypted_content"] = item["encrypted_content"]
     return kept
@@ -551,13 +563,13 @@ def _within_budget(kept: list[dict[str, Any]], adding: list[dict[str, Any]]
 def _standing_in(item: dict[str, Any]) -> bool:
     """Whether a replacement history's first item is one a summary can hold: a message
     or a compaction item (a call or an output has to be a turn of its own)."""
-    return item.get("type") == "message" or item.get("type") in COMPACTION_ITEMS
+    return item.get("type") == "message" or _type(item) in COMPACTION_ITEMS
 
 
 def _stand_in(item: dict[str, Any], file: str, line: int) -> tuple[str, dict[str, Any]]:
     """The summary's text and metadata for the item it holds: a message's text (its role
     kept; a summary holds no images), or a compaction item's mention."""
-    if item.get("type") in COMPACTION_ITEMS:
+    if _type(item) in COMPACTION_ITEMS:
         return _compaction_item(item)
     blocks = _content(item.get("content"), file, line)
     meta: dict[str, Any] = {"role": item.get("role")}

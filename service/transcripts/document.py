@@ -357,7 +357,8 @@ def _tools(named: NamedTools | None, file: str, mode: Mode) -> tuple[str, str] |
         names.add(tool.name)
         taken.append(tool)
     text = tools_json(taken)
-    return None if text is None else (text, hashlib.sha256(text.encode("utf-8")).hexdigest())
+    return None if text is None else (
+        text, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
 
 
 def _turn_row(sid: str, ids: dict[str, str], t: Transcript, turn: Turn,
@@ -506,7 +507,7 @@ def _root(sid: str, nid: str, t: Transcript, limits: Limits,
                      {"source": {"tool": t.tool, "file": t.file,
                                  "note": "the tool records no system prompt"}}, None)
     text, line = t.system.text, t.system.line
-    size = len(text.encode("utf-8"))
+    size = len(text.encode("utf-8", "surrogatepass"))
     if size > limits.max_content_bytes:
         raise bad_line(t.file, line, f"the system prompt is {size} bytes; the limit is "
                        f"{limits.max_content_bytes} bytes")

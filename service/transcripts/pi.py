@@ -101,7 +101,8 @@ class Parsing:
         parent_key = previous if legacy else entry.get("parentId")
         if not isinstance(key, str) or not key:
             raise bad_line(file, line, f"a {kind} entry without an id")
-        if parent_key is not None and parent_key not in node_of:
+        if parent_key is not None and (not isinstance(parent_key, str)
+                                       or parent_key not in node_of):
             raise bad_line(file, line, f"parentId {parent_key!r} names no earlier entry")
         self.previous = key
         at = self.at = timestamp(entry.get("timestamp"), self.at, file, line)
@@ -109,7 +110,7 @@ class Parsing:
 
         def add(role: str, blocks: list[dict], meta: dict | None = None) -> None:
             meta = meta or {}
-            unsent = role == "assistant" and meta.get("stopReason") in UNSENT_STOPS
+            unsent = role == "assistant" and str(meta.get("stopReason")) in UNSENT_STOPS
             turns.append(_Building(role, parent, line, at, None, blocks, [key], meta,
                                    out_of_context=unsent))
             node_of[key] = len(turns) - 1
@@ -134,7 +135,7 @@ class Parsing:
             kept = entry.get("firstKeptEntryId")
             if legacy and isinstance(entry.get("firstKeptEntryIndex"), int):
                 kept = f"line{entry['firstKeptEntryIndex'] + 1}"  # the header is index 0
-            if kept in node_of:
+            if isinstance(kept, str) and kept in node_of:
                 last = turns[node_of[kept]].parent if kept in self.starts else node_of[kept]
             else:
                 last = parent
@@ -204,8 +205,10 @@ def _message(message: Any, key: str, parent: int, turns: list[_Building],
     elif role == "assistant":
         meta = {k: message[k] for k in ("provider", "model", "stopReason", "errorMessage", "usage")
                 if k in message}
-        blocks = [b for b in (_block(item, meta, file, line)
-                              for item in message.get("content") or []) if b]
+        content = message.get("content") or []
+        if not isinstance(content, list):
+            raise bad_line(file, line, "an assistant message whose content is not a list")
+        blocks = [b for b in (_block(item, meta, file, line) for item in content) if b]
         if blocks:
             add("assistant", blocks, meta)
         else:
