@@ -97,9 +97,9 @@ def reading_of(text: str, file: str, format: str | None, tenant: str, limits: Li
 
 
 class Beside(NamedTuple):
-    """What the read of a session file of `tool` takes from beside it: the sub-agent files
-    of a Claude Code session (subagents.py), the name Codex's index gives a rollout's
-    thread (codex_names.py)."""
+    """What the read of a session file takes from beside it: the sub-agent files of a
+    Claude Code session (subagents.py), the name Codex's index gives a rollout's thread
+    (codex_names.py)."""
 
     agents: list[subagents.SubAgent]
     named: str | None = None

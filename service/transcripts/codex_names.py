@@ -74,7 +74,7 @@ def _names(index: Path, read_text: Callable[[str], str]) -> dict[str, str]:
             continue
         thread, name = entry.get("id"), entry.get("thread_name")
         if isinstance(thread, str) and isinstance(name, str) and name.strip() \
-                and whole(name) == name:  # Codex reads no lone surrogate either
+                and whole(name) == name:  # no lone surrogate: Codex's reader refuses one
             names[thread.lower()] = name.strip()
     _last = (key, names)
     return names

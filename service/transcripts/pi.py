@@ -110,7 +110,8 @@ class Parsing:
 
         def add(role: str, blocks: list[dict], meta: dict | None = None) -> None:
             meta = meta or {}
-            unsent = role == "assistant" and str(meta.get("stopReason")) in UNSENT_STOPS
+            stop = meta.get("stopReason")
+            unsent = role == "assistant" and isinstance(stop, str) and stop in UNSENT_STOPS
             turns.append(_Building(role, parent, line, at, None, blocks, [key], meta,
                                    out_of_context=unsent))
             node_of[key] = len(turns) - 1
