@@ -123,12 +123,14 @@ async def _follow_transcript(ledger: Any, args: argparse.Namespace,
 
     from .transcripts.batch import imported
     from .transcripts.follow import follow, follow_folder
+    from .transcripts.walk import named_in_text
 
     if len(args.files) != 1 or args.files[0] == "-":
         raise BadInput("--follow takes one FILE or DIR (not stdin)")
     if not (args.poll > 0 and args.settle >= 0):
         raise BadInput("--poll must be above 0 seconds and --settle at least 0")
     path, stop = args.files[0], asyncio.Event()
+    named_in_text(path)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)

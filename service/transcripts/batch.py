@@ -31,11 +31,11 @@ from ..store.transcripts import (Stored, first_import_check, known_if_imported,
                                  stored_unchanged)
 from . import document_of, new_in_parts, reading_of, streamed, unchanged
 from .kept import KeptReading, Shelf, kept_of, packed, recent
-from .model import Degraded, Mode, NoTurns, NotATranscript
+from .model import Degraded, Mode, NoTurns, NotATranscript, import_failed
 from .progress import Progress
 from .reading import Reading
 from .streamed import Streamed, streams
-from .walk import Found, transcript_files
+from .walk import Found, named_in_text, transcript_files
 
 DEGRADED_SHOWN = 10  # entries listed one by one; the rest are counted
 
@@ -128,6 +128,7 @@ async def ready(ledger: Ledger, file: str, format: str | None, strict: bool,
     with)."""
     prepared = Ready(file, mode if mode is not None else Mode(strict))
     try:
+        named_in_text(file)
         if given is None and read_text is not None and streams(file):
             if shelf is not None and shelf.holds(file, strict):
                 if await _ready_kept(ledger, prepared, format, read_text, shelf):
@@ -158,6 +159,8 @@ async def ready(ledger: Ledger, file: str, format: str | None, strict: bool,
                                                        ledger.limits)
     except CtxdagError as e:
         prepared.error = e
+    except Exception as e:  # a fault of the importer's: the walk goes on with the next file
+        prepared.error = import_failed(file, e)
     return prepared
 
 
@@ -203,8 +206,12 @@ async def _ready_kept(ledger: Ledger, prepared: Ready, format: str | None,
     stored, imported = await stored_import(ledger.db, ledger.tenant, kept.known.session_id)
     if not stored or imported is None:
         return False
-    planned = await asyncio.to_thread(streamed.read_on, kept, file, tool, mode, read_text,
-                                      imported["bytes"])
+    try:
+        planned = await asyncio.to_thread(streamed.read_on, kept, file, tool, mode, read_text,
+                                          imported["bytes"])
+    except Exception:
+        shelf.drop(file, mode.strict)  # the reading is unusable now: read the file again
+        raise
     if planned is None:
         shelf.drop(file, mode.strict)
         return False
@@ -282,7 +289,7 @@ def _parsed(prepared: Ready, ledger: Ledger, format: str | None,
             kept.reading.feed(gained)
             prepared.reading, prepared.kept = kept.reading, kept
             return document_of(kept.reading, text, read_text, prepared.mode)
-        except CtxdagError:
+        except Exception:
             shelf.drop(file, strict)  # the reading is unusable now: read the file again
             raise
     prepared.reading = reading_of(text, file, format, ledger.tenant, ledger.limits, strict)
@@ -308,6 +315,9 @@ async def _import_one(ledger: Ledger, prepared: Ready, named: bool, tally: Tally
     except CtxdagError as e:
         tally.failed += 1
         return [(f"error: {e}", True)], prepared.lines
+    except Exception as e:  # a fault of the importer's (what it wrote is cleared): go on
+        tally.failed += 1
+        return [(f"error: {import_failed(file, e)}", True)], prepared.lines
     tally.stored(stored)
     tally.degraded += len(mode.degraded)
     return ([(imported(file, stored), False)]

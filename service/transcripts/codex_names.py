@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
@@ -22,8 +23,8 @@ INDEX = "session_index.jsonl"
 _ROLLOUT = re.compile(r"rollout-.+-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
                       r"\.jsonl", re.IGNORECASE)
 # The index last read, by its path, size and modification time: a folder's rollouts are
-# named from one read of it.
-_last: tuple[tuple[str, int, int], dict[str, str]] | None = None
+# named from one read of it. Each thread's name, and when it was given (Unix time).
+_last: tuple[tuple[str, int, int], dict[str, tuple[str, float]]] | None = None
 
 
 def index_of(file: str) -> Path | None:
@@ -46,12 +47,25 @@ def name_of(file: str, read_text: Callable[[str], str] | None) -> str | None:
     index = index_of(file) if read_text is not None else None
     if index is None:
         return None
+    named = _named(index, file, read_text)
+    return None if named is None else named[0]
+
+
+def named_at(file: str, read_text: Callable[[str], str]) -> float | None:
+    """When the index last named the thread of rollout `file` (Unix time: the entry's
+    `updated_at`, else when the index was last written); None when it names it not."""
+    index = index_of(file)
+    named = None if index is None else _named(index, file, read_text)
+    return None if named is None else named[1]
+
+
+def _named(index: Path, file: str, read_text: Callable[[str], str]) -> tuple[str, float] | None:
     match = _ROLLOUT.fullmatch(Path(file).name)
-    assert match is not None and read_text is not None
+    assert match is not None
     return _names(index, read_text).get(match.group(1).lower())
 
 
-def _names(index: Path, read_text: Callable[[str], str]) -> dict[str, str]:
+def _names(index: Path, read_text: Callable[[str], str]) -> dict[str, tuple[str, float]]:
     global _last
     try:
         stat = index.stat()
@@ -64,7 +78,7 @@ def _names(index: Path, read_text: Callable[[str], str]) -> dict[str, str]:
         text = read_text(str(index))
     except (OSError, ValueError, CtxdagError):
         return {}  # unreadable: the threads keep the titles their prompts give them
-    names: dict[str, str] = {}
+    names: dict[str, tuple[str, float]] = {}
     for line in text.splitlines():
         try:
             entry = json.loads(line)
@@ -75,6 +89,15 @@ def _names(index: Path, read_text: Callable[[str], str]) -> dict[str, str]:
         thread, name = entry.get("id"), entry.get("thread_name")
         if isinstance(thread, str) and isinstance(name, str) and name.strip() \
                 and whole(name) == name:  # no lone surrogate: Codex's reader refuses one
-            names[thread.lower()] = name.strip()
+            names[thread.lower()] = (name.strip(), _time(entry.get("updated_at"), stat.st_mtime))
     _last = (key, names)
     return names
+
+
+def _time(value: object, otherwise: float) -> float:
+    """An RFC 3339 time as Unix time; `otherwise` when it is none."""
+    try:
+        at = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        at = None
+    return otherwise if at is None or at.tzinfo is None else at.timestamp()

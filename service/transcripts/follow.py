@@ -37,11 +37,11 @@ from ..store.transcripts import CONTENT, GROWTH_STATEMENTS, IMPORTED, Known, Sto
     store_known
 from . import beside, claude_code, codex_names, new_in_parts, reading_of, streamed, subagents, \
     unchanged
-from .model import ROOT_KEY, Mode, NotATranscript, NoTurns, Transcript, Turn
+from .model import ROOT_KEY, Mode, NotATranscript, NoTurns, Transcript, Turn, import_failed
 from .streamed import STREAM_FROM_BYTES
 from .jsonl import utf8
 from .reading import Reading
-from .walk import transcript_files
+from .walk import named_in_text, transcript_files
 
 
 def without_open_tail(transcript: Transcript, quiet: bool) -> Transcript:
@@ -221,7 +221,7 @@ class Follower:
                 self.reading.feed(text)
                 self._read(complete, stat.st_ino)
             stored = await self._store(quiet, None if appended else text)
-        except CtxdagError:
+        except Exception:
             self.reading, self.known = None, None  # read again whole once the file changes
             self.settled = True  # tried again once the file changes
             raise
@@ -350,6 +350,7 @@ async def follow(ledger: Ledger, file: str, format: str | None, stop: asyncio.Ev
                  settle: float = 2.0, strict: bool = False) -> Stored | None:
     """Imports `file` as it grows until `stop` is set; the last import's result. (What
     it degrades is not listed.)"""
+    named_in_text(file)
     follower = Follower(ledger, file, format, strict)
     async with _growth_planned(ledger):
         while not stop.is_set():
@@ -382,9 +383,16 @@ async def _follow_files(ledger: Ledger, folder: str, format: str | None, stop: a
                         failed: Callable[[str, CtxdagError], None],
                         followers: dict[str, Follower], after: float | None, interval: float,
                         settle: float, strict: bool) -> None:
+    refused: set[str] = set()  # files named in no text, told once
     while not stop.is_set():
         for file in transcript_files([folder], after).files:
-            if file not in followers:
+            if file not in followers and file not in refused:
+                try:
+                    named_in_text(file)
+                except BadInput as e:
+                    refused.add(file)
+                    failed(file, e)
+                    continue
                 followers[file] = Follower(ledger, file, format, strict, KEPT_IDLE)
         for file, follower in list(followers.items()):
             if stop.is_set():
@@ -393,10 +401,10 @@ async def _follow_files(ledger: Ledger, folder: str, format: str | None, stop: a
                 stored = await follower.poll(settle)
             except NotATranscript:
                 continue  # of something else (tried again when it changes)
-            except CtxdagError as e:
+            except Exception as e:  # a fault of the importer's too: it goes on with the others
                 if not Path(file).exists():
                     del followers[file]  # removed by its tool: nothing more to follow
-                failed(file, e)
+                failed(file, e if isinstance(e, CtxdagError) else import_failed(file, e))
                 continue
             if stored is not None:
                 report(file, stored)

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+import traceback
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
+from pathlib import PurePath
 from typing import Any
 
-from ..errors import BadInput
+from ..errors import BadInput, CtxdagError
 
 ROOT_KEY = "root"  # the ROOT node's key: no tool records a system prompt entry
 # What a turn's content set aside on disk is (spill.py), which its Turn and Building then
@@ -237,6 +239,20 @@ class NoTurns(BadInput):
 
 class NotATranscript(BadInput):
     """A file of no format read (or empty): in a folder, a file of something else."""
+
+
+class ImportFailed(CtxdagError):
+    """A file the importer itself failed on (a fault of its own, not the file's), reported
+    as that file's error so that a walk or a follower goes on with the others."""
+
+
+def import_failed(file: str, error: Exception) -> ImportFailed:
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f", at {PurePath(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    said = str(error)[:200].encode("utf-8", "backslashreplace").decode("utf-8")
+    return ImportFailed(f"{file}: the importer failed on this file ({type(error).__name__}: "
+                        f"{said}{where}); nothing of it was written. This is a fault of "
+                        "ctxdag's: please report it with the file's shape", file=file)
 
 
 def not_a_transcript(file: str, reason: str) -> NotATranscript:

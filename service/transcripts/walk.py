@@ -12,10 +12,13 @@ its rollouts. Which tool wrote a file its first line says (`detect`).
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import BadInput
 from ..model.validate import moment
+from . import codex_names
 from .codex_names import INDEX
 from .subagents import PREFIX
 
@@ -60,6 +63,19 @@ def transcript_files(paths: list[str], after: float | None = None) -> Found:
     return Found(files, side_files, older)
 
 
+def named_in_text(file: str) -> None:
+    """BadInput when the file's path is not UTF-8 (a name its system holds as bytes): a
+    session keeps the path of its source as text, and a follower or the next import must
+    find the file by it."""
+    try:
+        file.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(file).decode("utf-8", "backslashreplace")
+        raise BadInput(f"{shown}: the path is not UTF-8, and a session keeps its source's "
+                       "path as text: rename the file (or its folder) and import it again",
+                       file=shown) from None
+
+
 def side_file(relative: Path) -> bool:
     return SIDE_FOLDER in relative.parts[:-1] or relative.name.startswith(PREFIX)
 
@@ -69,9 +85,17 @@ def _codex_index(file: Path) -> bool:
 
 
 def changed_at(file: Path) -> float:
-    """When a session file last changed: it or, for Claude Code, its sub-agents' files."""
+    """When a session file last changed: it; for Claude Code, its sub-agents' files; for
+    Codex, its thread's name in the index beside it (a thread renamed has a new title)."""
     times = [file.stat().st_mtime]
     side = file.with_suffix("") / SIDE_FOLDER
     if side.is_dir():
         times += [p.stat().st_mtime for p in side.glob(f"*{SUFFIX}")]
+    named = codex_names.named_at(str(file), _utf8_text)
+    if named is not None:
+        times.append(named)
     return max(times)
+
+
+def _utf8_text(file: str) -> str:
+    return Path(file).read_bytes().decode("utf-8")  # ValueError when it is not UTF-8

@@ -112,6 +112,7 @@ async def test_follow_a_folder_takes_new_files_and_growth(neo4j_server, ledger, 
         (project / "empty.jsonl").write_text("")  # just created
         (project / "bad.jsonl").write_text(CLAUDE.read_text().replace('"uuid": "u1"',
                                                                       '"uuid": ""'))
+        (project / os.fsdecode(b"caf\xe9.jsonl")).write_text(CLAUDE.read_text())  # Latin-1
         (project / "later.jsonl").write_text(CLAUDE.read_text())
         await session_exists(ledger, claude_sid)
         with rollout.open("a") as f:
@@ -129,8 +130,10 @@ async def test_follow_a_folder_takes_new_files_and_growth(neo4j_server, ledger, 
     assert said[-1] == f"{tmp_path}: stopped following (2 sessions, {nodes} nodes)"
     assert f"{project / 'later.jsonl'}: imported as session {claude_sid}" in out
     assert await ledger.sessions.count() == 2
-    assert err == (f"error: BAD_INPUT: {project / 'bad.jsonl'}:2: a user entry without a "
-                   "uuid\n")  # once, not at every poll
+    assert sorted(err.splitlines()) == [  # each once, not at every poll
+        f"error: BAD_INPUT: {project / 'bad.jsonl'}:2: a user entry without a uuid",
+        f"error: BAD_INPUT: {project}/caf\\xe9.jsonl: the path is not UTF-8, and a session "
+        "keeps its source's path as text: rename the file (or its folder) and import it again"]
     await assert_sound(ledger, sid)
     await assert_sound(ledger, claude_sid)
 

@@ -29,6 +29,7 @@ from service.store.transcript_growth import grow_in_parts
 from service.transcripts import (Beside, batch, detect, document, kept, reading, reading_of,
                                  source_fingerprint, streamed)
 from service.transcripts import claude_code, jsonl
+from service.transcripts import model
 from service.transcripts.model import Mode
 from service.transcripts.walk import transcript_files
 from tests.integration.helpers import assert_sound, run_cypher
@@ -174,6 +175,38 @@ async def test_a_part_that_fails_leaves_nothing_behind(db, events, tmp_path, in_
     assert status == 0 and "imported as session" in out, err
     (session,) = (await ledger.sessions.list(first=10)).items
     await assert_sound(ledger, session.id)
+
+
+async def test_a_fault_of_the_importer_midway_leaves_nothing_and_the_walk_goes_on(
+        db, events, tmp_path, in_parts, monkeypatch):
+    faulty, other = tmp_path / "a-faulty.jsonl", tmp_path / "b-other.jsonl"
+    faulty.write_text("".join(claude_code_lines(200)))
+    other.write_text("".join(claude_code_lines(40)))
+    ledger = fresh(db, events, "faults")
+    rows = streamed.Streamed.rows
+
+    def failing(self, start, stop):
+        if self.plan.transcript.file == str(faulty) and start >= 30:  # parts were written
+            raise IndexError("a fault of the importer's")
+        return rows(self, start, stop)
+
+    monkeypatch.setattr(streamed.Streamed, "rows", failing)
+    status, out, err = await imported(ledger, [str(tmp_path)])
+    assert status == 1
+    assert err.startswith(f"error: INTERNAL: {faulty}: the importer failed on this file "
+                          "(IndexError: a fault of the importer's, at test_import_in_parts.py:")
+    assert f"{other}: imported as session" in out
+    assert out.splitlines()[-1] == "2 files: 1 new, 0 grown, 0 unchanged, 1 failed"
+    (session,) = (await ledger.sessions.list(first=10)).items
+    assert session.id == model.session_id(ledger.tenant, "claude-code", "b-other")
+    await assert_sound(ledger, session.id)
+    faulty_id = model.session_id(ledger.tenant, "claude-code", "a-faulty")
+    for kind in ("Node", "ToolUse", "PendingImport"):
+        counted = "MATCH (x:%s {session_id: $id}) RETURN count(x) AS n" % kind
+        (row,) = await run_cypher(db, counted, id=faulty_id)
+        assert row["n"] == 0, kind
+        (row,) = await run_cypher(db, counted, id=session.id)  # what the count would see
+        assert row["n"] > 0 or kind == "PendingImport", kind
 
 
 async def test_a_recent_file_imported_in_parts_keeps_its_reading_and_reads_on(

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from service.errors import BadInput
-from service.transcripts import model
+from service.transcripts import batch, model, pi
 from tests.integration.helpers import assert_sound, run_command, runtime_for
 from tests.transcript_trees import FIXTURES, SESSIONS, SIDE_FILES, tool_homes
 
@@ -64,6 +64,56 @@ async def test_a_failing_file_is_reported_and_the_walk_goes_on(ledger, capsys, t
     assert out.splitlines()[-1].startswith(
         f"{SESSIONS + 3} files: {SESSIONS} new, 0 grown, 0 unchanged, 1 failed, 2 passed over")
     assert await ledger.sessions.count() == SESSIONS
+
+
+async def test_a_path_not_in_utf8_or_a_fault_of_the_importer_fails_that_file_alone(
+        ledger, capsys, tmp_path, monkeypatch):
+    homes = tool_homes(tmp_path)
+    claude = homes["claude-code"] / "-work-app"
+    # Names a system holds as bytes that are not UTF-8 (Latin-1 here): a file, and a folder.
+    (claude / os.fsdecode(b"caf\xe9.jsonl")).write_text((claude / "session.jsonl").read_text())
+    latin = homes["claude-code"] / os.fsdecode(b"-work-d\xe9j\xe0")
+    latin.mkdir()
+    (latin / "streamed.jsonl").write_text((claude / "streamed.jsonl").read_text())
+    # A fault of the importer's own while one file is parsed, and while another is stored.
+    pi_take = pi.Parsing.take
+
+    def parse_fault(self, line, entry):
+        if self.file.endswith("_labels.jsonl") and line == 3:
+            raise TypeError("a parse fault")
+        return pi_take(self, line, entry)
+
+    monkeypatch.setattr(pi.Parsing, "take", parse_fault)
+    store = batch.store_transcript
+
+    async def store_fault(db, tenant, document, *args):
+        if "api_error.jsonl" in document["session"]["properties"]["source"]:
+            raise KeyError("a store fault")
+        return await store(db, tenant, document, *args)
+
+    monkeypatch.setattr(batch, "store_transcript", store_fault)
+    status, out, err = await run(ledger, capsys, str(tmp_path))
+    assert status == 1
+    errors = err.splitlines()
+    assert len(errors) == 4, err
+    for shown in (f"{claude}/caf\\xe9.jsonl", f"{homes['claude-code']}/-work-d\\xe9j\\xe0/"
+                  "streamed.jsonl"):
+        assert f"error: BAD_INPUT: {shown}: the path is not UTF-8, and a session keeps its " \
+            "source's path as text: rename the file (or its folder) and import it again" \
+            in errors
+    (parse,) = [e for e in errors if "a parse fault" in e]
+    assert parse.startswith("error: INTERNAL: ") and "_labels.jsonl: the importer failed on " \
+        "this file (TypeError: a parse fault, at test_import_transcript_folders.py:" in parse
+    assert parse.endswith("nothing of it was written. This is a fault of ctxdag's: please "
+                          "report it with the file's shape")
+    (stored,) = [e for e in errors if "a store fault" in e]
+    assert f"{claude / 'api_error.jsonl'}: the importer failed on this file (KeyError: " \
+        "'a store fault', at test_import_transcript_folders.py:" in stored
+    assert out.splitlines()[-1].startswith(
+        f"{SESSIONS + 2} files: {SESSIONS - 2} new, 0 grown, 0 unchanged, 4 failed")
+    assert await ledger.sessions.count() == SESSIONS - 2
+    for session in (await ledger.sessions.list(first=100)).items:
+        await assert_sound(ledger, session.id)
 
 
 async def test_since_takes_the_files_changed_at_that_time_or_later(ledger, capsys, tmp_path):

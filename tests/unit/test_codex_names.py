@@ -2,6 +2,7 @@
 `session_index.jsonl`, the newest entry of a thread winning, and a rollout's own
 `thread_name_updated` events; a rollout outside a Codex home, or given as text, has none."""
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from service.transcripts import Beside, beside, codex_names, origin, side_text
 from service.transcripts.model import Mode
 from service.transcripts.reading import Reading
+from service.transcripts.walk import since, transcript_files
 from service.model.validate import Limits
 
 THREAD = "019eb2d0-41aa-7c3e-8f10-5a6b7c8d9e01"
@@ -128,3 +130,22 @@ def test_the_index_s_name_comes_before_the_rollout_s_and_the_first_prompt(tmp_pa
 def test_a_name_changes_the_fingerprint_and_no_name_leaves_it_as_it_was():
     assert side_text(Beside([])) == ""
     assert side_text(Beside([], "Kite")) != side_text(Beside([], "Kites"))
+
+
+def test_since_takes_a_thread_renamed_since_though_its_rollout_is_older(tmp_path):
+    renamed, untouched, unnamed = (rollout_in(tmp_path, thread) for thread in (
+        THREAD, OTHER, "019eb2aa-0000-7000-8000-000000000000"))
+    for file in (renamed, untouched, unnamed):
+        os.utime(file, (1_700_000_000, 1_700_000_000))  # November 2023
+    index = tmp_path / codex_names.INDEX
+    index.write_text(
+        json.dumps({"id": OTHER, "thread_name": "Old", "updated_at": "2023-11-20T00:00:00Z"})
+        + "\n" + json.dumps({"id": THREAD, "thread_name": "New",
+                             "updated_at": "2026-06-12T16:00:00.123456789Z"}) + "\n")
+    found = transcript_files([str(tmp_path)], since("2024-01-01"))
+    assert (found.files, found.older) == ([str(renamed)], 2)
+    # An entry without a time it gives counts from when the index was last written.
+    index.write_text(json.dumps({"id": OTHER, "thread_name": "Later"}) + "\n")
+    assert transcript_files([str(tmp_path)], since("2024-01-01")).files == [str(untouched)]
+    os.utime(index, (1_700_000_000, 1_700_000_000))
+    assert transcript_files([str(tmp_path)], since("2024-01-01")).files == []
