@@ -133,7 +133,7 @@ class Plan:
         if memo is not None:
             memo.layout = layout
         self.layout, self.roles = layout, layout.roles
-        ids, head, summaries = layout.ids, layout.head, layout.summary_rows
+        ids, head, active = layout.ids, layout.head, layout.last_summary
         self.root = _root(sid, ids[ROOT_KEY], t, limits, layout.started)
         self.root["properties"][DIGEST] = mapping_digest(self.root)
         self.size = 1 + len(layout.ordered)
@@ -155,7 +155,7 @@ class Plan:
             "format": FORMAT, "version": VERSION, **offered,
             "session": {"properties": properties, "root_id": ids[ROOT_KEY],
                         "head_id": ids[head],
-                        "active_summary_id": summaries[-1][0] if summaries else None},
+                        "active_summary_id": active[0] if active else None},
             "calls": [], "branch_names": [], "pins": [],
             "labels": sorted(({"node_id": ids[label.key], "properties": {
                 "text": label.text, "labeled_at": _stamp(label.at)}}
@@ -183,7 +183,7 @@ class Plan:
             first = len(kept)
         for seq in range(first, min(stop, self.size)):
             if seq in layout.summaries:
-                nodes.append(layout.summaries[seq])
+                nodes.append(_covering(layout.summaries[seq]))
                 continue
             turn = layout.turns[layout.ordered[seq - 1][3]]
             place = (seq, layout.depth[turn.key], turn.key in layout.unread)
@@ -221,8 +221,9 @@ class _Layout:
     depth: dict[str, int]
     unread: set[str]
     ordered: list[tuple[str, int, int, int]]
-    summaries: dict[int, dict[str, Any]]  # seq -> a compaction's summary row
-    summary_rows: list[tuple[str, list[str]]]  # (id, whole segment), in order
+    # seq -> a compaction's summary row, its `covers` the ids only (_covering)
+    summaries: dict[int, dict[str, Any]]
+    last_summary: tuple[str, list[str]] | None  # the last one's id and whole segment
     roles: dict[str, str]
     calling: set[str]  # the keys of the turns holding tool uses
     started: datetime
@@ -253,18 +254,17 @@ class _Layout:
         # File order, the transcript's own file first, then each sub-agent's.
         self.ordered = sorted([(turn.file or "", turn.line, 0, i) for i, turn in enumerate(turns)]
                               + [("", c.line, 1, i) for i, c in enumerate(t.compactions)])
-        self.summary_rows = summaries = []
-        self.summaries = {}
+        self.last_summary, self.summaries = None, {}
         for seq, (_, _, is_summary, index) in enumerate(self.ordered, start=1):
             if is_summary:
                 compaction = t.compactions[index]
-                row = _summary(sid, ids, parent, compaction, summaries, seq,
-                               is_last=index == len(t.compactions) - 1,
-                               meta={"source": {"tool": t.tool, "file": t.file,
-                                                "line": compaction.line,
-                                                "entries": list(compaction.entries)}},
-                               file=t.file)
-                row["properties"][DIGEST] = mapping_digest(row)
+                row, self.last_summary = _summary(
+                    sid, ids, parent, compaction, self.last_summary, seq,
+                    is_last=index == len(t.compactions) - 1,
+                    meta={"source": {"tool": t.tool, "file": t.file, "line": compaction.line,
+                                     "entries": list(compaction.entries)}},
+                    file=t.file)
+                row["properties"][DIGEST] = mapping_digest(_covering(row))
                 self.summaries[seq] = row
         self.roles = {ids[ROOT_KEY]: "system", **{ids[turn.key]: turn.role for turn in turns},
                       **{row["properties"]["id"]: "summary" for row in self.summaries.values()}}
@@ -310,7 +310,7 @@ class _Layout:
         self.calling.update(turn.key for turn in added if _uses(turn))
         memo.ids = self.ids
         self.ordered = last.ordered + ordered
-        self.summaries, self.summary_rows = last.summaries, last.summary_rows
+        self.summaries, self.last_summary = last.summaries, last.last_summary
         self.started = min(last.started, min(turn.at for turn in tail))
         self.latest = max(last.latest, max(turn.at for turn in tail))
         return self
@@ -457,14 +457,17 @@ def _topped(tool: Turn, missing: list[str], unanswered: str) -> Turn:
 
 
 def _summary(sid: str, ids: dict[str, str], parent: dict[str, str], c: Compaction,
-             summaries: list[tuple[str, list[str]]], seq: int, *, is_last: bool,
-             meta: dict[str, Any], file: str) -> dict[str, Any]:
+             previous: tuple[str, list[str]] | None, seq: int, *, is_last: bool,
+             meta: dict[str, Any], file: str
+             ) -> tuple[dict[str, Any], tuple[str, list[str]]]:
+    """The compaction's summary row, its `covers` the ids only (_covering), and its id and
+    whole segment (the next one's `previous`: only the last is kept, as a long session's
+    compactions each cover nearly all of it)."""
     segment = [ids[k] for k in _chain(c.last_covered, parent)]
     below = [ids[k] for k in _chain(c.compacted_head, parent)]
     if not segment or below[:len(segment)] != segment:
         raise bad_line(file, c.line, "the compaction keeps entries that do not follow the "
                        "ones it summarized")
-    previous = summaries[-1] if summaries else None
     absorbs = previous is not None and len(previous[1]) < len(segment) \
         and segment[:len(previous[1])] == previous[1]
     new = segment[len(previous[1]):] if absorbs else segment
@@ -485,9 +488,14 @@ def _summary(sid: str, ids: dict[str, str], parent: dict[str, str], c: Compactio
         properties["absorbed_id"] = previous[0]
     if previous is not None:
         properties["replaced_id"] = previous[0]
-    summaries.append((summary_id, segment))
     return {"properties": properties, "predecessor_id": ids[ROOT_KEY], "caller_id": None,
-            "covers": [{"node_id": n, "order": i} for i, n in enumerate(new)], "carries_over": []}
+            "covers": new, "carries_over": []}, (summary_id, segment)
+
+
+def _covering(row: dict[str, Any]) -> dict[str, Any]:
+    """A summary row as the layout keeps it, with its `covers` as a document's rows name
+    them: a dict per node covered only while the row is written."""
+    return {**row, "covers": [{"node_id": n, "order": i} for i, n in enumerate(row["covers"])]}
 
 
 def _chain(key: str, parent: dict[str, str]) -> list[str]:
