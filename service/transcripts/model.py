@@ -251,7 +251,7 @@ def import_failed(file: str, error: Exception) -> ImportFailed:
     where = f", at {PurePath(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
     said = str(error)[:200].encode("utf-8", "backslashreplace").decode("utf-8")
     return ImportFailed(f"{file}: the importer failed on this file ({type(error).__name__}: "
-                        f"{said}{where}); nothing of it was written. This is a fault of "
+                        f"{said}{where}); nothing of it is left half-written. This is a fault of "
                         "ctxdag's: please report it with the file's shape", file=file)
 
 

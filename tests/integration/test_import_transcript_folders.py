@@ -104,7 +104,7 @@ async def test_a_path_not_in_utf8_or_a_fault_of_the_importer_fails_that_file_alo
     (parse,) = [e for e in errors if "a parse fault" in e]
     assert parse.startswith("error: INTERNAL: ") and "_labels.jsonl: the importer failed on " \
         "this file (TypeError: a parse fault, at test_import_transcript_folders.py:" in parse
-    assert parse.endswith("nothing of it was written. This is a fault of ctxdag's: please "
+    assert parse.endswith("nothing of it is left half-written. This is a fault of ctxdag's: please "
                           "report it with the file's shape")
     (stored,) = [e for e in errors if "a store fault" in e]
     assert f"{claude / 'api_error.jsonl'}: the importer failed on this file (KeyError: " \
