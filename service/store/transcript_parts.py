@@ -37,9 +37,14 @@ from .problems import raise_for_problem
 from .transcript_known import DocumentRows
 from .transcripts import DIGEST, Known, Stored, as_imported, import_span
 
-# Node rows per part: a part's rows, checked and packed for the driver, take some tens of
-# MB at most (a turn's row is a few KB); each part costs one statement.
+# A part's node rows: at most PART_NODES, and no more once their text and the media they
+# carry pass PART_BYTES (images make a few nodes weigh megabytes). Checked and packed for
+# the driver, a part takes a few times its bytes; each part costs one statement.
 PART_NODES = 1_000
+PART_BYTES = 16 << 20
+# Rows are built this many at a time until a part has its bytes: a part passes
+# PART_BYTES by these few nodes at most.
+_BUILT_AT_ONCE = 8
 
 # What `expected` counts of a part's own rows (the rest is the session's: its last statement).
 _OF_ROWS = ("nodes", "predecessor", "caller", "covers", "carries_over", "absorbed",
@@ -89,29 +94,27 @@ async def _write_parts(db: Database, tenant: str, document: InParts, limits: Lim
     # Kept rows are held anyway: the Known returned names them, so a growth looks only at
     # the rows after them (transcript_known.DocumentRows).
     built: list[dict[str, Any]] | None = [] if document.keeps_rows else None
-    bounds = [(start, min(start + part_nodes, document.size))
-              for start in range(0, document.size, part_nodes)]
 
-    def checked_part(start: int, stop: int) -> Checked:
-        rows, media = document.rows(start, stop)
+    def checked_part(start: int) -> tuple[int, Checked]:
+        rows, media = part_from(document, start, part_nodes)
         if built is not None:
             built.extend(rows)
         outside = _Others(document.roles, {row["properties"]["id"] for row in rows})
         for row in rows if live is not None else ():
             properties = row["properties"]
             live[properties["id"]] = (properties["seq"], properties.get(DIGEST))
-        return check({"format": FORMAT, "version": VERSION,
-                      "session": _backup_session(document.header()), "nodes": rows,
-                      "media": media, "calls": [], "labels": [], "branch_names": [],
-                      "pins": []}, limits, outside)
+        return start + len(rows), check(
+            {"format": FORMAT, "version": VERSION, "session": _backup_session(document.header()),
+             "nodes": rows, "media": media, "calls": [], "labels": [], "branch_names": [],
+             "pins": []}, limits, outside)
 
-    building = asyncio.create_task(asyncio.to_thread(checked_part, *bounds[0]))
+    building = asyncio.create_task(asyncio.to_thread(checked_part, 0))
     try:
-        for index in range(len(bounds)):
-            part = await building
-            if index + 1 < len(bounds):  # built while Neo4j writes this one
-                building = asyncio.create_task(
-                    asyncio.to_thread(checked_part, *bounds[index + 1]))
+        stop = 0
+        while stop < document.size:
+            stop, part = await building
+            if stop < document.size:  # built while Neo4j writes this one
+                building = asyncio.create_task(asyncio.to_thread(checked_part, stop))
             params = part.params
             await db.write(
                 "transcript_import_part", _part_check(session_id, part), tenant=tenant,
@@ -142,6 +145,30 @@ async def _write_parts(db: Database, tenant: str, document: InParts, limits: Lim
     if known is not None and built is not None:
         known = DocumentRows(built, None).known_after(known, ())
     return Stored(session_id, True, document.size, document.size), known
+
+
+def part_from(document: InParts, start: int, part_nodes: int
+              ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The node rows of the part beginning at position `start` and the media they carry: at
+    most `part_nodes` rows, and none more once they weigh PART_BYTES (one at least)."""
+    rows: list[dict[str, Any]] = []
+    media: dict[str, dict[str, Any]] = {}
+    stop, end, weight = start, min(start + part_nodes, document.size), 0
+    while stop < end and weight < PART_BYTES:
+        more, carried = document.rows(stop, min(stop + _BUILT_AT_ONCE, end))
+        rows += more
+        stop += len(more)
+        weight += sum(_weight(row) for row in more)
+        for medium in carried:
+            if medium["sha256"] not in media:
+                media[medium["sha256"]] = medium
+                weight += len(medium.get("data") or "")
+    return rows, sorted(media.values(), key=lambda m: m["sha256"])
+
+
+def _weight(row: dict[str, Any]) -> int:
+    """About how many bytes a row's text holds (its blocks, content, metadata…)."""
+    return sum(len(value) for value in row["properties"].values() if isinstance(value, str))
 
 
 class _Others(Mapping[str, str]):

@@ -5,6 +5,7 @@ edge, seq and property the same, for every format and shape this suite has (comp
 sub-agents, labels, tools, media, degraded entries). A part that fails leaves nothing
 behind; the file's next import knows it unchanged, or reads on from its kept reading."""
 import asyncio
+import base64
 import io
 import json
 import os
@@ -36,6 +37,7 @@ from tests.integration.helpers import assert_sound, run_cypher
 from tests.integration.test_follow_growth import (claude_code_lines, same_as_imported_whole,
                                                    statements)
 from tests.transcript_trees import FIXTURES, SESSIONS, tool_homes
+from tests.unit.test_blocks import png
 
 
 def _read_text(file: str) -> str:
@@ -175,6 +177,56 @@ async def test_a_part_that_fails_leaves_nothing_behind(db, events, tmp_path, in_
     assert status == 0 and "imported as session" in out, err
     (session,) = (await ledger.sessions.list(first=10)).items
     await assert_sound(ledger, session.id)
+
+
+def pasted_images(count: int, size: int) -> str:
+    """A Claude Code session of `count` prompts, each pasting an image of its own (`size`
+    bytes), and their replies."""
+    lines, parent = [], None
+    for i in range(count):
+        image = base64.b64encode(png(64, 48) + bytes([i]) * size).decode()
+        for kind, content in (("user", [
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                             "data": image}},
+                {"type": "text", "text": f"what does screenshot {i} show?"}]),
+                ("assistant", [{"type": "text", "text": f"A dialog ({i})."}])):
+            uuid = f"{kind[0]}{i:04d}"
+            message = {"role": kind, "content": content}
+            if kind == "assistant":
+                message.update(id=f"msg_{i:04d}", model="claude-sonnet-4-5", type="message")
+            lines.append(json.dumps({
+                "type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "images",
+                "timestamp": f"2025-08-01T10:00:{len(lines):02d}Z", "isSidechain": False,
+                "cwd": "/work/app", "message": message}) + "\n")
+            parent = uuid
+    return "".join(lines)
+
+
+async def test_a_part_holds_few_nodes_when_they_carry_heavy_media(
+        db, events, ledger, tmp_path, monkeypatch):
+    path = tmp_path / "images.jsonl"
+    path.write_text(pasted_images(12, 600))
+    monkeypatch.setattr(streamed, "STREAM_FROM_BYTES", 0)
+    monkeypatch.setattr(transcript_parts, "PART_BYTES", 10_000)
+    parts = []
+    write = transcript_parts.Database.write
+
+    async def counted(self, name, /, check=None, **params):
+        if name == "transcript_import_part":
+            parts.append((len(params["nodes"]),
+                          sum(len(medium["data"]) for medium in params["media"])))
+        return await write(self, name, check, **params)
+
+    monkeypatch.setattr(transcript_parts.Database, "write", counted)
+    status, out, err = await imported(ledger, [str(path)])
+    assert status == 0, err
+    # 25 nodes: ROOT, then a prompt (an image of 844 base64 characters) and its reply
+    # each. Rows are built 8 at a time (four images, about 5,000 bytes with the rows'
+    # text) until a part passes 10,000 bytes: two builds a part, where 1,000 nodes would
+    # have made one.
+    image = len(base64.b64encode(png(64, 48) + bytes(600)))
+    assert parts == [(16, 8 * image), (9, 4 * image)], parts
+    await the_one_session_is_the_file_imported_whole(db, events, ledger, path, monkeypatch)
 
 
 async def test_a_fault_of_the_importer_midway_leaves_nothing_and_the_walk_goes_on(
