@@ -145,8 +145,9 @@ def _compared(document: GrownInParts, found: dict[str, Any], root_id: str, limit
               part_nodes: int) -> _Compared:
     stored, live = found["stored_ids"], found["live"]
     compared = _Compared(document.keeps_rows)
-    for start in range(0, document.size, part_nodes):
-        rows, media = document.rows(start, min(start + part_nodes, document.size))
+    start = 0
+    while start < document.size:
+        rows, media = transcript_parts.part_from(document, start, part_nodes)
         if compared.kept is not None:
             compared.kept.extend(rows)
         blocks, held = [], []
@@ -172,6 +173,7 @@ def _compared(document: GrownInParts, found: dict[str, Any], root_id: str, limit
         # A node names a medium by its hash in its blocks (service/model/blocks.py).
         compared.media.update((m["sha256"], m) for m in media
                               if any(m["sha256"] in b for b in blocks))
+        start += len(rows)
     return compared
 
 

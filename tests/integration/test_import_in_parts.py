@@ -226,6 +226,20 @@ async def test_a_part_holds_few_nodes_when_they_carry_heavy_media(
     # have made one.
     image = len(base64.b64encode(png(64, 48) + bytes(600)))
     assert parts == [(16, 8 * image), (9, 4 * image)], parts
+    # Grown by a screenshot more: its rows are compared with the stored ones in such parts.
+    built = []
+    rows = streamed.Streamed.rows
+
+    def recorded(self, start, stop):
+        built.append((start, stop))
+        return rows(self, start, stop)
+
+    monkeypatch.setattr(streamed.Streamed, "rows", recorded)
+    path.write_text(pasted_images(13, 600))
+    status, out, err = await imported(ledger, [str(path)])
+    assert status == 0 and "gained 2 nodes" in out, out + err
+    assert built == [(0, 8), (8, 16), (16, 24), (24, 27)], built
+    monkeypatch.setattr(streamed.Streamed, "rows", rows)
     await the_one_session_is_the_file_imported_whole(db, events, ledger, path, monkeypatch)
 
 
