@@ -150,7 +150,7 @@ async def _write_parts(db: Database, tenant: str, document: InParts, limits: Lim
 def part_from(document: InParts, start: int, part_nodes: int
               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The node rows of the part beginning at position `start` and the media they carry: at
-    most `part_nodes` rows, and none more once they weigh PART_BYTES (one at least)."""
+    most `part_nodes` rows, built _BUILT_AT_ONCE at a time until they weigh PART_BYTES."""
     rows: list[dict[str, Any]] = []
     media: dict[str, dict[str, Any]] = {}
     stop, end, weight = start, min(start + part_nodes, document.size), 0
