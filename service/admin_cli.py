@@ -142,13 +142,14 @@ async def _follow_transcript(ledger: Any, args: argparse.Namespace,
                 lambda file, stored: print(imported(file, stored), flush=True),
                 lambda file, e: print(f"error: {e}", file=sys.stderr, flush=True),
                 after=after, **timing)
-            said = f"{len(held)} sessions, {sum(s.nodes for s in held.values())} nodes"
+            said = (f"{validate.counted(len(held), 'session')}, "
+                    f"{validate.counted(sum(s.nodes for s in held.values()), 'node')}")
         else:
             last = await follow(ledger, path, args.format, stop,
                                 lambda stored: print(imported(path, stored), flush=True),
                                 **timing)
-            said = f"session {last.session_id}, {last.nodes} nodes" if last \
-                else "nothing imported"
+            said = "nothing imported" if last is None else \
+                f"session {last.session_id}, {validate.counted(last.nodes, 'node')}"
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)

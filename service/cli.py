@@ -25,6 +25,7 @@ from . import admin_cli
 from .config import Settings
 from .errors import BadInput, CtxdagError
 from .model.kinds import Role
+from .model.validate import counted
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -238,7 +239,7 @@ async def _search(runtime: Runtime, args: argparse.Namespace) -> int:
         for hit in page.hits:
             print(json.dumps(hit_record(hit), ensure_ascii=False))
         return 0
-    print(f"{len(page.hits)} hits" + (" (more: --first)" if page.has_next else ""))
+    print(counted(len(page.hits), "hit") + (" (more: --first)" if page.has_next else ""))
     for hit in page.hits:
         p = hit.placement
         state = p.state.value + (f" by {p.summary_id}" if p.summary_id else "")
@@ -261,7 +262,7 @@ async def _sessions(runtime: Runtime, args: argparse.Namespace) -> int:
         for session in page.items:
             print(json.dumps(listing.record(session), ensure_ascii=False))
         return 0
-    print(f"{len(page.items)} sessions" + (" (more: --first)" if page.has_next else ""))
+    print(counted(len(page.items), "session") + (" (more: --first)" if page.has_next else ""))
     for s in page.items:
         print(f"{s.last_activity_at:%Y-%m-%d %H:%M}  {s.tool or 'ctxdag':11s}  "
               f"{_tail(_line(s.project or '-'), 32):32s}  {s.id}  "

@@ -63,6 +63,11 @@ def some(items: Iterable[object], at_most: int = NAMED_AT_MOST) -> str:
     return named + (f" and {rest} more" if rest > 0 else "")
 
 
+def counted(number: int, noun: str, plural: str | None = None) -> str:
+    """`number` and its noun, singular for one: "1 file", "3 files", "2 entries"."""
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"
+
+
 def utf8_size(text: str, what: str) -> int:
     try:
         return len(text.encode("utf-8"))

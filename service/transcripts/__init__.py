@@ -45,7 +45,8 @@ FORMATS = tuple(PARSERS)
 
 def detect(text: str, file: str, strict: bool = False) -> str:
     """The format of a file, from its first line (its first JSON object unless `strict`)."""
-    for _, first in objects(text, file, Mode(strict)):
+    mode = Mode(strict)
+    for _, first in objects(text, file, mode):
         if pi.looks_like(first):
             return pi.TOOL
         if codex.looks_like(first):
@@ -54,6 +55,10 @@ def detect(text: str, file: str, strict: bool = False) -> str:
             return claude_code.TOOL
         raise not_a_transcript(file, f"not a transcript of a known format ({', '.join(FORMATS)}); "
                                "name it with --format")
+    if mode.degraded:  # lines, none of them an entry (a file of something else)
+        bad = mode.degraded[0]
+        raise not_a_transcript(file, f"no line of it is a JSON object with a string \"type\" "
+                                     f"(line {bad.line}: {bad.reason})")
     raise not_a_transcript(file, "the file is empty")
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from ..errors import CtxdagError
+from ..model.validate import counted
 from ..store.ledger import Ledger
 from ..store.backup import Checked
 from ..store.pending_imports import clear_abandoned
@@ -395,13 +396,14 @@ def summary(tally: Tally, found: Found) -> str:
         parts.append(f"{tally.failed} failed")
     if tally.passed_over:
         parts.append(f"{tally.passed_over} passed over")
-    said = f"{files} files: " + ", ".join(parts)
+    said = f"{counted(files, 'file')}: " + ", ".join(parts)
     if tally.degraded:
-        said += f"; {tally.degraded} entries skipped or degraded (listed above)"
+        said += (f"; {counted(tally.degraded, 'entry', 'entries')} skipped or degraded "
+                  "(listed above)")
     if found.older:
-        said += f"; {found.older} files older than --since left out"
+        said += f"; {counted(found.older, 'file')} older than --since left out"
     if found.side_files:
-        said += f"; {found.side_files} sub-agent files (read with their sessions)"
+        said += f"; {counted(found.side_files, 'sub-agent file')} (read with their sessions)"
     return said
 
 
@@ -413,7 +415,7 @@ def degraded(file: str, entries: list[Degraded]) -> list[str]:
     counts: dict[str, int] = {}
     for entry in entries:
         counts[entry.kind.value] = counts.get(entry.kind.value, 0) + 1
-    lines = [f"{file}: {len(entries)} entries degraded ("
+    lines = [f"{file}: {counted(len(entries), 'entry', 'entries')} degraded ("
              + ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items())) + ")"]
     lines += [f"  {entry.file}:{entry.line}: {entry.kind.value}: {entry.reason}"
               for entry in entries[:DEGRADED_SHOWN]]
@@ -424,10 +426,12 @@ def degraded(file: str, entries: list[Degraded]) -> list[str]:
 
 def imported(file: str, stored: Any) -> str:
     if stored.created:
-        return f"{file}: imported as session {stored.session_id} ({stored.nodes} nodes)"
+        return f"{file}: imported as session {stored.session_id} ({counted(stored.nodes, 'node')})"
     if stored.changed and not (stored.written or stored.relabeled):
         return f"{file}: session {stored.session_id} gained no nodes; its title or source changed"
     if stored.changed:
-        relabeled = f", {stored.relabeled} labels set or cleared" if stored.relabeled else ""
-        return f"{file}: session {stored.session_id} gained {stored.written} nodes{relabeled}"
+        relabeled = f", {counted(stored.relabeled, 'label')} set or cleared" \
+            if stored.relabeled else ""
+        return (f"{file}: session {stored.session_id} gained {counted(stored.written, 'node')}"
+                f"{relabeled}")
     return f"{file}: session {stored.session_id} holds it already; nothing written"

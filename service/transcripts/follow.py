@@ -384,8 +384,14 @@ async def _follow_files(ledger: Ledger, folder: str, format: str | None, stop: a
                         followers: dict[str, Follower], after: float | None, interval: float,
                         settle: float, strict: bool) -> None:
     refused: set[str] = set()  # files named in no text, told once
+    gone = False  # the folder, told once until it is back
     while not stop.is_set():
-        for file in transcript_files([folder], after).files:
+        here = Path(folder).is_dir()
+        if not here and not gone:
+            failed(folder, BadInput(f"{folder}: the folder is gone; its files are followed "
+                                    "again once it is back", file=folder))
+        gone = not here
+        for file in () if gone else transcript_files([folder], after).files:
             if file not in followers and file not in refused:
                 try:
                     named_in_text(file)

@@ -50,11 +50,11 @@ async def test_a_thread_is_titled_by_its_name_and_renamed_with_it(ledger, capsys
     name(index, "019eb2c9-0b7e-7d21-9a44-1f2e3d4c5b6a", "The parent thread")
     name(index, THREAD, "Kite string")
     assert (await imported(ledger, capsys, tmp_path / ".codex")).startswith(
-        "1 files: 1 new, 0 grown, 0 unchanged")
+        "1 file: 1 new, 0 grown, 0 unchanged")
     sid = model.session_id(ledger.tenant, "codex", THREAD)
     assert (await ledger.sessions.get(sid)).title == "Kite string"
     assert (await imported(ledger, capsys, rollout)).startswith(
-        "1 files: 0 new, 0 grown, 1 unchanged")
+        "1 file: 0 new, 0 grown, 1 unchanged")
 
     name(index, THREAD, "Kite string, measured")  # renamed in Codex: the rollout unchanged
     capsys.readouterr()
@@ -62,10 +62,10 @@ async def test_a_thread_is_titled_by_its_name_and_renamed_with_it(ledger, capsys
                              str(rollout)) == 0
     assert capsys.readouterr().out.splitlines() == [
         f"{rollout}: session {sid} gained no nodes; its title or source changed",
-        "1 files: 0 new, 1 grown, 0 unchanged"]
+        "1 file: 0 new, 1 grown, 0 unchanged"]
     assert (await ledger.sessions.get(sid)).title == "Kite string, measured"
     assert (await imported(ledger, capsys, rollout)).startswith(
-        "1 files: 0 new, 0 grown, 1 unchanged")
+        "1 file: 0 new, 0 grown, 1 unchanged")
 
     await ledger.sessions.update(sid, title="Mine", set_title=True)
     name(index, THREAD, "Kites")

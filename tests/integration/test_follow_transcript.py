@@ -138,6 +138,42 @@ async def test_follow_a_folder_takes_new_files_and_growth(neo4j_server, ledger, 
     await assert_sound(ledger, claude_sid)
 
 
+async def test_a_followed_folder_gone_is_told_once_and_followed_again_when_back(
+        neo4j_server, ledger, tmp_path):
+    lines = CODEX.read_text().splitlines(keepends=True)
+    home, away = tmp_path / "home", tmp_path / "away"
+    day = home / "sessions" / "2025" / "09" / "14"
+    day.mkdir(parents=True)
+    (day / CODEX.name).write_text("".join(lines[:7]))
+    env = {**os.environ, "NEO4J_URI": neo4j_server.uri, "NEO4J_USER": neo4j_server.user,
+           "NEO4J_PASSWORD": neo4j_server.password, "CTXDAG_TENANT": ledger.tenant}
+    command = subprocess.Popen(
+        [sys.executable, "-m", "service.cli", "import-transcript", "--follow", str(home),
+         "--poll", "0.1", "--settle", "3600"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sid = model.session_id(ledger.tenant, "codex", SESSION)
+    try:
+        await node_count(ledger, sid, 4)
+        home.rename(away)  # a home moved away, or its disk unmounted
+        await asyncio.sleep(1.5)  # fifteen polls
+        with (away / "sessions" / "2025" / "09" / "14" / CODEX.name).open("a") as f:
+            f.write("".join(lines[7:20]))
+        away.rename(home)
+        await node_count(ledger, sid, 10)
+        command.send_signal(signal.SIGTERM)
+        out, err = command.communicate(timeout=60)
+    finally:
+        if command.poll() is None:
+            command.kill()
+    assert command.returncode == 0, err
+    assert err.splitlines() == [  # each once, not at every poll
+        f"error: BAD_INPUT: {home}: the folder is gone; its files are followed again once "
+        "it is back",
+        f"error: BAD_INPUT: cannot read {day / CODEX.name}: No such file or directory"]
+    assert out.splitlines()[-1] == f"{home}: stopped following (1 session, 10 nodes)"
+    await assert_sound(ledger, sid)
+
+
 async def live_nodes(ledger, sid: str, count: int) -> None:
     """Waits until the session holds `count` live nodes (a grown tail replaces some)."""
     for _ in range(600):

@@ -470,10 +470,10 @@ async def test_pi_labels_are_the_nodes_labels_on_import_and_on_growth(ledger, ca
     assert "nothing written" in await import_files(ledger, capsys, file)
     file.write_text("".join(lines[:16]))  # + e7, and l7 labels e4, imported before
     out = await import_files(ledger, capsys, file)
-    assert f"session {sid} gained 1 nodes, 1 labels set or cleared" in out
+    assert f"session {sid} gained 1 node, 1 label set or cleared" in out
     file.write_text("".join(lines))  # + l8 only: an empty label clears e3's
     out = await import_files(ledger, capsys, file)
-    assert f"session {sid} gained 0 nodes, 1 labels set or cleared" in out
+    assert f"session {sid} gained 0 nodes, 1 label set or cleared" in out
     assert "nothing written" in await import_files(ledger, capsys, file)
     assert await pi_labels(ledger, "5e1a-labels", keys) == {"e2": "the plan", "e4": "answer"}
     await assert_sound(ledger, sid)

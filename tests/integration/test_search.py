@@ -202,7 +202,7 @@ async def test_ctxdag_search_prints_hits_with_their_state(db, tenant, capsys):
     node, = await chat(runtime.ledger, session, "remember the blue teapot")
     assert await run_command(runtime, "search", "teapot") == 0
     out = capsys.readouterr().out
-    assert "1 hits" in out and node.id in out and "in_context" in out and "[[teapot]]" in out
+    assert "1 hit\n" in out and node.id in out and "in_context" in out and "[[teapot]]" in out
     assert await run_command(runtime, "search", "teapot", "--json") == 0
     import json
     row = json.loads(capsys.readouterr().out)
