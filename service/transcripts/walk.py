@@ -42,25 +42,33 @@ def since(text: str) -> float:
 
 
 def transcript_files(paths: list[str], after: float | None = None) -> Found:
-    files, side_files, older = [], 0, 0
+    """Each file once, however often the paths name it (a file and its folder, a folder
+    and its parent, `./x` and `x`, a link to it), where it is first named."""
+    files, older = [], 0
+    seen: set[str] = set()
+    sides: set[str] = set()  # side files are no sessions, unless named
     for named in paths:
         path = Path(named)
         if named == "-" or not path.is_dir():
-            if after is None or named == "-" or not path.exists() or changed_at(path) >= after:
-                files.append(named)
-            else:
-                older += 1
-            continue
-        for file in sorted(path.rglob(f"*{SUFFIX}")):
-            if not file.is_file() or _codex_index(file):
+            found = [(named, False)]  # a file named is taken as named
+        else:
+            found = [(str(file), side_file(file.relative_to(path)))
+                     for file in sorted(path.rglob(f"*{SUFFIX}"))
+                     if file.is_file() and not _codex_index(file)]
+        for file, side in found:
+            real = file if file == "-" else os.path.realpath(file)
+            if side:
+                sides.add(real)
                 continue
-            if side_file(file.relative_to(path)):
-                side_files += 1
-            elif after is not None and changed_at(file) < after:
+            if real in seen:
+                continue
+            seen.add(real)
+            if after is not None and file != "-" and Path(file).exists() \
+                    and changed_at(Path(file)) < after:
                 older += 1
             else:
-                files.append(str(file))
-    return Found(files, side_files, older)
+                files.append(file)
+    return Found(files, len(sides - seen), older)
 
 
 def named_in_text(file: str) -> None:

@@ -36,6 +36,20 @@ def test_a_named_file_is_taken_as_named_and_since_goes_by_mtime(tmp_path):
         since("yesterday")
 
 
+def test_each_file_once_however_often_the_paths_name_it(tmp_path, monkeypatch):
+    homes = tool_homes(tmp_path)
+    everything = transcript_files([str(tmp_path)]).files
+    one = everything[0]
+    (tmp_path / "link.jsonl").symlink_to(one)
+    monkeypatch.chdir(tmp_path)
+    codex = [str(p) for p in sorted(homes["codex"].rglob("rollout-*.jsonl"))]
+    found = transcript_files([one, os.path.relpath(one), str(homes["codex"]), str(tmp_path),
+                              str(tmp_path), "link.jsonl"])
+    first = [one] + [f for f in codex if f != one]
+    assert found.files == first + [f for f in everything if f not in first]
+    assert found.side_files == SIDE_FILES
+
+
 class Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True
