@@ -36,9 +36,10 @@ def add_commands(commands: Any) -> None:
     transcript = commands.add_parser(
         "import-transcript", help="import agent transcripts (Claude Code, Pi or Codex JSONL) as sessions; "
         "a file imported before writes only what it gained; a folder is walked")
-    transcript.add_argument("files", nargs="+", metavar="PATH",
+    transcript.add_argument("files", nargs="*", metavar="PATH",
                             help="a transcript file ('-' reads stdin) or a folder, walked in "
-                            "Claude Code's, Pi's and Codex's layouts")
+                            "Claude Code's, Pi's and Codex's layouts (none: the folders "
+                            "where the tools keep their sessions on this machine)")
     transcript.add_argument("--format", help="the files' format (default: detected per file)")
     transcript.add_argument("--since", metavar="DATE",
                             help="only the files changed at DATE or later (ISO 8601, local "
@@ -112,8 +113,21 @@ async def _import_transcript(runtime: Runtime, args: argparse.Namespace) -> int:
     after = since(args.since) if args.since is not None else None
     if args.follow:
         return await _follow_transcript(ledger, args, after)
-    return await import_paths(ledger, args.files, args.format, args.strict, after, _read_text,
+    paths = args.files or _tool_homes(runtime.settings.tool_session_folders)
+    return await import_paths(ledger, paths, args.format, args.strict, after, _read_text,
                               shelf=runtime.readings(ledger))
+
+
+def _tool_homes(folders: tuple[Path, ...]) -> list[str]:
+    """The tools' session folders there are on this machine, said on the first line."""
+    homes = [str(folder) for folder in folders if folder.is_dir()]
+    if not homes:
+        raise BadInput("no PATH given, and no tool keeps sessions on this machine where "
+                       "they do by default (~/.claude/projects, ~/.pi/agent/sessions, "
+                       "~/.codex/sessions, or in $CLAUDE_CONFIG_DIR, $PI_CODING_AGENT_DIR, "
+                       "$CODEX_HOME): name a transcript file or folder")
+    print("the tools' sessions on this machine: " + ", ".join(homes), flush=True)
+    return homes
 
 
 async def _follow_transcript(ledger: Any, args: argparse.Namespace,

@@ -139,6 +139,9 @@ class Settings:
     # and reply texts (CTXDAG_OTEL_CAPTURE_MESSAGES; off: they may hold what users said).
     otel_endpoint: str | None = None
     otel_capture_messages: bool = False
+    # Where Claude Code, Pi and Codex keep their sessions on this machine, whether or not
+    # they are there: what `ctxdag import-transcript` without a PATH walks.
+    tool_session_folders: tuple[Path, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
@@ -215,6 +218,7 @@ class Settings:
             otel_endpoint=_text(env, "OTEL_EXPORTER_OTLP_ENDPOINT"),
             otel_capture_messages=_choice(env, "CTXDAG_OTEL_CAPTURE_MESSAGES",
                                           ("false", "true")) == "true",
+            tool_session_folders=_tool_session_folders(env),
         )
 
     @property
@@ -263,6 +267,22 @@ def _user_dir(env: Mapping[str, str], name: str, xdg_var: str, fallback: str) ->
     if explicit is not None:
         return Path(explicit)
     return Path(_text(env, xdg_var) or str(Path.home() / fallback)) / "ctxdag"
+
+
+def _tool_session_folders(env: Mapping[str, str]) -> tuple[Path, ...]:
+    """Claude Code's projects (in $CLAUDE_CONFIG_DIR, else ~/.claude), Pi's sessions (in
+    $PI_CODING_AGENT_DIR, else ~/.pi/agent), Codex's sessions and archived sessions (in
+    $CODEX_HOME, else ~/.codex): each tool's variable read as the tool reads it."""
+    home = Path(_text(env, "HOME") or Path.home())
+
+    def where(name: str, default: str) -> Path:
+        explicit = _text(env, name)
+        return Path(explicit).expanduser() if explicit is not None else home / default
+
+    codex = where("CODEX_HOME", ".codex")
+    return (where("CLAUDE_CONFIG_DIR", ".claude") / "projects",
+            where("PI_CODING_AGENT_DIR", ".pi/agent") / "sessions",
+            codex / "sessions", codex / "archived_sessions")
 
 
 def _integer(env: Mapping[str, str], name: str, default: int | None, minimum: int,

@@ -45,6 +45,28 @@ async def test_a_folder_per_tool_imports_each_session_once(ledger, capsys, tmp_p
                                            "unchanged")
 
 
+async def test_no_path_takes_the_folders_where_the_tools_keep_sessions(
+        ledger, capsys, tmp_path):
+    async def run_with(home):
+        capsys.readouterr()
+        runtime = runtime_for(ledger.db, ledger.tenant, HOME=str(home), CLAUDE_CONFIG_DIR="",
+                              PI_CODING_AGENT_DIR="", CODEX_HOME="")
+        status = await run_command(runtime, "import-transcript")
+        return status, capsys.readouterr().out
+
+    with pytest.raises(BadInput, match="no PATH given, and no tool keeps sessions"):
+        await run_with(tmp_path)
+    assert await ledger.sessions.count() == 0
+    homes = tool_homes(tmp_path)
+    status, out = await run_with(tmp_path)
+    assert status == 0, out
+    said = out.splitlines()
+    assert said[0] == "the tools' sessions on this machine: " + ", ".join(
+        str(home) for home in homes.values())
+    assert said[-1].startswith(f"{SESSIONS} files: {SESSIONS} new, 0 grown, 0 unchanged")
+    assert await ledger.sessions.count() == SESSIONS
+
+
 async def test_a_failing_file_is_reported_and_the_walk_goes_on(ledger, capsys, tmp_path):
     homes = tool_homes(tmp_path)
     day = next(homes["codex"].rglob("rollout-*.jsonl")).parent

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -198,9 +199,19 @@ def test_a_malformed_bookmark_key_is_refused_without_echoing_it(value):
     assert error.details["variable"] == "CTXDAG_BOOKMARK_KEY"
 
 
-def test_only_config_reads_the_environment():
-    from pathlib import Path
+def test_the_tools_session_folders_are_where_each_tool_keeps_them():
+    home = Path("/home/ada")
+    assert Settings.from_env({"HOME": str(home)}).tool_session_folders == (
+        home / ".claude/projects", home / ".pi/agent/sessions", home / ".codex/sessions",
+        home / ".codex/archived_sessions")
+    moved = Settings.from_env({"HOME": str(home), "CLAUDE_CONFIG_DIR": "/srv/claude",
+                               "PI_CODING_AGENT_DIR": "~/pi", "CODEX_HOME": " /srv/codex "})
+    assert moved.tool_session_folders == (
+        Path("/srv/claude/projects"), Path("~/pi").expanduser() / "sessions",
+        Path("/srv/codex/sessions"), Path("/srv/codex/archived_sessions"))
 
+
+def test_only_config_reads_the_environment():
     service = Path(__file__).resolve().parents[2] / "service"
     readers = sorted(str(path.relative_to(service)) for path in service.rglob("*.py")
                      if any(word in path.read_text(encoding="utf-8")
