@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from typing import TYPE_CHECKING, Sequence
 
@@ -113,7 +114,8 @@ def _parser() -> argparse.ArgumentParser:
     search.set_defaults(job=_search)
     sessions = commands.add_parser("sessions", help="list sessions, last active first: "
                                    "tool, project, title")
-    sessions.add_argument("--project", help="only this project (working directory), exactly")
+    sessions.add_argument("--project", help="only this project (working directory), exactly; "
+                          "., .., ./…, ../… and ~… are taken from here")
     sessions.add_argument("--tool", help="only this tool's imports: claude-code, pi or codex")
     sessions.add_argument("--text", help="only titles holding this text (any case)")
     sessions.add_argument("--since", help="only sessions active at DATE or later (ISO 8601, "
@@ -251,9 +253,12 @@ async def _search(runtime: Runtime, args: argparse.Namespace) -> int:
 
 async def _sessions(runtime: Runtime, args: argparse.Namespace) -> int:
     from .model import listing, validate
+    from .transcripts import FORMATS
 
+    if args.tool is not None and args.tool not in FORMATS:
+        raise BadInput(f"--tool must be one of: {', '.join(FORMATS)}")
     keep = listing.Filter(
-        tool=args.tool, project=args.project, text=args.text,
+        tool=args.tool, project=_project(args.project), text=args.text,
         since=None if args.since is None else validate.moment(args.since, "--since"),
         until=None if args.until is None else validate.moment(args.until, "--until"))
     page = await runtime.ledger.sessions.list(first=args.first, keep=keep,
@@ -268,6 +273,15 @@ async def _sessions(runtime: Runtime, args: argparse.Namespace) -> int:
               f"{_tail(_line(s.project or '-'), 32):32s}  {s.id}  "
               f"{_line(s.title or 'Untitled session')}")
     return 0
+
+
+def _project(named: str | None) -> str | None:
+    """A project as stored (the tool's working directory, absolute): one named from here
+    (`.`, `../app`, `~/work`) made absolute, any other taken as given (a Windows path a
+    Codex rollout recorded is no path here)."""
+    if named is None or not (named in (".", "..") or named.startswith(("./", "../", "~"))):
+        return named
+    return os.path.abspath(os.path.expanduser(named))
 
 
 def _line(text: str) -> str:

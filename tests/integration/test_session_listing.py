@@ -252,6 +252,27 @@ async def test_the_sessions_command_lists_a_project_or_a_tool_last_active_first(
     assert listed.endswith(f"  {'/w␇':32s}  {loud.id}  Red ␛[31malert␀\ufffd")
 
 
+async def test_the_sessions_command_takes_a_project_named_from_here_and_names_the_tools(
+        ledger, db, tenant, capsys, tmp_path, monkeypatch):
+    app = tmp_path / "work" / "app"
+    app.mkdir(parents=True)
+    here = await ledger.sessions.create("Here", project=str(app))
+    await ledger.sessions.create("Elsewhere", project=str(tmp_path / "work"))
+    await ledger.sessions.create("Windows", project="C:\\Users\\ada\\app")
+    runtime = runtime_for(db, tenant)
+    monkeypatch.chdir(app)
+    for named in (".", "./", "../app", str(app)):
+        capsys.readouterr()
+        assert await run_command(runtime, "sessions", "--project", named) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0] == "1 session" and lines[1].endswith(f"{here.id}  Here"), named
+    assert await run_command(runtime, "sessions", "--project", "C:\\Users\\ada\\app") == 0
+    assert capsys.readouterr().out.splitlines()[1].endswith("  Windows")
+    with pytest.raises(BadInput) as refused:
+        await run_command(runtime, "sessions", "--tool", "claude")
+    assert refused.value.message == "--tool must be one of: claude-code, pi, codex"
+
+
 async def test_a_file_posted_without_a_name_lists_no_source_file(api):
     text = PI_ABORTED.read_text().replace("9b2c-aborted", f"9b2c-{unique()}")
     session = (await api.client(IMPORT, content=text))["importTranscript"]["session"]
