@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from tests.browser import LiveService, Viewer, browser_for_tests, service_with_token
+from tests.browser import WINDOW, LiveService, Viewer, browser_for_tests, service_with_token
 
 GRAPH = ("query($s: ID!) { session(id: $s) { headId activeSummaryId summaryStrategy"
          " branches { tip { id } isHead summaryId }"
@@ -372,6 +372,28 @@ def test_the_sessions_list_pages_last_active_first_and_a_link_opens_a_session(vi
     viewer.driver.get("about:blank")
     viewer.driver.get(link)
     viewer.wait_drawn(root["session"]["rootId"])
+
+
+SPILLED = ("const canvas = document.querySelector('.canvas').getBoundingClientRect();"
+           " return [...document.querySelectorAll('.canvas-bar input, .canvas-bar button,"
+           " .canvas-bar label')].filter(e => { const r = e.getBoundingClientRect();"
+           " return r.width && (r.left < canvas.left || r.right > canvas.right); })"
+           ".map(e => e.id || e.textContent.trim())")
+
+
+def test_a_laptops_width_wraps_the_graph_controls_inside_the_canvas(viewer, service):
+    session = service.gql("mutation { createSession(title: \"Narrow\") { id rootId } }")
+    viewer.open(session["createSession"]["id"], token=service.token)
+    viewer.wait_drawn(session["createSession"]["rootId"])
+    wide = viewer.driver.get_window_size()
+    try:
+        for width in (1024, 1280, 1400):
+            viewer.driver.set_window_size(wide["width"] - WINDOW[0] + width, wide["height"])
+            viewer.wait(lambda: viewer.js("return window.innerWidth") == width,
+                        what=f"a window {width} px wide")
+            assert viewer.js(SPILLED) == [], f"controls outside the canvas at {width} px"
+    finally:
+        viewer.driver.set_window_size(wide["width"], wide["height"])
 
 
 def png(width: int, height: int) -> str:
