@@ -20,7 +20,7 @@ import asyncio
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from . import admin_cli
 from .config import Settings
@@ -122,7 +122,9 @@ def _parser() -> argparse.ArgumentParser:
                           "local time unless it names a zone)", metavar="DATE")
     sessions.add_argument("--until", help="only sessions last active before DATE",
                           metavar="DATE")
-    sessions.add_argument("--first", type=int, default=20, help="sessions to print (at most 100)")
+    sessions.add_argument("--first", type=int, default=20,
+                          help="sessions to print (default 20), read 100 at a time")
+    sessions.add_argument("--all", action="store_true", help="every session the filters keep")
     sessions.add_argument("--json", action="store_true", help="one JSON object per session")
     sessions.set_defaults(job=_sessions)
     mcp = commands.add_parser("mcp", help="serve search, expand, render and trace as MCP "
@@ -160,6 +162,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CtxdagError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # What reads the output stopped reading (`ctxdag sessions | head`): stop as quietly,
+        # and keep the interpreter's last flush from failing too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 # --------------------------------------------------------------------------- settings alone
@@ -261,18 +268,35 @@ async def _sessions(runtime: Runtime, args: argparse.Namespace) -> int:
         tool=args.tool, project=_project(args.project), text=args.text,
         since=None if args.since is None else validate.moment(args.since, "--since"),
         until=None if args.until is None else validate.moment(args.until, "--until"))
-    page = await runtime.ledger.sessions.list(first=args.first, keep=keep,
-                                              order="last_activity")
+    if args.first < 1:
+        raise BadInput("--first must be at least 1")
+    listed, more = await _listed(runtime, keep, None if args.all else args.first)
     if args.json:
-        for session in page.items:
+        for session in listed:
             print(json.dumps(listing.record(session), ensure_ascii=False))
         return 0
-    print(counted(len(page.items), "session") + (" (more: --first)" if page.has_next else ""))
-    for s in page.items:
+    print(counted(len(listed), "session") + (" (more: --first N, --all)" if more else ""))
+    for s in listed:
         print(f"{s.last_activity_at:%Y-%m-%d %H:%M}  {s.tool or 'ctxdag':11s}  "
               f"{_tail(_line(s.project or '-'), 32):32s}  {s.id}  "
               f"{_line(s.title or 'Untitled session')}")
     return 0
+
+
+async def _listed(runtime: Runtime, keep: Any, wanted: int | None) -> tuple[list[Any], bool]:
+    """The first `wanted` sessions `keep` keeps, last active first (None: all of them),
+    read a page of at most MAX_PAGE at a time; and whether more are kept."""
+    from .store.paging import MAX_PAGE
+
+    listed: list[Any] = []
+    after, more = None, True
+    while more and (wanted is None or len(listed) < wanted):
+        page = await runtime.ledger.sessions.list(
+            first=MAX_PAGE if wanted is None else min(MAX_PAGE, wanted - len(listed)),
+            after=after, keep=keep, order="last_activity")
+        listed += page.items
+        after, more = page.end_cursor, page.has_next
+    return listed, more
 
 
 def _project(named: str | None) -> str | None:

@@ -3,6 +3,9 @@ git branch, models, first and last activity, source file), as imports of each fo
 native writes store it, and the sessions list's filters, orders and pages."""
 import asyncio
 import json
+import os
+import subprocess
+import sys
 import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -271,6 +274,32 @@ async def test_the_sessions_command_takes_a_project_named_from_here_and_names_th
     with pytest.raises(BadInput) as refused:
         await run_command(runtime, "sessions", "--tool", "claude")
     assert refused.value.message == "--tool must be one of: claude-code, pi, codex"
+
+
+async def test_the_sessions_command_reads_past_a_page_of_a_hundred(
+        ledger, db, tenant, capsys, neo4j_server):
+    made = [await ledger.sessions.create(f"Listed {i}") for i in range(105)]
+    newest = [s.id for s in reversed(made)]  # each created after the last
+    runtime = runtime_for(db, tenant)
+    capsys.readouterr()
+    assert await run_command(runtime, "sessions", "--first", "103") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "103 sessions (more: --first N, --all)"
+    assert [line.split()[4] for line in lines[1:]] == newest[:103]
+    assert await run_command(runtime, "sessions", "--all", "--json") == 0
+    assert [json.loads(line)["id"] for line in capsys.readouterr().out.splitlines()] == newest
+    assert await run_command(runtime, "sessions", "--first", "105") == 0
+    assert capsys.readouterr().out.splitlines()[0] == "105 sessions"
+    with pytest.raises(BadInput, match="--first must be at least 1"):
+        await run_command(runtime, "sessions", "--first", "0")
+    # A reader that stops reading (`| head`) ends it quietly, not with a traceback.
+    env = {**os.environ, "NEO4J_URI": neo4j_server.uri, "NEO4J_USER": neo4j_server.user,
+           "NEO4J_PASSWORD": neo4j_server.password, "CTXDAG_TENANT": tenant}
+    command = subprocess.Popen([sys.executable, "-m", "service.cli", "sessions", "--all"],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    command.stdout.close()
+    _, err = command.communicate(timeout=120)
+    assert (command.returncode, err) == (1, b"")
 
 
 async def test_a_file_posted_without_a_name_lists_no_source_file(api):
