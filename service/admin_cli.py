@@ -49,8 +49,8 @@ def add_commands(commands: Any) -> None:
                             "(default: skip or mention it, and list it)")
     transcript.add_argument("--follow", action="store_true",
                             help="keep importing one FILE as its tool appends to it, or the "
-                            "files of one folder as they are created and grow, until "
-                            "interrupted (SIGINT, SIGTERM)")
+                            "files of one folder (none named: the tools' own folders) as they "
+                            "are created and grow, until interrupted (SIGINT, SIGTERM)")
     transcript.add_argument("--poll", type=float, default=0.5, metavar="SECONDS",
                             help="with --follow: how often the file's size is read")
     transcript.add_argument("--settle", type=float, default=2.0, metavar="SECONDS",
@@ -111,9 +111,10 @@ async def _import_transcript(runtime: Runtime, args: argparse.Namespace) -> int:
     if args.format is not None and args.format not in transcripts.FORMATS:
         raise BadInput(f"--format must be one of: {', '.join(transcripts.FORMATS)}")
     after = since(args.since) if args.since is not None else None
+    folders = runtime.settings.tool_session_folders
     if args.follow:
-        return await _follow_transcript(ledger, args, after)
-    paths = args.files or _tool_homes(runtime.settings.tool_session_folders)
+        return await _follow_transcript(ledger, args, after, folders)
+    paths = args.files or _tool_homes(folders)
     return await import_paths(ledger, paths, args.format, args.strict, after, _read_text,
                               shelf=runtime.readings(ledger))
 
@@ -130,8 +131,8 @@ def _tool_homes(folders: tuple[Path, ...]) -> list[str]:
     return homes
 
 
-async def _follow_transcript(ledger: Any, args: argparse.Namespace,
-                             after: float | None) -> int:
+async def _follow_transcript(ledger: Any, args: argparse.Namespace, after: float | None,
+                             tool_folders: tuple[Path, ...]) -> int:
     import asyncio
     import signal
 
@@ -139,35 +140,39 @@ async def _follow_transcript(ledger: Any, args: argparse.Namespace,
     from .transcripts.follow import follow, follow_folder
     from .transcripts.walk import named_in_text
 
-    if len(args.files) != 1 or args.files[0] == "-":
-        raise BadInput("--follow takes one FILE or DIR (not stdin)")
+    if len(args.files) > 1 or args.files == ["-"]:
+        raise BadInput("--follow takes one FILE or DIR (not stdin), or none: the folders "
+                       "where the tools keep their sessions")
     if not (args.poll > 0 and args.settle >= 0):
         raise BadInput("--poll must be above 0 seconds and --settle at least 0")
-    path, stop = args.files[0], asyncio.Event()
-    named_in_text(path)
+    paths, stop = args.files or _tool_homes(tool_folders), asyncio.Event()
+    for path in paths:
+        named_in_text(path)
+    said_of = paths[0] if args.files else "the tools' sessions"
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     timing = {"interval": args.poll, "settle": args.settle, "strict": args.strict}
     try:
-        if Path(path).is_dir():
+        if not args.files or Path(paths[0]).is_dir():
             held = await follow_folder(
-                ledger, path, args.format, stop,
+                ledger, paths, args.format, stop,
                 lambda file, stored: print(imported(file, stored), flush=True),
                 lambda file, e: print(f"error: {e}", file=sys.stderr, flush=True),
                 after=after, **timing)
             said = (f"{validate.counted(len(held), 'session')}, "
                     f"{validate.counted(sum(s.nodes for s in held.values()), 'node')}")
         else:
-            last = await follow(ledger, path, args.format, stop,
-                                lambda stored: print(imported(path, stored), flush=True),
+            file = paths[0]
+            last = await follow(ledger, file, args.format, stop,
+                                lambda stored: print(imported(file, stored), flush=True),
                                 **timing)
             said = "nothing imported" if last is None else \
                 f"session {last.session_id}, {validate.counted(last.nodes, 'node')}"
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-    print(f"{path}: stopped following ({said})", flush=True)
+    print(f"{said_of}: stopped following ({said})", flush=True)
     return 0
 
 

@@ -1,6 +1,6 @@
 """Following a transcript file while its tool appends to it (`ctxdag import-transcript
 --follow FILE`), or a folder's files as its tool creates them and appends to them
-(`--follow DIR`: the folder is walked again at each poll, walk.py).
+(`--follow DIR`, or the tools' own folders: each is walked again at each poll, walk.py).
 
 The file (and the sub-agent files Claude Code writes beside it, read with it as a folder
 import reads them) is polled for its size; only complete lines are read (a line still being
@@ -362,36 +362,39 @@ async def follow(ledger: Ledger, file: str, format: str | None, stop: asyncio.Ev
     return follower.last
 
 
-async def follow_folder(ledger: Ledger, folder: str, format: str | None, stop: asyncio.Event,
-                        report: Callable[[str, Stored], None],
+async def follow_folder(ledger: Ledger, folders: list[str], format: str | None,
+                        stop: asyncio.Event, report: Callable[[str, Stored], None],
                         failed: Callable[[str, CtxdagError], None], *,
                         after: float | None = None, interval: float = 0.5,
                         settle: float = 2.0, strict: bool = False) -> dict[str, Stored]:
-    """Follows every transcript file of `folder` (walk.py: changed at `after` or later),
-    the files created in it meanwhile too, until `stop` is set; the last import of each.
-    A file that fails is reported (`failed`) and tried again when it changes; a file of no
-    transcript format is passed over (until it changes)."""
+    """Follows every transcript file of the `folders` (walk.py: changed at `after` or
+    later), the files created in them meanwhile too, until `stop` is set; the last import
+    of each. A file that fails is reported (`failed`) and tried again when it changes; a
+    file of no transcript format is passed over (until it changes)."""
     followers: dict[str, Follower] = {}
     async with _growth_planned(ledger):
-        await _follow_files(ledger, folder, format, stop, report, failed, followers, after,
+        await _follow_files(ledger, folders, format, stop, report, failed, followers, after,
                             interval, settle, strict)
     return {file: f.last for file, f in followers.items() if f.last is not None}
 
 
-async def _follow_files(ledger: Ledger, folder: str, format: str | None, stop: asyncio.Event,
-                        report: Callable[[str, Stored], None],
+async def _follow_files(ledger: Ledger, folders: list[str], format: str | None,
+                        stop: asyncio.Event, report: Callable[[str, Stored], None],
                         failed: Callable[[str, CtxdagError], None],
                         followers: dict[str, Follower], after: float | None, interval: float,
                         settle: float, strict: bool) -> None:
     refused: set[str] = set()  # files named in no text, told once
-    gone = False  # the folder, told once until it is back
+    gone: set[str] = set()  # folders told gone, once until they are back
     while not stop.is_set():
-        here = Path(folder).is_dir()
-        if not here and not gone:
-            failed(folder, BadInput(f"{folder}: the folder is gone; its files are followed "
-                                    "again once it is back", file=folder))
-        gone = not here
-        for file in () if gone else transcript_files([folder], after).files:
+        for folder in folders:
+            if Path(folder).is_dir():
+                gone.discard(folder)
+            elif folder not in gone:
+                gone.add(folder)
+                failed(folder, BadInput(f"{folder}: the folder is gone; its files are "
+                                        "followed again once it is back", file=folder))
+        here = [folder for folder in folders if folder not in gone]
+        for file in transcript_files(here, after).files if here else ():
             if file not in followers and file not in refused:
                 try:
                     named_in_text(file)

@@ -174,6 +174,46 @@ async def test_a_followed_folder_gone_is_told_once_and_followed_again_when_back(
     await assert_sound(ledger, sid)
 
 
+async def test_follow_without_a_path_follows_the_tools_own_folders(
+        neo4j_server, ledger, tmp_path):
+    lines = CODEX.read_text().splitlines(keepends=True)
+    day = tmp_path / ".codex" / "sessions" / "2025" / "09" / "14"
+    day.mkdir(parents=True)
+    (day / CODEX.name).write_text("".join(lines[:7]))
+    project = tmp_path / ".claude" / "projects" / "-work-app"
+    env = {**os.environ, "NEO4J_URI": neo4j_server.uri, "NEO4J_USER": neo4j_server.user,
+           "NEO4J_PASSWORD": neo4j_server.password, "CTXDAG_TENANT": ledger.tenant,
+           "HOME": str(tmp_path)}
+    for variable in ("CLAUDE_CONFIG_DIR", "PI_CODING_AGENT_DIR", "CODEX_HOME"):
+        env.pop(variable, None)
+    project.mkdir(parents=True)  # Claude Code's folder, empty until its first session
+    command = subprocess.Popen(
+        [sys.executable, "-m", "service.cli", "import-transcript", "--follow",
+         "--poll", "0.1", "--settle", "3600"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sid = model.session_id(ledger.tenant, "codex", SESSION)
+    claude_sid = model.session_id(ledger.tenant, "claude-code", "later")
+    try:
+        await node_count(ledger, sid, 4)
+        (project / "later.jsonl").write_text(CLAUDE.read_text())
+        await session_exists(ledger, claude_sid)
+        with (day / CODEX.name).open("a") as f:
+            f.write("".join(lines[7:20]))
+        await node_count(ledger, sid, 10)
+        command.send_signal(signal.SIGTERM)
+        out, err = command.communicate(timeout=60)
+    finally:
+        if command.poll() is None:
+            command.kill()
+    assert command.returncode == 0, err
+    said = out.splitlines()
+    assert said[0] == ("the tools' sessions on this machine: "
+                       f"{tmp_path / '.claude' / 'projects'}, {tmp_path / '.codex' / 'sessions'}")
+    nodes = 10 + (await ledger.sessions.get(claude_sid)).node_count
+    assert said[-1] == f"the tools' sessions: stopped following (2 sessions, {nodes} nodes)"
+    assert err == ""
+
+
 async def live_nodes(ledger, sid: str, count: int) -> None:
     """Waits until the session holds `count` live nodes (a grown tail replaces some)."""
     for _ in range(600):
