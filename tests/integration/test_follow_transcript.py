@@ -2,11 +2,13 @@
 to the file as Codex would: the session grows with each complete line, a partial line
 waits, a turn still growing is held back, and SIGTERM stops it with one line."""
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Iterator
 
 from service.errors import NotFound
 from service.store.backup import export_session
@@ -16,6 +18,36 @@ from tests.integration.helpers import assert_sound
 CODEX = Path(__file__).parent.parent / "fixtures" / "transcripts" / "codex" / \
     "rollout-2025-09-14T08-00-00-0199a1b2-codex.jsonl"
 SESSION = "0199a1b2-codex"
+
+
+@contextlib.contextmanager
+def following(neo4j_server, tenant: str, *paths, settle: str = "3600",
+              home=None) -> Iterator[subprocess.Popen]:
+    """`ctxdag import-transcript --follow PATHS` as a user starts it (polling every 0.1 s),
+    killed if the block leaves it running; with `home`, a machine whose tools keep their
+    sessions under it."""
+    env = {**os.environ, "NEO4J_URI": neo4j_server.uri, "NEO4J_USER": neo4j_server.user,
+           "NEO4J_PASSWORD": neo4j_server.password, "CTXDAG_TENANT": tenant}
+    if home is not None:
+        env["HOME"] = str(home)
+        for variable in ("CLAUDE_CONFIG_DIR", "PI_CODING_AGENT_DIR", "CODEX_HOME"):
+            env.pop(variable, None)
+    command = subprocess.Popen(
+        [sys.executable, "-m", "service.cli", "import-transcript", "--follow", *map(str, paths),
+         "--poll", "0.1", "--settle", settle],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        yield command
+    finally:
+        if command.poll() is None:
+            command.kill()
+            command.communicate()
+
+
+def stopped(command: subprocess.Popen) -> tuple[str, str]:
+    """What the follower said once stopped as a user stops it (SIGTERM)."""
+    command.send_signal(signal.SIGTERM)
+    return command.communicate(timeout=60)
 
 
 async def node_count(ledger, sid: str, count: int) -> None:
@@ -34,31 +66,21 @@ async def test_follow_imports_what_the_file_gains(neo4j_server, ledger, tmp_path
     lines = CODEX.read_text().splitlines(keepends=True)
     rollout = tmp_path / CODEX.name
     rollout.write_text("".join(lines[:7]) + lines[7][:25])  # line 8 is half written
-    env = {**os.environ, "NEO4J_URI": neo4j_server.uri, "NEO4J_USER": neo4j_server.user,
-           "NEO4J_PASSWORD": neo4j_server.password, "CTXDAG_TENANT": ledger.tenant}
-    command = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "import-transcript", "--follow", str(rollout),
-         "--poll", "0.1", "--settle", "3600"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    sid = model.session_id(ledger.tenant, "codex", SESSION)
+    with following(neo4j_server, ledger.tenant, rollout) as command:
+        sid = model.session_id(ledger.tenant, "codex", SESSION)
 
-    def grow_to(last: int) -> None:
-        """Appends what the file lacks of lines 1..`last`."""
-        held, whole = rollout.read_text(), "".join(lines[:last])
-        with rollout.open("a") as f:
-            f.write(whole[len(held):])
+        def grow_to(last: int) -> None:
+            """Appends what the file lacks of lines 1..`last`."""
+            held, whole = rollout.read_text(), "".join(lines[:last])
+            with rollout.open("a") as f:
+                f.write(whole[len(held):])
 
-    try:
         await node_count(ledger, sid, 4)  # ROOT, the developer, context and user messages
         grow_to(13)  # the rest of line 8 .. line 13: parallel calls, outputs, a reply
         await node_count(ledger, sid, 6)  # the reply, at the end, may still grow: held
         grow_to(20)  # the next user turn, a patch and its output, a reply
         await node_count(ledger, sid, 10)
-        command.send_signal(signal.SIGTERM)
-        out, err = command.communicate(timeout=60)
-    finally:
-        if command.poll() is None:
-            command.kill()
+        out, err = stopped(command)
     assert command.returncode == 0, err
     said = out.splitlines()
     assert said[0] == f"{rollout}: imported as session {sid} (4 nodes)"
@@ -92,15 +114,9 @@ async def test_follow_a_folder_takes_new_files_and_growth(neo4j_server, ledger, 
     day.mkdir(parents=True)
     rollout = day / CODEX.name
     rollout.write_text("".join(lines[:7]))
-    env = {**os.environ, "NEO4J_URI": neo4j_server.uri, "NEO4J_USER": neo4j_server.user,
-           "NEO4J_PASSWORD": neo4j_server.password, "CTXDAG_TENANT": ledger.tenant}
-    command = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "import-transcript", "--follow", str(tmp_path),
-         "--poll", "0.1", "--settle", "3600"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    sid = model.session_id(ledger.tenant, "codex", SESSION)
-    claude_sid = model.session_id(ledger.tenant, "claude-code", "later")
-    try:
+    with following(neo4j_server, ledger.tenant, tmp_path) as command:
+        sid = model.session_id(ledger.tenant, "codex", SESSION)
+        claude_sid = model.session_id(ledger.tenant, "claude-code", "later")
         await node_count(ledger, sid, 4)
         # A session the tool starts meanwhile, in a folder of its own; a sub-agent file
         # beside it is no session (it is read with it).
@@ -118,11 +134,7 @@ async def test_follow_a_folder_takes_new_files_and_growth(neo4j_server, ledger, 
         with rollout.open("a") as f:
             f.write("".join(lines[7:20]))
         await node_count(ledger, sid, 10)
-        command.send_signal(signal.SIGTERM)
-        out, err = command.communicate(timeout=60)
-    finally:
-        if command.poll() is None:
-            command.kill()
+        out, err = stopped(command)
     assert command.returncode == 0, err
     nodes = (await ledger.sessions.get(sid)).node_count + \
         (await ledger.sessions.get(claude_sid)).node_count
@@ -145,14 +157,8 @@ async def test_a_followed_folder_gone_is_told_once_and_followed_again_when_back(
     day = home / "sessions" / "2025" / "09" / "14"
     day.mkdir(parents=True)
     (day / CODEX.name).write_text("".join(lines[:7]))
-    env = {**os.environ, "NEO4J_URI": neo4j_server.uri, "NEO4J_USER": neo4j_server.user,
-           "NEO4J_PASSWORD": neo4j_server.password, "CTXDAG_TENANT": ledger.tenant}
-    command = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "import-transcript", "--follow", str(home),
-         "--poll", "0.1", "--settle", "3600"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    sid = model.session_id(ledger.tenant, "codex", SESSION)
-    try:
+    with following(neo4j_server, ledger.tenant, home) as command:
+        sid = model.session_id(ledger.tenant, "codex", SESSION)
         await node_count(ledger, sid, 4)
         home.rename(away)  # a home moved away, or its disk unmounted
         await asyncio.sleep(1.5)  # fifteen polls
@@ -160,11 +166,7 @@ async def test_a_followed_folder_gone_is_told_once_and_followed_again_when_back(
             f.write("".join(lines[7:20]))
         away.rename(home)
         await node_count(ledger, sid, 10)
-        command.send_signal(signal.SIGTERM)
-        out, err = command.communicate(timeout=60)
-    finally:
-        if command.poll() is None:
-            command.kill()
+        out, err = stopped(command)
     assert command.returncode == 0, err
     assert err.splitlines() == [  # each once, not at every poll
         f"error: BAD_INPUT: {home}: the folder is gone; its files are followed again once "
@@ -181,30 +183,17 @@ async def test_follow_without_a_path_follows_the_tools_own_folders(
     day.mkdir(parents=True)
     (day / CODEX.name).write_text("".join(lines[:7]))
     project = tmp_path / ".claude" / "projects" / "-work-app"
-    env = {**os.environ, "NEO4J_URI": neo4j_server.uri, "NEO4J_USER": neo4j_server.user,
-           "NEO4J_PASSWORD": neo4j_server.password, "CTXDAG_TENANT": ledger.tenant,
-           "HOME": str(tmp_path)}
-    for variable in ("CLAUDE_CONFIG_DIR", "PI_CODING_AGENT_DIR", "CODEX_HOME"):
-        env.pop(variable, None)
     project.mkdir(parents=True)  # Claude Code's folder, empty until its first session
-    command = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "import-transcript", "--follow",
-         "--poll", "0.1", "--settle", "3600"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    sid = model.session_id(ledger.tenant, "codex", SESSION)
-    claude_sid = model.session_id(ledger.tenant, "claude-code", "later")
-    try:
+    with following(neo4j_server, ledger.tenant, home=tmp_path) as command:
+        sid = model.session_id(ledger.tenant, "codex", SESSION)
+        claude_sid = model.session_id(ledger.tenant, "claude-code", "later")
         await node_count(ledger, sid, 4)
         (project / "later.jsonl").write_text(CLAUDE.read_text())
         await session_exists(ledger, claude_sid)
         with (day / CODEX.name).open("a") as f:
             f.write("".join(lines[7:20]))
         await node_count(ledger, sid, 10)
-        command.send_signal(signal.SIGTERM)
-        out, err = command.communicate(timeout=60)
-    finally:
-        if command.poll() is None:
-            command.kill()
+        out, err = stopped(command)
     assert command.returncode == 0, err
     said = out.splitlines()
     assert said[0] == ("the tools' sessions on this machine: "
@@ -232,16 +221,10 @@ async def test_follow_a_folder_takes_sub_agents_as_they_appear_and_grow(
     project = tmp_path / "projects" / "-work-app"
     project.mkdir(parents=True)
     (project / "5c1d9e20-agents.jsonl").write_text((AGENTS / "5c1d9e20-agents.jsonl").read_text())
-    env = {**os.environ, "NEO4J_URI": neo4j_server.uri, "NEO4J_USER": neo4j_server.user,
-           "NEO4J_PASSWORD": neo4j_server.password, "CTXDAG_TENANT": ledger.tenant}
-    command = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "import-transcript", "--follow", str(tmp_path),
-         "--poll", "0.1", "--settle", "0.2"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    sid = model.session_id(ledger.tenant, "claude-code", "5c1d9e20-agents")
-    source = AGENTS / "5c1d9e20-agents" / "subagents"
-    side = project / "5c1d9e20-agents" / "subagents"
-    try:
+    with following(neo4j_server, ledger.tenant, tmp_path, settle="0.2") as command:
+        sid = model.session_id(ledger.tenant, "claude-code", "5c1d9e20-agents")
+        source = AGENTS / "5c1d9e20-agents" / "subagents"
+        side = project / "5c1d9e20-agents" / "subagents"
         await live_nodes(ledger, sid, 5)  # the session alone
         side.mkdir(parents=True)
         (side / "agent-a1b2.meta.json").write_text((source / "agent-a1b2.meta.json").read_text())
@@ -254,11 +237,7 @@ async def test_follow_a_folder_takes_sub_agents_as_they_appear_and_grow(
         for name in ("agent-c3d4.meta.json", "agent-c3d4.jsonl", "agent-acompact-9f.jsonl"):
             (side / name).write_text((source / name).read_text())
         await live_nodes(ledger, sid, 11)  # as the folder's import holds it
-        command.send_signal(signal.SIGTERM)
-        out, err = command.communicate(timeout=60)
-    finally:
-        if command.poll() is None:
-            command.kill()
+        out, err = stopped(command)
     assert command.returncode == 0, err
     assert err == ""
     assert await ledger.sessions.count() == 1
