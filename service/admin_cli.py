@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -145,7 +146,8 @@ async def _follow_transcript(ledger: Any, args: argparse.Namespace, after: float
                        "where the tools keep their sessions")
     if not (args.poll > 0 and args.settle >= 0):
         raise BadInput("--poll must be above 0 seconds and --settle at least 0")
-    paths, stop = args.files or _tool_homes(tool_folders), asyncio.Event()
+    paths = [os.path.abspath(path) for path in args.files] or _tool_homes(tool_folders)
+    stop = asyncio.Event()
     for path in paths:
         named_in_text(path)
     said_of = paths[0] if args.files else "the tools' sessions"

@@ -31,8 +31,8 @@ from .transcript_parts import InParts, import_in_parts
 from .transcripts import (
     FINGERPRINT, UNLABELED, Stale, Stored, as_imported, description_of, extension,
     import_span, imported_from, known_once_written, named_by, refuse_unless_begun, relabeled,
-    remapped_ids, renamed_tools, replacing_turns, says_more, source_of, stale_tails,
-    stored_found, write_extension,
+    remapped_ids, renamed_tools, replacing_turns, says_more, source_of, source_set,
+    stale_tails, stored_found, write_extension,
 )
 
 
@@ -86,10 +86,8 @@ async def _grow(db: Database, tenant: str, document: GrownInParts, limits: Limit
     described = says_more(session["properties"], found)
     read_as = {key: session["properties"].get(key) for key in FINGERPRINT}
     if not compared.gained and not labels and not cleared and not described:
-        if read_as != {key: found[key] for key in FINGERPRINT}:
-            await db.write("transcript_source_set", session_id=session_id, tenant=tenant,
-                           **read_as)
-        return Stored(session_id, False, 0, document.size), _known(
+        moved = await source_set(db, tenant, session_id, session["properties"], found)
+        return Stored(session_id, False, 0, document.size, redescribed=moved), _known(
             document, compared, session_id, found, found["source"], [], Stale([], {}))
     description = description_of(session["properties"], found)
     stale = await _stale(db, tenant, document, backup, compared, found)

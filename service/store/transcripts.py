@@ -30,6 +30,7 @@ import contextlib
 import hashlib
 import itertools
 import json
+import os
 from dataclasses import dataclass
 from datetime import datetime
 from typing import AbstractSet, Any, AsyncIterator, Callable, Container, Iterable
@@ -260,10 +261,8 @@ async def _store_transcript(db: Database, tenant: str, document: dict[str, Any],
     read_as = {key: session["properties"].get(key) for key in FINGERPRINT}
     if all(node_id in stored for node_id in rows.digests) and not labels and not cleared \
             and not described:
-        if read_as != {key: found[key] for key in FINGERPRINT}:
-            await db.write("transcript_source_set", session_id=session_id, tenant=tenant,
-                           **read_as)
-        return Stored(session_id, False, 0, len(rows)), known_once_written(
+        moved = await source_set(db, tenant, session_id, session["properties"], found)
+        return Stored(session_id, False, 0, len(rows), redescribed=moved), known_once_written(
             session_id, found, found["source"], [], Stale([], {}), rows)
     description = description_of(session["properties"], found)
     try:
@@ -575,6 +574,30 @@ def says_more(properties: dict[str, Any], stored: dict[str, Any]) -> bool:
     unlisted = bool(new) and stored["tool"] is None  # imported before sessions were listed
     return unlisted or ({k: v for k, v in new.items() if k != "file"}
                         != {k: v for k, v in old.items() if k != "file"})
+
+
+def moved_to(properties: dict[str, Any], stored: dict[str, Any]) -> str | None:
+    """Where the session's file is now, when it was read from another absolute path than
+    the stored one (Codex moves the rollout of a thread it archives); else None. A text
+    posted under a name of the client's (not an absolute path) moved nowhere."""
+    new = source_of(properties.get("source")).get("file")
+    if not (isinstance(new, str) and os.path.isabs(new)):
+        return None
+    return new if new != source_of(stored["source"]).get("file") else None
+
+
+async def source_set(db: Database, tenant: str, session_id: str, properties: dict[str, Any],
+                     stored: dict[str, Any]) -> bool:
+    """What an import that wrote no node keeps of the file it read: its fingerprint, and
+    where the file is when it moved (transcript_source_set); whether it moved."""
+    read_as = {key: properties.get(key) for key in FINGERPRINT}
+    moved = moved_to(properties, stored) is not None
+    listed = listing.from_source(source_of(properties.get("source"))) if moved else {}
+    if moved or read_as != {key: stored[key] for key in FINGERPRINT}:
+        await db.write("transcript_source_set", session_id=session_id, tenant=tenant,
+                       **read_as, source=properties.get("source"),
+                       source_file=listed.get("source_file"))
+    return moved
 
 
 def description_of(properties: dict[str, Any], stored: dict[str, Any]) -> dict[str, Any]:

@@ -43,11 +43,13 @@ def since(text: str) -> float:
 
 def transcript_files(paths: list[str], after: float | None = None) -> Found:
     """Each file once, however often the paths name it (a file and its folder, a folder
-    and its parent, `./x` and `x`, a link to it), where it is first named."""
+    and its parent, `./x` and `x`, a link to it), where it is first named, and by its
+    absolute path: a session keeps the path of its source, which names it from anywhere."""
     files, older = [], 0
     seen: set[str] = set()
     sides: set[str] = set()  # side files are no sessions, unless named
     for named in paths:
+        named = named if named == "-" else os.path.abspath(named)
         path = Path(named)
         if named == "-" or not path.is_dir():
             found = [(named, False)]  # a file named is taken as named

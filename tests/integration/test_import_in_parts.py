@@ -691,6 +691,27 @@ async def test_a_large_file_rewritten_since_its_import_is_refused_writing_nothin
         assert await session_nodes(db, ledger.tenant) == before
 
 
+async def test_a_large_file_moved_since_its_import_is_listed_where_it_is(
+        db, events, tmp_path, in_parts):
+    path = tmp_path / "long-session.jsonl"
+    path.write_text("".join(claude_code_lines(200)))
+    ledger = fresh(db, events, "moved")
+    status, out, err = await imported(ledger, [str(path)])
+    sid = out.split("session ")[1].split()[0]
+    before = await session_nodes(db, ledger.tenant)
+    moved = tmp_path / "renamed-project" / path.name  # the same session, elsewhere
+    moved.parent.mkdir()
+    path.rename(moved)
+    status, out, err = await imported(ledger, [str(moved)])
+    assert status == 0, err
+    assert out.splitlines()[0] == (f"{moved}: session {sid} gained no nodes; its title or "
+                                   "source changed")
+    assert (await ledger.sessions.get(sid)).source_file == str(moved)
+    assert await session_nodes(db, ledger.tenant) == before
+    status, out, err = await imported(ledger, [str(moved)])
+    assert out.splitlines()[-1] == "1 file: 0 new, 0 grown, 1 unchanged"
+
+
 async def test_a_large_text_given_whole_is_imported_in_parts_and_its_reading_kept(
         db, events, tmp_path, in_parts, monkeypatch):
     """importTranscript's path: the text is in the request, its rows are built in parts."""

@@ -45,6 +45,40 @@ async def test_a_folder_per_tool_imports_each_session_once(ledger, capsys, tmp_p
                                            "unchanged")
 
 
+async def test_a_path_named_from_here_is_kept_as_the_absolute_path_it_names(
+        ledger, capsys, tmp_path, monkeypatch):
+    homes = tool_homes(tmp_path)
+    monkeypatch.chdir(homes["codex"])
+    relative = [str(p.relative_to(homes["codex"])) for p in homes["codex"].rglob("*.jsonl")][0]
+    status, out, err = await run(ledger, capsys, relative)
+    assert status == 0, err
+    whole = str(homes["codex"] / relative)
+    assert out.splitlines()[0].startswith(f"{whole}: imported as session ")
+    [session] = (await ledger.sessions.list(first=10)).items
+    assert session.source_file == whole
+    monkeypatch.chdir(tmp_path)  # the same file named from elsewhere is recognised unread
+    status, out, err = await run(ledger, capsys, whole)
+    assert out.splitlines()[-1] == "1 file: 0 new, 0 grown, 1 unchanged"
+
+
+async def test_a_rollout_codex_archives_is_listed_where_it_moved(ledger, capsys, tmp_path):
+    homes = tool_homes(tmp_path)
+    rollout = sorted(homes["codex"].rglob("rollout-*.jsonl"))[0]
+    status, out, err = await run(ledger, capsys, str(rollout))
+    sid = out.split("imported as session ")[1].split()[0]
+    archived = tmp_path / ".codex" / "archived_sessions" / rollout.name
+    archived.parent.mkdir()
+    rollout.rename(archived)
+    status, out, err = await run(ledger, capsys, str(archived.parent))
+    assert status == 0, err
+    assert out.splitlines()[0] == (f"{archived}: session {sid} gained no nodes; its title or "
+                                   "source changed")
+    assert (await ledger.sessions.get(sid)).source_file == str(archived)
+    status, out, err = await run(ledger, capsys, str(archived.parent))
+    assert out.splitlines()[-1] == "1 file: 0 new, 0 grown, 1 unchanged"  # and unread
+    await assert_sound(ledger, sid)
+
+
 async def test_no_path_takes_the_folders_where_the_tools_keep_sessions(
         ledger, capsys, tmp_path):
     async def run_with(home):
