@@ -223,7 +223,8 @@ async def _check(runtime: Runtime, args: argparse.Namespace) -> int:
         for violation in found:
             print(f"{checked_id}: {violation}")
     if broken:
-        print(f"{broken} of {len(results)} sessions violate invariants", file=sys.stderr)
+        print(f"{broken} of {validate.counted(len(results), 'session')} "
+              f"{'violates' if broken == 1 else 'violate'} invariants", file=sys.stderr)
         return 1
-    print(f"ok: {len(results)} sessions checked")
+    print(f"ok: {validate.counted(len(results), 'session')} checked")
     return 0

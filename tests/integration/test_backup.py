@@ -529,7 +529,7 @@ async def test_export_and_import_from_the_command_line(
     assert await admin(db, other_tenant, "import", str(file)) == 0
     assert capsys.readouterr().out.strip() == session.id
     assert await admin(db, other_tenant, "check", session.id) == 0
-    assert capsys.readouterr().out.strip() == "ok: 1 sessions checked"
+    assert capsys.readouterr().out.strip() == "ok: 1 session checked"
 
     with pytest.raises(Conflict):
         await admin(db, other_tenant, "import", str(file))

@@ -133,7 +133,7 @@ async def test_check_from_the_command_line(ledger, compactor, turns, db, tenant,
     assert await admin(db, tenant, "check") == 0
     assert capsys.readouterr().out == f"ok: {len(sessions)} sessions checked\n"
     assert await admin(db, tenant, "check", sessions[0].id) == 0
-    assert capsys.readouterr().out == "ok: 1 sessions checked\n"
+    assert capsys.readouterr().out == "ok: 1 session checked\n"
 
     corrupted.append(sessions[0].id)
     await run_cypher(db, SECOND_HEAD, sid=sessions[0].id)

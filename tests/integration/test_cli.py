@@ -123,7 +123,7 @@ async def test_check_names_a_stored_value_the_api_could_not_write(
         assert check.returncode == 1, check.stderr
         assert check.stdout == (f"{session.id}: property: node {turn.reply.id}: metadata is not "
                                 "valid JSON: Expecting value: line 1 column 1 (char 0)\n")
-        assert check.stderr == "1 of 1 sessions violate invariants\n"
+        assert check.stderr == "1 of 1 session violates invariants\n"
     finally:
         await db.driver.execute_query(
             "MATCH (x) WHERE x.id = $sid OR x.session_id = $sid DETACH DELETE x",

@@ -35,7 +35,7 @@ def checked(service):
         result = subprocess.run([sys.executable, "-m", "service.cli", "check", session_id],
                                 env=service.env, capture_output=True, text=True, timeout=120)
         assert result.returncode == 0, result.stdout + result.stderr
-        assert result.stdout.startswith("ok: 1 sessions checked"), result.stdout
+        assert result.stdout.startswith("ok: 1 session checked"), result.stdout
 
 
 @pytest.fixture(scope="module")

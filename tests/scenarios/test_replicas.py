@@ -123,7 +123,7 @@ async def test_a_subscriber_hears_every_replicas_writes_across_its_own_restart(
     assert {"COMPACTION_STARTED", "COMPACTION_FINISHED"} <= {e["type"] for e in subscriber.received}
     check = subprocess.run([sys.executable, "-m", "service.cli", "check", session], env=b.env,
                            capture_output=True, text=True, timeout=120)
-    assert check.returncode == 0 and check.stdout.startswith("ok: 1 sessions checked"), \
+    assert check.returncode == 0 and check.stdout.startswith("ok: 1 session checked"), \
         check.stdout + check.stderr
 
 
