@@ -576,14 +576,13 @@ def says_more(properties: dict[str, Any], stored: dict[str, Any]) -> bool:
                         != {k: v for k, v in old.items() if k != "file"})
 
 
-def moved_to(properties: dict[str, Any], stored: dict[str, Any]) -> str | None:
-    """Where the session's file is now, when it was read from another absolute path than
-    the stored one (Codex moves the rollout of a thread it archives); else None. A text
-    posted under a name of the client's (not an absolute path) moved nowhere."""
+def _moved(properties: dict[str, Any], stored: dict[str, Any]) -> bool:
+    """Whether the session's file was read from another absolute path than the stored one
+    (Codex moves the rollout of a thread it archives). A text posted under a name of the
+    client's (not an absolute path) moved nowhere."""
     new = source_of(properties.get("source")).get("file")
-    if not (isinstance(new, str) and os.path.isabs(new)):
-        return None
-    return new if new != source_of(stored["source"]).get("file") else None
+    return isinstance(new, str) and os.path.isabs(new) \
+        and new != source_of(stored["source"]).get("file")
 
 
 async def source_set(db: Database, tenant: str, session_id: str, properties: dict[str, Any],
@@ -591,7 +590,7 @@ async def source_set(db: Database, tenant: str, session_id: str, properties: dic
     """What an import that wrote no node keeps of the file it read: its fingerprint, and
     where the file is when it moved (transcript_source_set); whether it moved."""
     read_as = {key: properties.get(key) for key in FINGERPRINT}
-    moved = moved_to(properties, stored) is not None
+    moved = _moved(properties, stored)
     listed = listing.from_source(source_of(properties.get("source"))) if moved else {}
     if moved or read_as != {key: stored[key] for key in FINGERPRINT}:
         await db.write("transcript_source_set", session_id=session_id, tenant=tenant,

@@ -52,7 +52,7 @@ def transcript_files(paths: list[str], after: float | None = None) -> Found:
         named = named if named == "-" else os.path.abspath(named)
         path = Path(named)
         if named == "-" or not path.is_dir():
-            found = [(named, False)]  # a file named is taken as named
+            found = [(named, False)]  # a file named is taken, a side file too
         else:
             found = [(str(file), side_file(file.relative_to(path)))
                      for file in sorted(path.rglob(f"*{SUFFIX}"))
